@@ -1,0 +1,134 @@
+"""The ``referee`` command.
+
+``referee play GAME --players Ann Bob`` referees a game from typed lines (or a
+timed transcript with ``--script``); ``referee hear`` shows what the referee
+makes of one utterance. Every error is a sentence, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from referee import __version__
+from referee.games import GAMES, SetupError, find_game
+from referee.games.base import GameSpec
+from referee.session import Session
+from referee.speech.intents import IntentMatcher
+from referee.textplay import run_interactive, run_script
+
+log = logging.getLogger("referee")
+
+MAX_SCRIPT_BYTES = 10_000_000
+
+
+def _game_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--players", nargs="+", default=["Ann", "Bob"], metavar="NAME",
+        help="names of the players in turn order (default: Ann Bob)",
+    )
+    parser.add_argument("--first", metavar="NAME", help="who starts (default: the first named)")
+    parser.add_argument(
+        "--house", action="append", default=[], metavar="RULE=VALUE",
+        help="a house rule, e.g. partial_turn=keep (repeatable; see README)",
+    )
+    for spec in GAMES.values():
+        spec.add_arguments(parser)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="referee", description="An offline, voice-driven referee for tabletop games."
+    )
+    parser.add_argument("--version", action="version", version=f"referee {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    play = commands.add_parser("play", help="referee a game")
+    play.add_argument("game", help=f"the game: {', '.join(GAMES)}")
+    _game_options(play)
+    play.add_argument(
+        "--script", type=Path, metavar="FILE",
+        help="play a timed transcript ('[12.5] Ann: flip my seven' per line) instead of typing",
+    )
+    play.add_argument("--json", action="store_true", help="end by printing the final state")
+
+    hear = commands.add_parser("hear", help="show the intent of an utterance")
+    hear.add_argument("--game", default="race65", help="the game (default race65)")
+    _game_options(hear)
+    hear.add_argument("--speaker", metavar="NAME", help="who spoke (default: the first player)")
+    hear.add_argument("--text", required=True, help="the words, as typed or recognised")
+    return parser
+
+
+def make_spec(args: argparse.Namespace, game: str) -> GameSpec:
+    spec_class = find_game(game)
+    return spec_class(args.players, args)
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    spec = make_spec(args, args.game)
+    session = Session(spec)
+    if args.script is not None:
+        lines = _read_script(args.script)
+        run_script(session, lines, lambda line: print(line, flush=True))
+    else:
+        if sys.stdin.isatty():
+            print("Type what you say, one line at a time; 'Bob: ...' says who spoke. "
+                  "Ctrl-D ends the game.", flush=True)
+        run_interactive(session, sys.stdin.buffer, sys.stdout)
+    if args.json:
+        print(json.dumps(session.final_state()), flush=True)
+    return 0
+
+
+def _read_script(path: Path) -> list[str]:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SCRIPT_BYTES + 1)
+    except OSError as error:
+        raise SetupError(f"Cannot read the script {path}: {error.strerror or error}.") from error
+    if len(data) > MAX_SCRIPT_BYTES:
+        raise SetupError(f"The script {path} is larger than {MAX_SCRIPT_BYTES} bytes.")
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
+def cmd_hear(args: argparse.Namespace) -> int:
+    spec = make_spec(args, args.game)
+    speaker = args.speaker or spec.players[0]
+    match = [p for p in spec.players if p.casefold() == speaker.casefold()]
+    if not match:
+        raise SetupError(f"The speaker {speaker} is not one of the players.")
+    matcher = IntentMatcher.for_game(spec.name, spec.players)
+    heard = matcher.match(args.text, match[0])
+    print(json.dumps(heard.to_json()), flush=True)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        if args.command == "play":
+            return cmd_play(args)
+        if args.command == "hear":
+            return cmd_hear(args)
+    except SetupError as error:
+        print(f"referee: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nreferee: stopped.", file=sys.stderr)
+        return 130
+    parser.print_help()
+    return 2

@@ -1,0 +1,20 @@
+"""The games the referee knows, by the name used on the command line."""
+
+from __future__ import annotations
+
+from referee.games.base import GameSpec, SetupError
+from referee.games.race65 import Race65Spec
+
+GAMES: dict[str, type[GameSpec]] = {spec.name: spec for spec in (Race65Spec,)}
+
+
+def find_game(name: str) -> type[GameSpec]:
+    """The game called ``name`` (or one of its aliases); raises SetupError."""
+    key = name.strip().casefold()
+    for spec in GAMES.values():
+        if key == spec.name or key in spec.aliases:
+            return spec
+    raise SetupError(f"Unknown game {name!r}. Games: {', '.join(GAMES)}.")
+
+
+__all__ = ["GAMES", "GameSpec", "SetupError", "find_game"]

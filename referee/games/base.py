@@ -1,0 +1,113 @@
+"""What the referee needs to know about a game besides its rules.
+
+A game plugs into the referee with three things: a rules module in
+:mod:`referee.engine`, a phrase file in ``referee/speech/phrases/`` and a
+:class:`GameSpec` here that turns intents into actions and events into
+sentences. The table loop (:mod:`referee.session`) knows nothing else about
+any game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar
+
+from referee.engine.core import Action, Event, Game
+from referee.speech.numbers import words_to_number
+
+
+class SetupError(ValueError):
+    """The table asked for a game that cannot be set up (bad names, options)."""
+
+
+def spoken_list(items: Iterable[object]) -> str:
+    """ "1, 4 and 12": a list as a referee says it.
+
+    >>> spoken_list([1, 4, 12]), spoken_list(["Ann"]), spoken_list([])
+    ('1, 4 and 12', 'Ann', '')
+    """
+    words = [str(i) for i in items]
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def plural(n: int, word: str) -> str:
+    """>>> plural(1, "flip"), plural(2, "flip")
+    ('1 flip', '2 flips')
+    """
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+_NAME = re.compile(r"^[^\W\d_][\w' -]{0,29}$")
+
+
+def check_players(players: Sequence[str], least: int, most: int) -> tuple[str, ...]:
+    """Names a referee can say and hear: letters first, distinct, not numbers.
+
+    >>> check_players(["Ann", "Bob"], 2, 2)
+    ('Ann', 'Bob')
+    """
+    names = tuple(" ".join(p.split()) for p in players)
+    if not least <= len(names) <= most:
+        count = str(least) if least == most else f"{least} to {most}"
+        raise SetupError(f"This game is for {count} players, not {len(names)}.")
+    for name in names:
+        if not _NAME.match(name):
+            raise SetupError(
+                f"{name!r} cannot be a player's name: use letters, at most 30 characters."
+            )
+        if words_to_number(name.casefold().replace("-", " ")) is not None:
+            raise SetupError(f"{name!r} sounds like a number; please choose another name.")
+    if len({n.casefold() for n in names}) != len(names):
+        raise SetupError("Every player needs a different name.")
+    return names
+
+
+class GameSpec(ABC):
+    """One game as the referee sees it: set-up, intents, announcements."""
+
+    #: Name on the command line and of the phrase file.
+    name: ClassVar[str]
+    #: Other names accepted on the command line.
+    aliases: ClassVar[tuple[str, ...]] = ()
+    min_players: ClassVar[int] = 2
+    max_players: ClassVar[int] = 2
+
+    def __init__(self, players: Sequence[str], options: argparse.Namespace) -> None:
+        self.players = check_players(players, self.min_players, self.max_players)
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        """Game-specific options of ``referee play``."""
+
+    @abstractmethod
+    def new_game(self, at: float) -> Game[Any]:
+        """A fresh game whose first turn starts ``at``."""
+
+    @abstractmethod
+    def action_for(self, intent: dict[str, Any], speaker: str) -> Action:
+        """The engine action a move intent stands for."""
+
+    @abstractmethod
+    def announce(self, event: Event, game: Game[Any]) -> str:
+        """The sentence the referee says for an event ('' for none)."""
+
+    @abstractmethod
+    def answer(self, what: str, player: str | None, game: Game[Any], at: float) -> str:
+        """The answer to a question (score, board, time, turn, help, rules)."""
+
+    @abstractmethod
+    def opening(self, game: Game[Any]) -> str:
+        """What the referee says when the game begins."""
+
+    @abstractmethod
+    def final_state(self, game: Game[Any]) -> dict[str, Any]:
+        """The game's state as JSON (``--json``)."""
+
+    def describe_intent(self, intent: dict[str, Any]) -> str:
+        """A short phrase for an intent, used to ask about ambiguous ones."""
+        return str(intent.get("kind", "something"))

@@ -1,0 +1,306 @@
+"""Race to 65 at the table: options, intents to actions, and what the referee says.
+
+Announcement decisions (the sentences are printed exactly as they are spoken):
+
+* Numbers are written as digits; every text-to-speech voice reads them.
+* An own flip is confirmed briefly ("Ann, 7 down."); an instruction is
+  repeated to the player who must flip ("Bob, flip your 4 up.").
+* Totals are never announced unprompted, unless the house rule
+  ``announce_totals`` is on: the race is in the players' heads.
+* A wrong call names the caller's total and the tiles to turn up, since the
+  tray is reset anyway and the players must fix the physical tiles.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from referee.engine.core import (
+    Action,
+    ClockPaused,
+    ClockResumed,
+    Event,
+    Game,
+    GameStopped,
+    GameWon,
+    TurnStarted,
+)
+from referee.engine.race65 import (
+    DIFFICULTIES,
+    RULE_SETS,
+    Call,
+    CallCorrect,
+    CallIncorrect,
+    ConsecutiveViolation,
+    Flip,
+    Race65,
+    RaceConfig,
+    RaceState,
+    TileFlipped,
+    TileSet,
+    TimeUp,
+    TurnLost,
+    race_config,
+)
+from referee.games.base import GameSpec, SetupError, plural, spoken_list
+
+HOUSE_RULES = {
+    "partial_turn": ("revert", "keep"),
+    "announce_totals": ("off", "on"),
+}
+
+
+def parse_house_rules(pairs: Sequence[str]) -> dict[str, str]:
+    """``["partial_turn=keep"]`` -> ``{"partial_turn": "keep"}``, validated."""
+    rules = {name: values[0] for name, values in HOUSE_RULES.items()}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        name, value = name.strip().replace("-", "_"), value.strip()
+        if name not in HOUSE_RULES:
+            known = ", ".join(HOUSE_RULES)
+            raise SetupError(f"Unknown house rule {name!r}. House rules: {known}.")
+        if value not in HOUSE_RULES[name]:
+            allowed = " or ".join(HOUSE_RULES[name])
+            raise SetupError(f"House rule {name} takes {allowed}, not {value!r}.")
+        rules[name] = value
+    return rules
+
+
+def _corrections(corrections: Sequence[TileSet], back: bool = True) -> str:
+    """ "Ann, flip your 4 back up. Bob, flip your 9 back down." """
+    by_owner: dict[str, dict[bool, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for c in corrections:
+        by_owner[c.owner][c.down].append(c.tile)
+    sentences = []
+    again = " back" if back else ""
+    for owner, ways in by_owner.items():
+        parts = [
+            f"your {spoken_list(sorted(tiles))}{again} {'down' if down else 'up'}"
+            for down, tiles in sorted(ways.items())
+        ]
+        sentences.append(f"{owner}, flip {' and '.join(parts)}.")
+    return " ".join(sentences)
+
+
+class Race65Spec(GameSpec):
+    name = "race65"
+    aliases = ("race-to-65", "race")
+
+    def __init__(self, players: Sequence[str], options: argparse.Namespace) -> None:
+        super().__init__(players, options)
+        house = parse_house_rules(getattr(options, "house", None) or [])
+        try:
+            self.config: RaceConfig = race_config(
+                getattr(options, "rules", None) or "phase-seven",
+                getattr(options, "difficulty", None),
+                partial_turn=house["partial_turn"],
+            )
+        except ValueError as error:
+            raise SetupError(str(error).capitalize() + ".") from error
+        self.announce_totals = house["announce_totals"] == "on"
+        first = getattr(options, "first", None)
+        if first is not None:
+            match = [p for p in self.players if p.casefold() == first.casefold()]
+            if not match:
+                raise SetupError(f"{first} is not one of the players.")
+            first = match[0]
+        self.rules = Race65(self.config, first)
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        group = parser.add_argument_group("Race to 65")
+        group.add_argument("--rules", choices=RULE_SETS, help="rule set (default phase-seven)")
+        group.add_argument(
+            "--difficulty", choices=DIFFICULTIES, help="phase-seven level (default easy)"
+        )
+
+    # --- set-up -----------------------------------------------------------------
+    def new_game(self, at: float) -> Game[RaceState]:
+        try:
+            return Game(self.rules, self.players, at)
+        except ValueError as error:
+            raise SetupError(str(error).capitalize() + ".") from error
+
+    def opening(self, game: Game[Any]) -> str:
+        c = self.config
+        a, b = game.players
+        timer = f"{c.turn_seconds:g} seconds per turn" if c.turn_seconds else "no timer"
+        first = game.current_player()
+        return (
+            f"{c.title}. {a} against {b}. {plural(c.flips_per_turn, 'flip').capitalize()} "
+            f"per turn, {timer}. Call {c.target} to win. {first} starts."
+        )
+
+    # --- intents to actions -------------------------------------------------------
+    def action_for(self, intent: dict[str, Any], speaker: str) -> Action:
+        if intent["kind"] == "flip":
+            return Flip(speaker, intent["owner"], int(intent["tile"]), intent.get("direction"))
+        if intent["kind"] == "call":
+            return Call(intent["caller"], int(intent["number"]))
+        raise ValueError(f"no action for intent {intent!r}")
+
+    def describe_intent(self, intent: dict[str, Any]) -> str:
+        if intent["kind"] == "flip":
+            way = f" {intent['direction']}" if intent.get("direction") else ""
+            return f"flip {intent['owner']}'s {intent['tile']}{way}"
+        if intent["kind"] == "call":
+            return f"{intent['caller']} calls {intent['number']}"
+        if intent["kind"] == "query":
+            return f"ask for the {intent['what']}"
+        return super().describe_intent(intent)
+
+    # --- events to sentences ----------------------------------------------------------
+    def announce(self, event: Event, game: Game[Any]) -> str:
+        state: RaceState = game.state
+        if isinstance(event, TileFlipped):
+            way = "down" if event.down else "up"
+            text = (
+                f"{event.by}, {event.tile} {way}."
+                if event.owner == event.by
+                else f"{event.owner}, flip your {event.tile} {way}."
+            )
+            if event.flips_left == 1:
+                text += " One more flip."
+            elif event.flips_left > 1:
+                text += f" {event.flips_left} more flips."
+            if self.announce_totals:
+                text += f" {event.owner} has {state.total(event.owner)}."
+            return text
+        if isinstance(event, TurnStarted):
+            seconds = f", {event.seconds:g} seconds" if event.seconds else ""
+            return f"{event.player}'s turn{seconds}."
+        if isinstance(event, ConsecutiveViolation):
+            whose = "" if event.owner == event.player else f"{event.owner}'s "
+            stays = "down" if event.down else "up"
+            return f"{whose}{event.tile} was flipped last turn; it stays {stays}.".capitalize()
+        if isinstance(event, TimeUp):
+            return "Time!"
+        if isinstance(event, TurnLost):
+            text = f"{event.player} loses the turn."
+            if event.corrections:
+                text += " " + _corrections(event.corrections)
+            return text
+        if isinstance(event, CallCorrect):
+            return f"{event.number}! {event.caller} has exactly {event.number}."
+        if isinstance(event, CallIncorrect):
+            return self._wrong_call(event)
+        if isinstance(event, GameWon):
+            return f"{spoken_list(event.winners)} wins!"
+        if isinstance(event, GameStopped):
+            return "Game stopped. No winner."
+        if isinstance(event, ClockPaused):
+            return "Timer paused."
+        if isinstance(event, ClockResumed):
+            left = f": {math.ceil(event.remaining)} seconds left" if event.remaining else ""
+            return f"Timer running{left}."
+        return ""
+
+    def _wrong_call(self, event: CallIncorrect) -> str:
+        if event.number != event.target:
+            text = f"Wrong call: {event.caller} called {event.number}, the target is {event.target}."
+        else:
+            text = f"Wrong call: {event.caller} has {event.total}, not {event.target}."
+        own = [c for c in event.corrections if c.owner == event.caller]
+        others = [c for c in event.corrections if c.owner != event.caller]
+        if own:
+            tiles = spoken_list(c.tile for c in own)
+            text += f" All of {event.caller}'s tiles go up: {event.caller}, flip up your {tiles}."
+        else:
+            text += f" {event.caller} has no tiles down."
+        if others:
+            text += " " + _corrections(others)
+        return text
+
+    # --- questions ------------------------------------------------------------------
+    def answer(self, what: str, player: str | None, game: Game[Any], at: float) -> str:
+        state: RaceState = game.state
+        who = list(state.players) if player is None else [player]
+        if what == "score":
+            return " ".join(f"{p} has {state.total(p)}." for p in who)
+        if what == "board":
+            return " ".join(self._board(state, p) for p in who)
+        if what == "time":
+            return self._time(state, at)
+        if what == "turn":
+            return self._turn(state)
+        if what == "help":
+            return self._help(state, player)
+        if what == "rules":
+            return self._rules_text()
+        return "I can tell you the score, the board, the time left or whose turn it is."
+
+    def _board(self, state: RaceState, player: str) -> str:
+        down = sorted(state.tiles_down(player))
+        if not down:
+            return f"All of {player}'s tiles are up."
+        return f"{player}'s tiles down: {spoken_list(down)}. Total {sum(down)}."
+
+    def _time(self, state: RaceState, at: float) -> str:
+        if state.over:
+            return "The game is over."
+        remaining = state.timer.remaining(at)
+        if remaining is None:
+            return "There is no timer in this game."
+        seconds = plural(math.ceil(remaining), "second")
+        if state.timer.paused:
+            return f"The timer is paused with {seconds} left."
+        return f"{state.active_player} has {seconds} left."
+
+    def _turn(self, state: RaceState) -> str:
+        if state.winner:
+            return f"The game is over. {state.winner} won."
+        if state.stopped:
+            return "The game was stopped."
+        left = self.config.flips_per_turn - len(state.flips)
+        return f"It's {state.active_player}'s turn, {plural(left, 'flip')} left."
+
+    def _help(self, state: RaceState, player: str | None) -> str:
+        target = self.config.target
+        other = [p for p in state.players if p != player]
+        opponent = other[0] if other else state.players[1]
+        moves = (
+            f"On your turn say: flip my 7, or {opponent}, flip your 4 up. "
+            if player == state.active_player
+            else f"It's {state.active_player}'s turn. "
+        )
+        return (
+            f"{moves}Any time, call {target} to win. Ask: what's my score, read my board, "
+            "how much time is left, whose turn is it, repeat that, or rules."
+        )
+
+    def _rules_text(self) -> str:
+        c = self.config
+        timer = (
+            f"You have {c.turn_seconds:g} seconds; if time runs out you lose the turn."
+            if c.turn_seconds
+            else "There is no timer."
+        )
+        exact = (
+            "Each turn, flip exactly one tile: one of yours, or tell your opponent "
+            "which tile to flip and which way."
+            if c.flips_per_turn == 1
+            else "Each turn, flip exactly two different tiles, your own or your "
+            "opponent's by telling them the number and the way."
+        )
+        return (
+            f"{c.title}. Down tiles count their number. {exact} {timer} "
+            "A tile flipped last turn may not be flipped this turn: that loses the turn. "
+            f"Call {c.target} when your total is exactly {c.target} to win; a wrong call "
+            "turns all your tiles up."
+        )
+
+    # --- final state ------------------------------------------------------------------
+    def final_state(self, game: Game[Any]) -> dict[str, Any]:
+        state: RaceState = game.state
+        return {
+            "winner": state.winner,
+            "players": {
+                p: {"total": state.total(p), "down": sorted(state.tiles_down(p))}
+                for p in state.players
+            },
+            "turn": game.current_player(),
+        }

@@ -1,0 +1,357 @@
+"""From a transcript to a structured intent, with a score.
+
+The matcher compares the transcript's words with every expansion of every
+template of the game's phrase file (see :mod:`referee.speech.templates`) by a
+weighted word-level edit distance:
+
+* a template word missing from the transcript costs its weight, an extra
+  transcript word costs its own weight (1 for an unknown word, so "please" or
+  a misheard filler barely matters, a number or a name much more);
+* a slot matches one token of its kind whose value is in the slot's list
+  (a tile, a call number, a player); it is never fuzzily substituted, so a
+  misheard number is never silently turned into another number;
+* a literal word may match a misspelling of itself (rapidfuzz ratio >= 0.75)
+  at a fraction of its weight.
+
+The score of an alignment is ``1 - cost / max(template weight, transcript
+weight)``. Candidates are grouped by the intent they would produce (after
+resolving "my", "your", names and the speaker). The ranking is deterministic:
+
+* the best intent is returned when it scores at least ``accept`` and no other
+  intent comes within ``margin`` of it;
+* several intents within ``margin`` of the best, all above ``floor``, give
+  ``{"kind": "ambiguous", "candidates": [...]}``: the caller asks, never guesses;
+* otherwise ``{"kind": "none"}``.
+
+A near miss (a tile number that does not exist, a name that is not at the
+table) is reported as ``none`` with a ``message`` to say to the players.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from referee.speech.numbers import join_numbers
+from referee.speech.templates import (
+    Expansion,
+    IntentTemplate,
+    PhraseSet,
+    SlotRef,
+    Word,
+    load_phrases,
+    normalise_words,
+)
+
+Intent = dict[str, Any]
+
+NONE: Intent = {"kind": "none"}
+
+ACCEPT = 0.75
+FLOOR = 0.6
+MARGIN = 0.05
+FUZZY_WORD = 0.75
+UNKNOWN_WORD_WEIGHT = 1.0
+MAX_WORDS = 40
+
+
+@dataclass(frozen=True)
+class Heard:
+    """What the matcher made of one transcript."""
+
+    text: str
+    intent: Intent
+    score: float
+    #: A sentence to say when the transcript nearly was a command but named
+    #: something the game does not have ("There is no tile 13.").
+    message: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return str(self.intent["kind"])
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"text": self.text, "intent": self.intent, "score": self.score}
+        if self.message:
+            out["message"] = self.message
+        return out
+
+
+@dataclass(frozen=True)
+class _Tok:
+    text: str
+    kind: str  # "number" | "player" | "possessive" | "word" | "unknown"
+    capital: bool = False
+
+    @property
+    def base(self) -> str:
+        return self.text[:-2] if self.kind == "possessive" else self.text
+
+
+@dataclass
+class _Candidate:
+    score: float
+    intent: Intent
+    near_miss: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return json.dumps(self.intent, sort_keys=True)
+
+
+_SPLIT = re.compile(r"[^\w'’-]+")
+
+
+class IntentMatcher:
+    """Maps transcripts to intents for one game and one table of players."""
+
+    def __init__(
+        self,
+        phrases: PhraseSet,
+        players: Sequence[str],
+        *,
+        accept: float = ACCEPT,
+        floor: float = FLOOR,
+        margin: float = MARGIN,
+    ) -> None:
+        self.phrases = phrases
+        self.players = tuple(players)
+        self.accept = accept
+        self.floor = floor
+        self.margin = margin
+        self._names = {" ".join(normalise_words(p)): p for p in self.players}
+        self._multiword = sorted(
+            (tuple(k.split()) for k in self._names if " " in k), key=len, reverse=True
+        )
+        self._vocabulary = phrases.vocabulary()
+        self._templates = [
+            (intent, expansion) for intent in phrases.intents for expansion in intent.expansions
+        ]
+        self._weights = [
+            [self._template_weight(t) for t in expansion] for _, expansion in self._templates
+        ]
+        self.match = lru_cache(maxsize=512)(self._match)  # type: ignore[method-assign]
+
+    @classmethod
+    def for_game(cls, game: str, players: Sequence[str], **options: Any) -> IntentMatcher:
+        return cls(load_phrases(game, players), players, **options)
+
+    # --- tokens ------------------------------------------------------------------
+    def tokenise(self, text: str) -> list[_Tok]:
+        """The transcript as typed tokens: numbers, names, words."""
+        raw = [w.strip("'’") for w in _SPLIT.split(text.replace("-", " "))]
+        capitals = {w.casefold() for w in raw if w[:1].isupper()}
+        words = join_numbers(normalise_words(text))[:MAX_WORDS]
+        words = self._join_names(words)
+        tokens = []
+        for word in words:
+            capital = word in capitals or word.removesuffix("'s") in capitals
+            tokens.append(_Tok(word, self._kind(word), capital))
+        return tokens
+
+    def _join_names(self, words: list[str]) -> list[str]:
+        if not self._multiword:
+            return words
+        out: list[str] = []
+        i = 0
+        while i < len(words):
+            for name in self._multiword:
+                n = len(name)
+                window = words[i : i + n]
+                if tuple(window[:-1]) == name[:-1] and window and (
+                    window[-1] in (name[-1], name[-1] + "'s", name[-1] + "s")
+                ):
+                    suffix = "'s" if window[-1] != name[-1] else ""
+                    out.append(" ".join(name) + suffix)
+                    i += n
+                    break
+            else:
+                out.append(words[i])
+                i += 1
+        return out
+
+    def _kind(self, word: str) -> str:
+        if word.isdigit():
+            return "number"
+        if word in self._names:
+            return "player"
+        if word.endswith("'s") and word[:-2] in self._names:
+            return "possessive"
+        if word in self._vocabulary:
+            return "word"
+        return "unknown"
+
+    def _token_weight(self, tok: _Tok) -> float:
+        if tok.kind == "number":
+            return 4.0
+        if tok.kind in ("player", "possessive"):
+            slot = self.phrases.slots.get("player")
+            return slot.weight if slot else 4.0
+        if tok.kind == "word":
+            return self.phrases.word_weight(tok.text)
+        return UNKNOWN_WORD_WEIGHT
+
+    def _template_weight(self, token: Word | SlotRef) -> float:
+        if isinstance(token, SlotRef):
+            return self.phrases.slots[token.name].weight
+        return self.phrases.word_weight(token.text)
+
+    # --- alignment ---------------------------------------------------------------
+    def _substitute(
+        self, token: Word | SlotRef, tok: _Tok, weight: float
+    ) -> tuple[float, str | None, bool]:
+        """Cost of matching ``token`` with ``tok``, the slot value, near miss."""
+        if isinstance(token, Word):
+            if token.text == tok.text:
+                return 0.0, None, False
+            if tok.kind == "unknown" and min(len(token.text), len(tok.text)) >= 3:
+                ratio = fuzz.ratio(token.text, tok.text) / 100.0
+                if ratio >= FUZZY_WORD:
+                    return weight * (1.0 - ratio) * 2.0, None, False
+            return float("inf"), None, False
+        slot = self.phrases.slots[token.name]
+        if slot.kind == "player":
+            wanted = "possessive" if token.possessive else "player"
+            if tok.kind == wanted:
+                return 0.0, tok.base, False
+            looks_like_name = tok.kind == "unknown" and tok.capital
+            if looks_like_name and token.possessive == tok.text.endswith("'s"):
+                return 0.0, tok.base, True
+            return float("inf"), None, False
+        if token.possessive:
+            return float("inf"), None, False
+        if tok.text in slot.values:
+            return 0.0, tok.text, False
+        if slot.kind == "number" and tok.kind == "number":
+            return 0.0, tok.text, True
+        return float("inf"), None, False
+
+    def _align(
+        self, expansion: Expansion, weights: list[float], toks: list[_Tok], tok_weights: list[float]
+    ) -> tuple[float, dict[str, str], list[tuple[str, str]]]:
+        n, m = len(expansion), len(toks)
+        cost = [[0.0] * (m + 1) for _ in range(n + 1)]
+        back = [[""] * (m + 1) for _ in range(n + 1)]
+        for i in range(1, n + 1):
+            cost[i][0] = cost[i - 1][0] + weights[i - 1]
+            back[i][0] = "d"
+        for j in range(1, m + 1):
+            cost[0][j] = cost[0][j - 1] + tok_weights[j - 1]
+            back[0][j] = "i"
+        subs: dict[tuple[int, int], tuple[str | None, bool]] = {}
+        for i in range(1, n + 1):
+            token, w = expansion[i - 1], weights[i - 1]
+            row, prev = cost[i], cost[i - 1]
+            for j in range(1, m + 1):
+                best, move = prev[j] + w, "d"
+                inserted = row[j - 1] + tok_weights[j - 1]
+                if inserted < best:
+                    best, move = inserted, "i"
+                sub_cost, value, near = self._substitute(token, toks[j - 1], w)
+                if prev[j - 1] + sub_cost < best:
+                    best, move = prev[j - 1] + sub_cost, "s"
+                    subs[(i, j)] = (value, near)
+                row[j] = best
+                back[i][j] = move
+        fills: dict[str, str] = {}
+        near_misses: list[tuple[str, str]] = []
+        i, j = n, m
+        while i > 0 or j > 0:
+            move = back[i][j]
+            if move == "s":
+                token = expansion[i - 1]
+                value, near = subs[(i, j)]
+                if isinstance(token, SlotRef) and value is not None:
+                    if near:
+                        near_misses.append((token.name, value))
+                    else:
+                        fills[token.name] = value
+                i, j = i - 1, j - 1
+            elif move == "d":
+                i -= 1
+            else:
+                j -= 1
+        return cost[n][m], fills, near_misses
+
+    # --- resolution ----------------------------------------------------------------
+    def _resolve(
+        self, template: IntentTemplate, fills: dict[str, str], speaker: str
+    ) -> list[Intent]:
+        """The intents a matched template stands for (several if "your" is unclear)."""
+        intents: list[Intent] = [{}]
+        for name, spec in template.fields.items():
+            options: list[Any]
+            if isinstance(spec, str) and spec.startswith("{") and spec.endswith("}"):
+                slot_name = spec[1:-1]
+                token = fills.get(slot_name)
+                slot = self.phrases.slots[slot_name]
+                options = [None if token is None else slot.values.get(token, token)]
+                if slot.kind == "player" and token is not None:
+                    options = [self._names.get(token, token)]
+            elif spec == "$speaker":
+                options = [speaker]
+            elif spec == "$addressee":
+                options = [p for p in self.players if p != speaker] or [speaker]
+            elif spec == "$everyone":
+                options = [None]
+            else:
+                options = [spec]
+            intents = [{**i, name: o} for i in intents for o in options]
+        return intents
+
+    # --- matching --------------------------------------------------------------------
+    def _match(self, text: str, speaker: str) -> Heard:
+        toks = self.tokenise(text)
+        if not toks:
+            return Heard(text, dict(NONE), 0.0)
+        tok_weights = [self._token_weight(t) for t in toks]
+        total_u = sum(tok_weights)
+        best: dict[str, _Candidate] = {}
+        near: _Candidate | None = None
+        for (template, expansion), weights in zip(self._templates, self._weights, strict=True):
+            total_t = sum(weights)
+            # Cheap bound: the cost is at least the difference in weight.
+            if 1.0 - abs(total_t - total_u) / max(total_t, total_u) < self.floor:
+                continue
+            cost, fills, misses = self._align(expansion, weights, toks, tok_weights)
+            score = max(0.0, 1.0 - cost / max(total_t, total_u))
+            if score < self.floor:
+                continue
+            for intent in self._resolve(template, fills, speaker):
+                candidate = _Candidate(score, intent, misses)
+                if misses:
+                    if near is None or score > near.score:
+                        near = candidate
+                    continue
+                key = candidate.key
+                if key not in best or score > best[key].score:
+                    best[key] = candidate
+        ranked = sorted(best.values(), key=lambda c: (-c.score, c.key))
+        top = ranked[0].score if ranked else 0.0
+        if near is not None and near.score >= self.accept and near.score > top + self.margin:
+            return Heard(text, dict(NONE), round(top, 3), self._near_miss_message(near))
+        if not ranked:
+            return Heard(text, dict(NONE), 0.0)
+        close = [c for c in ranked if c.score >= top - self.margin]
+        if len(close) > 1:
+            intent = {"kind": "ambiguous", "candidates": [c.intent for c in close[:4]]}
+            return Heard(text, intent, round(top, 3))
+        if top >= self.accept:
+            return Heard(text, ranked[0].intent, round(top, 3))
+        return Heard(text, dict(NONE), round(top, 3))
+
+    def _near_miss_message(self, candidate: _Candidate) -> str:
+        slot_name, value = candidate.near_miss[0]
+        slot = self.phrases.slots[slot_name]
+        shown = self._names.get(value, value.title() if slot.kind == "player" else value)
+        if slot.near_miss:
+            return slot.near_miss.format(value=shown)
+        if slot.kind == "player":
+            return f"There is no player called {shown}."
+        return f"{shown} is not a {slot_name.replace('_', ' ')} here."

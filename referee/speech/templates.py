@@ -1,0 +1,290 @@
+"""Phrase templates: the one data file per game that says what players can say.
+
+A phrase file (``referee/speech/phrases/<game>.toml``) has slots, word weights
+and intents. Each intent has fixed fields and a list of sentence templates in
+the syntax of hassil:
+
+* ``(flip | turn)``: one of the alternatives;
+* ``[my]``: optional words;
+* ``{tile}``: a slot, filled from the slot's values; ``{player}'s`` is the
+  possessive form of a name slot.
+
+Intent fields are JSON values; a string field ``"{slot}"`` takes the value of
+that slot (null when the sentence has none), ``"$speaker"`` the person who
+spoke and ``"$addressee"`` the one other player.
+
+From the same file come the intent matcher (:mod:`referee.speech.intents`)
+and, through :func:`expand_phrases`, every sentence the recogniser's grammar
+allows, so the two never drift apart.
+
+>>> [" ".join(map(str, e)) for e in parse_template("[i] flip (my|the) {tile}")]
+['i flip my {tile}', 'i flip the {tile}', 'flip my {tile}', 'flip the {tile}']
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import tomllib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from referee.speech.numbers import join_numbers, number_to_words
+
+PHRASE_DIR = Path(__file__).with_name("phrases")
+
+DEFAULT_SLOT_WEIGHT = 4.0
+DEFAULT_WORD_WEIGHT = 1.0
+
+
+class TemplateError(ValueError):
+    """A phrase file or template that does not parse."""
+
+
+# --- template tokens ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class SlotRef:
+    name: str
+    possessive: bool = False
+
+    def __str__(self) -> str:
+        return "{" + self.name + "}" + ("'s" if self.possessive else "")
+
+
+Token = Word | SlotRef
+Expansion = tuple[Token, ...]
+
+_LEX = re.compile(r"\{(\w+)\}('s)?|[()\[\]|]|[^\s()\[\]|{}]+")
+
+
+def parse_template(template: str) -> list[Expansion]:
+    """All token sequences a template stands for, in a deterministic order."""
+    pieces = [m.group(0) for m in _LEX.finditer(template)]
+    consumed = "".join(pieces)
+    if consumed != re.sub(r"\s+", "", template):
+        raise TemplateError(f"cannot read template {template!r}")
+    pos = 0
+
+    def seq() -> list[Expansion]:
+        nonlocal pos
+        results: list[Expansion] = [()]
+        while pos < len(pieces) and pieces[pos] not in (")", "]", "|"):
+            piece = pieces[pos]
+            pos += 1
+            if piece in ("(", "["):
+                options = alternatives(")" if piece == "(" else "]")
+                if piece == "[":
+                    options = [*options, ()]
+            elif piece.startswith("{"):
+                match = _LEX.fullmatch(piece)
+                assert match is not None
+                options = [(SlotRef(match.group(1), bool(match.group(2))),)]
+            else:
+                words = join_numbers(normalise_words(piece))
+                options = [tuple(Word(w) for w in words)]
+            results = [a + b for a in results for b in options]
+        return results
+
+    def alternatives(close: str) -> list[Expansion]:
+        nonlocal pos
+        options = seq()
+        while pos < len(pieces) and pieces[pos] == "|":
+            pos += 1
+            options.extend(seq())
+        if pos >= len(pieces) or pieces[pos] != close:
+            raise TemplateError(f"missing {close!r} in template {template!r}")
+        pos += 1
+        return options
+
+    options = seq()
+    while pos < len(pieces) and pieces[pos] == "|":
+        pos += 1
+        options.extend(seq())
+    if pos != len(pieces):
+        raise TemplateError(f"unbalanced brackets in template {template!r}")
+    # Drop empty and repeated expansions (e.g. "[a] [a]") while keeping order.
+    return list(dict.fromkeys(e for e in options if e))
+
+
+# --- normalisation -----------------------------------------------------------------
+
+_PUNCT = re.compile(r"[^\w'\s]+")
+
+
+def normalise_words(text: str) -> list[str]:
+    """Lower-case words with punctuation removed; hyphens split words."""
+    text = text.replace("’", "'").replace("-", " ").replace("_", " ")
+    text = _PUNCT.sub(" ", text.casefold())
+    words = []
+    for word in text.split():
+        word = word.strip("'")
+        if word:
+            words.append(word)
+    return words
+
+
+# --- slots ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A place in a sentence filled from a list of values.
+
+    ``values`` maps the token that stands in a sentence (digits for numbers,
+    a lower-case name) to the value the intent carries. ``kind`` says what sort
+    of token belongs here, so that a token of the right kind with a value not
+    in the list ("tile thirteen") is recognised as a near miss.
+    """
+
+    name: str
+    kind: str  # "number" | "words" | "player"
+    values: Mapping[str, Any]
+    weight: float = DEFAULT_SLOT_WEIGHT
+    spoken: Mapping[str, str] = field(default_factory=dict)
+    #: What to say when a token of this kind is not one of the values, with
+    #: ``{value}`` standing for it ("There is no tile {value}.").
+    near_miss: str = ""
+
+    def words_for(self, token: str) -> str:
+        """How the token is said: digits spelled out, names as written."""
+        return self.spoken.get(token, token)
+
+
+def number_slot(name: str, low: int, high: int, weight: float, near_miss: str = "") -> Slot:
+    values = {str(n): n for n in range(low, high + 1)}
+    spoken = {str(n): number_to_words(n) for n in range(low, high + 1)}
+    return Slot(name, "number", values, weight, spoken, near_miss)
+
+
+def player_slot(name: str, players: Sequence[str], weight: float, near_miss: str = "") -> Slot:
+    values = {" ".join(normalise_words(p)): p for p in players}
+    return Slot(name, "player", values, weight, near_miss=near_miss)
+
+
+# --- phrase files ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IntentTemplate:
+    """One intent of a phrase file: its fields and its sentence expansions."""
+
+    fields: Mapping[str, Any]
+    expansions: tuple[Expansion, ...]
+
+
+@dataclass(frozen=True)
+class PhraseSet:
+    """A game's phrase file with its slots filled for one table."""
+
+    game: str
+    slots: Mapping[str, Slot]
+    weights: Mapping[str, float]
+    intents: tuple[IntentTemplate, ...]
+
+    def vocabulary(self) -> frozenset[str]:
+        """Every literal word of every template."""
+        words = set()
+        for intent in self.intents:
+            for expansion in intent.expansions:
+                words.update(t.text for t in expansion if isinstance(t, Word))
+        return frozenset(words)
+
+    def word_weight(self, word: str) -> float:
+        return self.weights.get(word, DEFAULT_WORD_WEIGHT)
+
+
+@cache
+def _read_phrase_file(path: Path) -> dict[str, Any]:
+    with path.open("rb") as handle:
+        return tomllib.load(handle)
+
+
+def phrase_file(game: str) -> Path:
+    return PHRASE_DIR / f"{game}.toml"
+
+
+def load_phrases(game: str, players: Sequence[str]) -> PhraseSet:
+    """Read ``phrases/<game>.toml`` and fill its slots for these players."""
+    path = phrase_file(game)
+    if not path.exists():
+        raise TemplateError(f"no phrase file for game {game!r}")
+    data = _read_phrase_file(path)
+    slots: dict[str, Slot] = {}
+    for name, spec in data.get("slots", {}).items():
+        weight = float(spec.get("weight", DEFAULT_SLOT_WEIGHT))
+        near_miss = str(spec.get("near_miss", ""))
+        if "numbers" in spec:
+            low, high = spec["numbers"]
+            slots[name] = number_slot(name, int(low), int(high), weight, near_miss)
+        elif "words" in spec:
+            values = {w: w for w in spec["words"]}
+            slots[name] = Slot(name, "words", values, weight, near_miss=near_miss)
+        elif spec.get("players"):
+            slots[name] = player_slot(name, players, weight, near_miss)
+        else:
+            raise TemplateError(f"slot {name!r} in {path.name} has no values")
+    weights = {word: float(w) for word, w in data.get("weights", {}).items()}
+    intents = []
+    for entry in data.get("intents", []):
+        sentences = entry.get("sentences", [])
+        fields = {k: v for k, v in entry.items() if k != "sentences"}
+        if "kind" not in fields or not sentences:
+            raise TemplateError(f"an intent in {path.name} lacks a kind or sentences")
+        expansions: list[Expansion] = []
+        for sentence in sentences:
+            for expansion in parse_template(sentence):
+                for token in expansion:
+                    if isinstance(token, SlotRef) and token.name not in slots:
+                        raise TemplateError(f"unknown slot {token} in {sentence!r}")
+                expansions.append(expansion)
+        intents.append(IntentTemplate(fields, tuple(dict.fromkeys(expansions))))
+    return PhraseSet(game, slots, weights, tuple(intents))
+
+
+# --- expansion into sentences (for grammars and tests) -------------------------------------
+
+
+def _token_choices(token: Token, slots: Mapping[str, Slot]) -> list[tuple[str, str | None]]:
+    """(spoken words, slot token) pairs a template token can become."""
+    if isinstance(token, Word):
+        spoken = number_to_words(int(token.text)) if token.text.isdigit() else token.text
+        return [(spoken, None)]
+    slot = slots[token.name]
+    suffix = "'s" if token.possessive else ""
+    return [(slot.words_for(value) + suffix, value) for value in slot.values]
+
+
+def expand_sentences(
+    phrases: PhraseSet, expansion: Expansion
+) -> Iterator[tuple[str, dict[str, str]]]:
+    """Every sentence (as words) of one expansion, with the slot tokens used."""
+    choices = [_token_choices(token, phrases.slots) for token in expansion]
+    for combo in itertools.product(*choices):
+        words = " ".join(spoken for spoken, _ in combo)
+        filled = {
+            token.name: value
+            for token, (_, value) in zip(expansion, combo, strict=True)
+            if isinstance(token, SlotRef) and value is not None
+        }
+        yield words, filled
+
+
+def expand_phrases(phrases: PhraseSet) -> Iterator[tuple[str, IntentTemplate, dict[str, str]]]:
+    """Every sentence the phrase file allows, with its intent and slot fills."""
+    for intent in phrases.intents:
+        for expansion in intent.expansions:
+            for words, filled in expand_sentences(phrases, expansion):
+                yield words, intent, filled

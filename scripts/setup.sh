@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs everything the referee needs, idempotently and quietly when it is
+# already there: Debian packages (apt), then .venv with the package and its
+# test tools (pip). Safe to run again; it only does work when something is
+# missing or pyproject.toml changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages the project uses (none are needed by the text referee yet;
+# the speech issues add libportaudio2, espeak-ng and sox here).
+APT_PACKAGES=()
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    echo "setup: installing Debian packages: ${missing[*]}"
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PYTHON="${PYTHON:-python3}"
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    echo "setup: Python 3.11 or newer is needed; found $("$PYTHON" --version 2>&1)" >&2
+    exit 1
+fi
+if [ ! -x .venv/bin/python ]; then
+    echo "setup: creating .venv"
+    "$PYTHON" -m venv .venv
+fi
+stamp=.venv/.referee-installed
+want="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    echo "setup: installing the referee and its test tools into .venv"
+    .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]' 2>&1 \
+        | grep -v '^WARNING: Location' || true
+    .venv/bin/python -c 'import referee, rapidfuzz' 
+    echo "$want" > "$stamp"
+fi
