@@ -35,9 +35,14 @@ stamp=.venv/.referee-installed
 want="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "setup: installing the referee and its test tools into .venv"
-    .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
-    .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]' 2>&1 \
-        | grep -v '^WARNING: Location' || true
-    .venv/bin/python -c 'import referee, rapidfuzz' 
+    pip_log=.venv/pip-install.log
+    if ! { .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip &&
+           .venv/bin/python -m pip install --disable-pip-version-check -e '.[test]'; } \
+           >"$pip_log" 2>&1; then
+        grep -v '^WARNING: Location' "$pip_log" | tail -n 30 >&2
+        echo "setup: pip failed; the full log is in $pip_log" >&2
+        exit 1
+    fi
+    .venv/bin/python -c 'import referee, rapidfuzz'
     echo "$want" > "$stamp"
 fi

@@ -57,8 +57,10 @@ ACCEPT = 0.75
 FLOOR = 0.6
 MARGIN = 0.05
 FUZZY_WORD = 0.75
-UNKNOWN_WORD_WEIGHT = 1.0
+UNKNOWN_WORD_WEIGHT = 1.5
 MAX_WORDS = 40
+#: Cost of a name heard without its "'s", or with one it should not have.
+POSSESSIVE_SLIP = 1.0
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,8 @@ class IntentMatcher:
         words = self._join_names(words)
         tokens = []
         for word in words:
+            if word not in self._names and word.endswith("s") and word[:-1] in self._names:
+                word = word[:-1] + "'s"  # "bobs" typed without the apostrophe
             capital = word in capitals or word.removesuffix("'s") in capitals
             tokens.append(_Tok(word, self._kind(word), capital))
         return tokens
@@ -165,7 +169,7 @@ class IntentMatcher:
                 n = len(name)
                 window = words[i : i + n]
                 if tuple(window[:-1]) == name[:-1] and window and (
-                    window[-1] in (name[-1], name[-1] + "'s", name[-1] + "s")
+                    window[-1] in (name[-1], name[-1] + "'s")
                 ):
                     suffix = "'s" if window[-1] != name[-1] else ""
                     out.append(" ".join(name) + suffix)
@@ -220,6 +224,8 @@ class IntentMatcher:
             wanted = "possessive" if token.possessive else "player"
             if tok.kind == wanted:
                 return 0.0, tok.base, False
+            if tok.kind in ("player", "possessive"):
+                return POSSESSIVE_SLIP, tok.base, False  # "read Bob board": the 's dropped
             looks_like_name = tok.kind == "unknown" and tok.capital
             if looks_like_name and token.possessive == tok.text.endswith("'s"):
                 return 0.0, tok.base, True
@@ -323,6 +329,8 @@ class IntentMatcher:
             score = max(0.0, 1.0 - cost / max(total_t, total_u))
             if score < self.floor:
                 continue
+            if len(fills) + len(misses) < sum(isinstance(t, SlotRef) for t in expansion):
+                continue  # a slot of the sentence was not said ("tell ... to flip 8")
             for intent in self._resolve(template, fills, speaker):
                 candidate = _Candidate(score, intent, misses)
                 if misses:
@@ -337,14 +345,21 @@ class IntentMatcher:
         if near is not None and near.score >= self.accept and near.score > top + self.margin:
             return Heard(text, dict(NONE), round(top, 3), self._near_miss_message(near))
         if not ranked:
-            return Heard(text, dict(NONE), 0.0)
+            return Heard(text, dict(NONE), 0.0, self._hint(toks))
         close = [c for c in ranked if c.score >= top - self.margin]
         if len(close) > 1:
             intent = {"kind": "ambiguous", "candidates": [c.intent for c in close[:4]]}
             return Heard(text, intent, round(top, 3))
         if top >= self.accept:
             return Heard(text, ranked[0].intent, round(top, 3))
-        return Heard(text, dict(NONE), round(top, 3))
+        return Heard(text, dict(NONE), round(top, 3), self._hint(toks))
+
+    def _hint(self, toks: list[_Tok]) -> str | None:
+        """The phrase file's advice for a sentence with a telling word ("flip")."""
+        for tok in toks:
+            if tok.text in self.phrases.hints:
+                return self.phrases.hints[tok.text]
+        return None
 
     def _near_miss_message(self, candidate: _Candidate) -> str:
         slot_name, value = candidate.near_miss[0]

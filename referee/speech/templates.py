@@ -193,6 +193,8 @@ class PhraseSet:
     slots: Mapping[str, Slot]
     weights: Mapping[str, float]
     intents: tuple[IntentTemplate, ...]
+    #: Advice for a transcript that is no command but has a telling word.
+    hints: Mapping[str, str] = field(default_factory=dict)
 
     def vocabulary(self) -> frozenset[str]:
         """Every literal word of every template."""
@@ -251,7 +253,8 @@ def load_phrases(game: str, players: Sequence[str]) -> PhraseSet:
                         raise TemplateError(f"unknown slot {token} in {sentence!r}")
                 expansions.append(expansion)
         intents.append(IntentTemplate(fields, tuple(dict.fromkeys(expansions))))
-    return PhraseSet(game, slots, weights, tuple(intents))
+    hints = {str(word): str(text) for word, text in data.get("hints", {}).items()}
+    return PhraseSet(game, slots, weights, tuple(intents), hints)
 
 
 # --- expansion into sentences (for grammars and tests) -------------------------------------

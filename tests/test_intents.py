@@ -1,0 +1,223 @@
+"""The intent matcher against the phrase file, every sentence of it, and table talk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from referee.speech.intents import IntentMatcher
+from referee.speech.templates import expand_phrases, load_phrases
+
+DATA = Path(__file__).parent / "data"
+PLAYERS = ["Ann", "Bob"]
+
+
+@pytest.fixture(scope="module")
+def matcher() -> IntentMatcher:
+    return IntentMatcher.for_game("race65", PLAYERS)
+
+
+def flip(owner, tile, direction=None):
+    return {"kind": "flip", "owner": owner, "tile": tile, "direction": direction}
+
+
+def call(caller, number):
+    return {"kind": "call", "caller": caller, "number": number}
+
+
+def query(what, player="Ann"):
+    return {"kind": "query", "what": what, "player": player}
+
+
+# The forms the issue lists, for speaker Ann and opponent Bob.
+LISTED = [
+    ("flip my seven", flip("Ann", 7)),
+    ("flip seven", flip("Ann", 7)),
+    ("I flip my nine", flip("Ann", 9)),
+    ("flip my twelve down", flip("Ann", 12, "down")),
+    ("flip my three up", flip("Ann", 3, "up")),
+    ("you flip four up", flip("Bob", 4, "up")),
+    ("Bob, flip your ten down", flip("Bob", 10, "down")),
+    ("Bob flip two down", flip("Bob", 2, "down")),
+    ("tell Bob to flip six up", flip("Bob", 6, "up")),
+    ("flip Bob's eight down", flip("Bob", 8, "down")),
+    ("sixty-five!", call("Ann", 65)),
+    ("sixty seven", call("Ann", 67)),
+    ("seventy", call("Ann", 70)),
+    ("I call sixty-five", call("Ann", 65)),
+    ("Bob calls seventy", call("Bob", 70)),
+    ("what's my score", query("score")),
+    ("read my board", query("board")),
+    ("read Bob's board", query("board", "Bob")),
+    ("how much time is left", query("time")),
+    ("whose turn is it", query("turn")),
+    ("repeat that", query("repeat")),
+    ("help", query("help")),
+    ("rules", query("rules")),
+]
+
+
+@pytest.mark.parametrize(("text", "intent"), LISTED)
+def test_listed_forms_give_their_intent(matcher, text, intent):
+    heard = matcher.match(text, "Ann")
+    assert heard.intent == intent
+    assert heard.score == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("flip my 7", flip("Ann", 7)),
+        ("FLIP MY SEVEN!!", flip("Ann", 7)),
+        ("Flip   my\tseven.", flip("Ann", 7)),
+        ("65", call("Ann", 65)),
+        ("I call 70", call("Ann", 70)),
+        ("bob flip your 10 down", flip("Bob", 10, "down")),
+        ("flip bobs eight down", flip("Bob", 8, "down")),
+        ("flip Bob’s eight down", flip("Bob", 8, "down")),
+    ],
+)
+def test_numbers_as_digits_case_and_punctuation_do_not_matter(matcher, text, intent):
+    assert matcher.match(text, "Ann").intent == intent
+
+
+def test_my_and_your_are_resolved_against_the_speaker(matcher):
+    assert matcher.match("flip my seven", "Bob").intent == flip("Bob", 7)
+    assert matcher.match("flip your seven up", "Bob").intent == flip("Ann", 7, "up")
+    assert matcher.match("what's my score", "Bob").intent == query("score", "Bob")
+    assert matcher.match("sixty-five", "Bob").intent == call("Bob", 65)
+
+
+def test_everyone_queries_carry_a_null_player(matcher):
+    assert matcher.match("what's the score", "Ann").intent == query("score", None)
+
+
+SMALL_WORD_DROPS = [
+    ("tell Bob flip six up", flip("Bob", 6, "up")),
+    ("what my score", query("score")),
+    ("whose turn it", query("turn")),
+    ("read Bob board", query("board", "Bob")),
+    ("flip Bob eight down", flip("Bob", 8, "down")),
+    ("which my tiles are down", query("board")),
+    ("how much time do have", query("time")),
+    ("what did say", query("repeat")),
+    ("I call sixty-five please", call("Ann", 65)),
+    ("Bob flip the ten down", flip("Bob", 10, "down")),
+]
+
+
+@pytest.mark.parametrize(("text", "intent"), SMALL_WORD_DROPS)
+def test_a_dropped_small_word_is_tolerated(matcher, text, intent):
+    heard = matcher.match(text, "Ann")
+    assert heard.intent == intent
+    assert heard.score < 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("flip my seven please", flip("Ann", 7)),
+        ("um flip my seven", flip("Ann", 7)),
+        ("flpi my seven", flip("Ann", 7)),
+        ("tell Bob to flip six up now", flip("Bob", 6, "up")),
+        ("what's my scor", query("score")),
+    ],
+)
+def test_an_extra_or_misspelt_word_is_tolerated(matcher, text, intent):
+    assert matcher.match(text, "Ann").intent == intent
+
+
+def test_every_template_sentence_gives_exactly_its_own_intent():
+    phrases = load_phrases("race65", PLAYERS)
+    matcher = IntentMatcher(phrases, PLAYERS)
+    count = 0
+    for words, template, filled in expand_phrases(phrases):
+        expected = matcher._resolve(template, filled, "Ann")
+        heard = matcher.match(words, "Ann")
+        assert len(expected) == 1
+        assert heard.intent == expected[0], words
+        assert heard.score == 1.0, words
+        count += 1
+    assert count > 1000
+
+
+def test_sentences_with_multi_word_names_match():
+    players = ["Mary Ann", "Bob"]
+    matcher = IntentMatcher.for_game("race65", players)
+    assert matcher.match("Mary Ann, flip your four down", "Bob").intent == flip("Mary Ann", 4, "down")
+    assert matcher.match("flip mary ann's 4 up", "Bob").intent == flip("Mary Ann", 4, "up")
+    assert matcher.match("Mary Ann calls seventy", "Bob").intent == call("Mary Ann", 70)
+
+
+def table_talk() -> list[str]:
+    lines = (DATA / "table_talk.txt").read_text().splitlines()
+    return [line for line in lines if line.strip() and not line.startswith("#")]
+
+
+@pytest.mark.parametrize("text", table_talk())
+def test_table_talk_gives_none(matcher, text):
+    assert matcher.match(text, "Ann").intent == {"kind": "none"}
+
+
+@pytest.mark.parametrize("text", ["", "   ", "!!!", "\x00\x01\x02", "ÿþ\ufffd\ufffd", "a" * 5000])
+def test_empty_and_garbage_give_none(matcher, text):
+    assert matcher.match(text, "Ann").kind == "none"
+
+
+def test_very_long_input_is_cut_and_matched_quickly(matcher):
+    import time
+
+    text = "flip my seven " * 8000  # about 100 KB
+    start = time.perf_counter()
+    heard = matcher.match(text, "Ann")
+    assert heard.kind == "none"
+    assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("flip my thirteen", "There is no tile 13"),
+        ("flip my zero", "There is no tile 0"),
+        ("Carl, flip your ten down", "There is no player called Carl"),
+        ("flip Carl's four up", "There is no player called Carl"),
+        ("flip", "Flip which tile?"),
+        ("flip my", "Flip which tile?"),
+    ],
+)
+def test_near_misses_give_none_with_a_message(matcher, text, message):
+    heard = matcher.match(text, "Ann")
+    assert heard.intent == {"kind": "none"}
+    assert heard.message is not None
+    assert message in heard.message
+
+
+def test_two_nearly_equal_readings_are_ambiguous_never_a_guess(matcher):
+    heard = matcher.match("Bob's", "Ann")
+    assert heard.intent["kind"] == "ambiguous"
+    assert query("board", "Bob") in heard.intent["candidates"]
+    assert query("score", "Bob") in heard.intent["candidates"]
+
+
+def test_your_is_ambiguous_at_a_table_of_three():
+    matcher = IntentMatcher.for_game("race65", ["Ann", "Bob", "Cy"])
+    heard = matcher.match("flip your four up", "Ann")
+    assert heard.intent == {
+        "kind": "ambiguous",
+        "candidates": [flip("Bob", 4, "up"), flip("Cy", 4, "up")],
+    }
+
+
+def test_ranking_is_deterministic(matcher):
+    texts = ["Bob's", "flip seven eight", "tell to flip eight", "my"]
+    first = [matcher._match(t, "Ann") for t in texts]
+    again = [IntentMatcher.for_game("race65", PLAYERS)._match(t, "Ann") for t in texts]
+    assert first == again
+
+
+def test_json_schema_is_stable(matcher):
+    out = matcher.match("Bob, flip your ten down", "Ann").to_json()
+    assert set(out) == {"text", "intent", "score"}
+    assert out["intent"] == flip("Bob", 10, "down")
+    assert 0.0 <= out["score"] <= 1.0
