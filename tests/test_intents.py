@@ -101,7 +101,7 @@ SMALL_WORD_DROPS = [
     ("flip Bob eight down", flip("Bob", 8, "down")),
     ("which my tiles are down", query("board")),
     ("how much time do have", query("time")),
-    ("what did say", query("repeat")),
+    ("what you say", query("repeat")),
     ("I call sixty-five please", call("Ann", 65)),
     ("Bob flip the ten down", flip("Bob", 10, "down")),
 ]

@@ -402,7 +402,7 @@ class Race65(Rules[RaceState]):
             )
         if state.flipped_this_turn(flip.owner, flip.tile):
             raise AlreadyFlipped(
-                f"{owner_word.capitalize()} {flip.tile} was already flipped this turn. "
+                f"{owner_word[:1].upper()}{owner_word[1:]} {flip.tile} was already flipped this turn. "
                 "Flip a different tile."
             )
         if (flip.owner, flip.tile) in state.last_turn:

@@ -35,6 +35,15 @@ def spoken_list(items: Iterable[object]) -> str:
     return ", ".join(words[:-1]) + " and " + words[-1]
 
 
+def sentence(text: str) -> str:
+    """Capitalise the first letter only (names keep their case).
+
+    >>> sentence("bob's 7 was flipped")
+    "Bob's 7 was flipped"
+    """
+    return text[:1].upper() + text[1:]
+
+
 def plural(n: int, word: str) -> str:
     """>>> plural(1, "flip"), plural(2, "flip")
     ('1 flip', '2 flips')

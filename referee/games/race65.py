@@ -46,7 +46,7 @@ from referee.engine.race65 import (
     TurnLost,
     race_config,
 )
-from referee.games.base import GameSpec, SetupError, plural, spoken_list
+from referee.games.base import GameSpec, SetupError, plural, sentence, spoken_list
 
 HOUSE_RULES = {
     "partial_turn": ("revert", "keep"),
@@ -100,7 +100,7 @@ class Race65Spec(GameSpec):
                 partial_turn=house["partial_turn"],
             )
         except ValueError as error:
-            raise SetupError(str(error).capitalize() + ".") from error
+            raise SetupError(sentence(str(error)) + ".") from error
         self.announce_totals = house["announce_totals"] == "on"
         first = getattr(options, "first", None)
         if first is not None:
@@ -123,7 +123,7 @@ class Race65Spec(GameSpec):
         try:
             return Game(self.rules, self.players, at)
         except ValueError as error:
-            raise SetupError(str(error).capitalize() + ".") from error
+            raise SetupError(sentence(str(error)) + ".") from error
 
     def opening(self, game: Game[Any]) -> str:
         c = self.config
@@ -176,7 +176,7 @@ class Race65Spec(GameSpec):
         if isinstance(event, ConsecutiveViolation):
             whose = "" if event.owner == event.player else f"{event.owner}'s "
             stays = "down" if event.down else "up"
-            return f"{whose}{event.tile} was flipped last turn; it stays {stays}.".capitalize()
+            return sentence(f"{whose}{event.tile} was flipped last turn; it stays {stays}.")
         if isinstance(event, TimeUp):
             return "Time!"
         if isinstance(event, TurnLost):

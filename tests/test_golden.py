@@ -1,0 +1,57 @@
+"""Golden transcripts: complete games, utterance by utterance.
+
+Each ``tests/data/golden/*.script`` is played through the real command line in
+scripted mode; what the referee announces, and the final state, must equal the
+``.expected`` file beside it. After a deliberate change of wording, regenerate
+with ``REFEREE_REGENERATE=1 ./run test tests/test_golden.py`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+import pytest
+
+from referee.cli import main
+
+GOLDEN = Path(__file__).parent / "data" / "golden"
+SCRIPTS = sorted(GOLDEN.glob("*.script"))
+
+
+def play(script: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    header = next(line for line in script.read_text().splitlines() if line.startswith("# args:"))
+    game = script.name.split("-")[0]
+    args = shlex.split(header.removeprefix("# args:"))
+    assert main(["play", game, *args, "--script", str(script), "--json"]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_golden_transcript(script: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = play(script, capsys)
+    expected = script.with_suffix(".expected")
+    if os.environ.get("REFEREE_REGENERATE"):
+        expected.write_text(out)
+    assert out == expected.read_text()
+
+
+@pytest.mark.parametrize(
+    ("stem", "must_say"),
+    [
+        ("race65-phase-one", ["Time!", "was flipped last turn", "Wrong call", "Ann wins!",
+                              "say which way"]),
+        ("race65-phase-seven-easy", ["no timer", "already flipped this turn", "Wrong call",
+                                     "flip up your", "Ann wins!"]),
+        ("race65-phase-seven-medium", ["Half time.", "Time!", "flip your 9 back up",
+                                       "was flipped last turn", "Wrong call", "Bob wins!"]),
+        ("race65-phase-seven-hard", ["Time!", "flip your 2 back up", "was flipped last turn",
+                                     "Wrong call", "already up", "Ann wins!"]),
+    ],
+)
+def test_goldens_cover_the_situations_they_promise(stem: str, must_say: list[str]) -> None:
+    text = (GOLDEN / f"{stem}.expected").read_text()
+    for phrase in must_say:
+        assert phrase in text, f"{stem} never says {phrase!r}"
+    assert '"winner": "' in text.splitlines()[-1]
