@@ -92,9 +92,9 @@ class Session:
         self.last: list[str] = []
         self._turn_limit: float | None = None
         self._fired: set[float] = set()
-        self._deadline = self.game.deadline()
-        if self._deadline is not None:
-            self._turn_limit = self._deadline - at
+        deadline = self.game.deadline()
+        if deadline is not None:
+            self._turn_limit = deadline - at
 
     @property
     def players(self) -> tuple[str, ...]:
@@ -116,7 +116,6 @@ class Session:
             if isinstance(event, TurnStarted):
                 self._fired = set()
                 self._turn_limit = event.seconds
-        self._deadline = self.game.deadline()
         return self._say([self.spec.announce(e, self.game) for e in events], at)
 
     def start(self) -> list[Said]:

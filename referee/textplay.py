@@ -75,6 +75,9 @@ def run_script(
                 emit(f"line {number}: time {at:g} is before {now:g}; line skipped.")
                 continue
             now, line = at, match.group(2).strip()
+        elif line.startswith("["):
+            emit(f"line {number}: cannot read the time in {line[:20]!r}; line skipped.")
+            continue
         try:
             speaker, text = split_speaker(line, session.players)
         except SpeakerError as error:
@@ -98,12 +101,16 @@ def run_interactive(
     source: BinaryIO,
     out: TextIO,
     clock: Callable[[], float] = time.monotonic,
+    speed: float = 1.0,
 ) -> None:
-    """Play in real time: lines from ``source``, the countdown as it happens."""
-    start = clock() - session.now
+    """Play in real time: lines from ``source``, the countdown as it happens.
+
+    ``speed`` > 1 runs the game clock faster than the wall clock (for tests).
+    """
+    start, base = clock(), session.now
 
     def now() -> float:
-        return clock() - start
+        return base + (clock() - start) * speed
 
     def show(saids: Iterable[Said]) -> None:
         for said in saids:
@@ -114,7 +121,7 @@ def run_interactive(
     pending = b""
     while not session.over:
         wake = session.next_wakeup()
-        timeout = None if wake is None else max(0.0, wake - now())
+        timeout = None if wake is None else max(0.0, (wake - now()) / speed)
         ready, _, _ = select.select([fd], [], [], timeout)
         if not ready:
             show(session.tick(now()))

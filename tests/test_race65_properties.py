@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from referee.engine.core import (
     Action,
+    Event,
     Game,
     GameWon,
     PauseClock,
@@ -50,10 +51,9 @@ junk = st.one_of(
     ),
     st.builds(Call, st.sampled_from(PLAYERS), st.sampled_from([0, 60, 65, 67, 70, 72])),
 )
-KINDS = ["legal"] * 6 + ["greedy"] * 6 + ["call", "win", "win"] + ["consecutive"] * 2 + ["junk"] * 3 + [
-    "timeout",
-    "pause",
-    "resume",
+KINDS = [
+    *["legal"] * 6, *["greedy"] * 6, "call", "win", "win", *["consecutive"] * 2, *["junk"] * 3,
+    "timeout", "pause", "resume",
 ]
 
 
@@ -92,7 +92,7 @@ class Trays:
     def __init__(self) -> None:
         self.down: dict[str, set[int]] = {p: set() for p in PLAYERS}
 
-    def follow(self, events: list) -> None:
+    def follow(self, events: list[Event]) -> None:
         for event in events:
             if isinstance(event, TileFlipped):
                 (self.down[event.owner].add if event.down else self.down[event.owner].discard)(
@@ -125,7 +125,8 @@ def test_random_play_keeps_the_invariants(config, partial, length, data):
             events = game.apply(action, at)
         except Rejection as rejection:
             assert rejection.sentence
-            assert game.state is before and game.state == before
+            assert game.state is before
+            assert game.state == before
             return
         trays.follow(events)
         for event in events:

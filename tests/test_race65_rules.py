@@ -70,7 +70,9 @@ def set_down(game: Game[RaceState], ann: set[int], bob: set[int]) -> None:
         ("phase-seven", "hard", 70, 2, 15.0),
     ],
 )
-def test_rule_sets_have_their_targets_flips_and_timers(rule_set, difficulty, target, flips, seconds):
+def test_rule_sets_have_their_targets_flips_and_timers(
+    rule_set, difficulty, target, flips, seconds
+):
     config = race_config(rule_set, difficulty)
     assert (config.target, config.flips_per_turn, config.turn_seconds) == (target, flips, seconds)
 

@@ -401,14 +401,14 @@ class Race65(Rules[RaceState]):
                 f"{flip.owner}'s {flip.tile} is already {flip.direction}. Nothing was flipped."
             )
         if state.flipped_this_turn(flip.owner, flip.tile):
+            whose = owner_word[:1].upper() + owner_word[1:]
             raise AlreadyFlipped(
-                f"{owner_word[:1].upper()}{owner_word[1:]} {flip.tile} was already flipped this turn. "
-                "Flip a different tile."
+                f"{whose} {flip.tile} was already flipped this turn. Flip a different tile."
             )
         if (flip.owner, flip.tile) in state.last_turn:
             violation = ConsecutiveViolation(flip.player, flip.owner, flip.tile, is_down)
-            new_state, events = self._end_turn_void(state, "consecutive", at)
-            return new_state, [violation, *events]
+            new_state, lost = self._end_turn_void(state, "consecutive", at)
+            return new_state, [violation, *lost]
 
         index = state.index(flip.owner)
         tiles = state.down[index]

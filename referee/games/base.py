@@ -45,7 +45,9 @@ def sentence(text: str) -> str:
 
 
 def plural(n: int, word: str) -> str:
-    """>>> plural(1, "flip"), plural(2, "flip")
+    """A count with its noun.
+
+    >>> plural(1, "flip"), plural(2, "flip")
     ('1 flip', '2 flips')
     """
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
@@ -89,7 +91,7 @@ class GameSpec(ABC):
     def __init__(self, players: Sequence[str], options: argparse.Namespace) -> None:
         self.players = check_players(players, self.min_players, self.max_players)
 
-    @classmethod
+    @classmethod  # noqa: B027 (a hook: most games add options, some need none)
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
         """Game-specific options of ``referee play``."""
 

@@ -201,7 +201,10 @@ class Race65Spec(GameSpec):
 
     def _wrong_call(self, event: CallIncorrect) -> str:
         if event.number != event.target:
-            text = f"Wrong call: {event.caller} called {event.number}, the target is {event.target}."
+            text = (
+                f"Wrong call: {event.caller} called {event.number}, "
+                f"the target is {event.target}."
+            )
         else:
             text = f"Wrong call: {event.caller} has {event.total}, not {event.target}."
         own = [c for c in event.corrections if c.owner == event.caller]

@@ -107,7 +107,7 @@ class _Candidate:
         return json.dumps(self.intent, sort_keys=True)
 
 
-_SPLIT = re.compile(r"[^\w'’-]+")
+_SPLIT = re.compile(r"[^\w'\u2019-]+")
 
 
 class IntentMatcher:
@@ -138,7 +138,8 @@ class IntentMatcher:
         self._weights = [
             [self._template_weight(t) for t in expansion] for _, expansion in self._templates
         ]
-        self.match = lru_cache(maxsize=512)(self._match)  # type: ignore[method-assign]
+        #: ``match(text, speaker) -> Heard``, remembering recent transcripts.
+        self.match = lru_cache(maxsize=512)(self._match)
 
     @classmethod
     def for_game(cls, game: str, players: Sequence[str], **options: Any) -> IntentMatcher:
@@ -147,7 +148,7 @@ class IntentMatcher:
     # --- tokens ------------------------------------------------------------------
     def tokenise(self, text: str) -> list[_Tok]:
         """The transcript as typed tokens: numbers, names, words."""
-        raw = [w.strip("'’") for w in _SPLIT.split(text.replace("-", " "))]
+        raw = [w.strip("'\u2019") for w in _SPLIT.split(text.replace("-", " "))]
         capitals = {w.casefold() for w in raw if w[:1].isupper()}
         words = join_numbers(normalise_words(text))[:MAX_WORDS]
         words = self._join_names(words)

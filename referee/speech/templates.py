@@ -126,7 +126,7 @@ _PUNCT = re.compile(r"[^\w'\s]+")
 
 def normalise_words(text: str) -> list[str]:
     """Lower-case words with punctuation removed; hyphens split words."""
-    text = text.replace("’", "'").replace("-", " ").replace("_", " ")
+    text = text.replace("\u2019", "'").replace("-", " ").replace("_", " ")
     text = _PUNCT.sub(" ", text.casefold())
     words = []
     for word in text.split():
@@ -198,7 +198,7 @@ class PhraseSet:
 
     def vocabulary(self) -> frozenset[str]:
         """Every literal word of every template."""
-        words = set()
+        words: set[str] = set()
         for intent in self.intents:
             for expansion in intent.expansions:
                 words.update(t.text for t in expansion if isinstance(t, Word))

@@ -1,0 +1,205 @@
+"""The ``referee`` command as a user runs it: real processes, real pipes."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from referee.cli import main
+from referee.session import Session
+from referee.textplay import run_interactive
+from tests.test_intents import LISTED
+from tests.test_session import session as make_session
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def referee(
+    *args: str, stdin: bytes | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "referee", *args],
+        input=stdin.decode("utf-8", "replace") if stdin is not None else None,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        check=False,
+    )
+
+
+def assert_clean_error(result: subprocess.CompletedProcess[str], message: str) -> None:
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+# --- referee hear ------------------------------------------------------------------
+
+
+def test_hear_prints_one_json_object_in_the_documented_schema():
+    result = referee("hear", "--game", "race65", "--players", "Ann", "Bob", "--speaker", "Ann",
+                     "--text", "Bob, flip your ten down")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out == {
+        "text": "Bob, flip your ten down",
+        "intent": {"kind": "flip", "owner": "Bob", "tile": 10, "direction": "down"},
+        "score": 1.0,
+    }
+
+
+@pytest.mark.parametrize(("text", "intent"), LISTED)
+def test_hear_gives_the_schema_for_every_listed_form(text, intent, capsys):
+    assert main(["hear", "--game", "race65", "--players", "Ann", "Bob", "--speaker", "Ann",
+                 "--text", text]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["intent"] == intent
+    assert out["text"] == text
+    assert 0.0 <= out["score"] <= 1.0
+
+
+def test_hear_table_talk_is_none(capsys):
+    main(["hear", "--players", "Ann", "Bob", "--text", "seven people came to the party"])
+    assert json.loads(capsys.readouterr().out)["intent"] == {"kind": "none"}
+
+
+def test_hear_unknown_speaker_is_a_clear_error():
+    result = referee("hear", "--players", "Ann", "Bob", "--speaker", "Carl", "--text", "seven")
+    assert_clean_error(result, "Carl is not one of the players")
+
+
+# --- set-up errors ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["play", "chess"], "Unknown game 'chess'"),
+        (["play", "race65", "--rules", "phase-nine"], "invalid choice"),
+        (["play", "race65", "--difficulty", "brutal"], "invalid choice"),
+        (["play", "race65", "--rules", "phase-one", "--difficulty", "hard"], "no difficulty"),
+        (["play", "race65", "--players", "Ann"], "for 2 players, not 1"),
+        (["play", "race65", "--players", "Ann", "ann"], "different name"),
+        (["play", "race65", "--players", "Ann", "Seven"], "sounds like a number"),
+        (["play", "race65", "--players", "Ann", "B0b!"], "cannot be a player's name"),
+        (["play", "race65", "--first", "Carl"], "Carl is not one of the players"),
+        (["play", "race65", "--house", "partial_turn=maybe"], "partial_turn takes"),
+        (["play", "race65", "--house", "no_such_rule=on"], "Unknown house rule"),
+        (["play", "race65", "--script", "/no/such/file.txt"], "Cannot read the script"),
+    ],
+)
+def test_bad_set_up_gives_a_message_never_a_traceback(args, message):
+    assert_clean_error(referee(*args), message)
+
+
+# --- scripted play with bad input ------------------------------------------------------------
+
+
+def test_bad_input_in_a_script_never_crashes_nor_changes_the_game(tmp_path):
+    script = tmp_path / "bad.script"
+    lines = [
+        b"[1] flip my seven",
+        b"",
+        b"[2] Carl: flip my four",
+        b"[3] Bob, flip your thirteen down",
+        b"[4] flip my zero",
+        b"[5] flip",
+        b"[6] \xff\xfe\x00\x01garbage\x9c\x80",
+        b"[7] " + b"flip my eight " * 8000,
+        b"[8] Carl, flip your four down",
+        b"[oops] flip my two",
+        b"[1] flip my three",
+        b"[9] \x1b[31m\x07",
+        b"[10] whose turn is it",
+    ]
+    script.write_bytes(b"\n".join(lines) + b"\n")
+    result = referee("play", "race65", "--rules", "phase-seven", "--difficulty", "easy",
+                     "--script", str(script), "--json")
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    out = result.stdout
+    for message in [
+        "There is no player called Carl. The players are Ann and Bob.",
+        "There is no tile 13. Tiles go from 1 to 12.",
+        "There is no tile 0.",
+        "Flip which tile?",
+        "Sorry, I didn't catch that.",
+        "That was too long for me.",
+        "time 1 is before 8",
+        "line 10: cannot read the time",
+        "It's Ann's turn, 1 flip left.",
+    ]:
+        assert message in out, message
+    final = json.loads(out.strip().splitlines()[-1])
+    assert final == {
+        "winner": None,
+        "players": {"Ann": {"total": 7, "down": [7]}, "Bob": {"total": 0, "down": []}},
+        "turn": "Ann",
+    }
+
+
+def test_script_lines_without_a_time_happen_at_the_previous_time(tmp_path):
+    script = tmp_path / "t.script"
+    script.write_text("[3] flip my seven\nflip my eight\n")
+    result = referee("play", "race65", "--difficulty", "hard", "--script", str(script))
+    assert "[3.0] referee: Ann, 8 down." in result.stdout
+    assert "[3.0] referee: Bob's turn, 15 seconds." in result.stdout
+
+
+# --- interactive play ----------------------------------------------------------------------
+
+
+def test_typed_game_through_a_pipe_prints_what_the_referee_says():
+    typed = b"flip my seven\nBob, flip your four down\nBob: what's my score\nBob: seventy\n"
+    result = referee("play", "race65", "--rules", "phase-seven", "--difficulty", "hard",
+                     "--json", stdin=typed)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("Race to 70, phase-seven hard.")
+    assert "Ann, 7 down. One more flip." in lines
+    assert "Bob, flip your 4 down." in lines
+    assert "Bob has 4." in lines
+    assert any(line.startswith("Wrong call: Bob has 4, not 70.") for line in lines)
+    assert "Game stopped. No winner." in lines  # end of input stops the game
+    assert json.loads(lines[-1])["players"]["Bob"] == {"total": 0, "down": []}
+
+
+def test_typed_binary_garbage_and_a_huge_line_are_survived():
+    typed = b"\xff\xfe\x00garbage\n" + b"x" * 120_000 + b"\nflip my seven\n"
+    result = referee("play", "race65", "--json", stdin=typed)
+    assert result.returncode == 0
+    assert "Traceback" not in result.stderr
+    assert "Ann, 7 down. One more flip." in result.stdout
+
+
+def test_live_countdown_runs_in_real_time():
+    """The interactive loop counts down by the wall clock (sped up 20 times)."""
+    read_fd, write_fd = os.pipe()
+    out = io.StringIO()
+    session: Session = make_session("phase-one", None)
+    started = time.monotonic()
+    worker = threading.Thread(
+        target=run_interactive,
+        args=(session, os.fdopen(read_fd, "rb"), out),
+        kwargs={"speed": 20.0},
+    )
+    worker.start()
+    time.sleep(16 / 20 + 0.3)  # just past Ann's 15-second turn
+    os.write(write_fd, b"Bob: flip my three\n")
+    os.close(write_fd)
+    worker.join(timeout=10)
+    elapsed = time.monotonic() - started
+    lines = out.getvalue().splitlines()
+    assert lines[1:9] == ["10 seconds.", "Five.", "Four.", "Three.", "Two.", "One.", "Time!",
+                          "Ann loses the turn."]
+    assert "Bob, 3 down." in lines
+    assert elapsed < 5

@@ -1,0 +1,154 @@
+"""The referee's session on a simulated clock: countdown, timeouts, questions."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from referee.engine.core import PauseClock, ResumeClock
+from referee.games.race65 import Race65Spec
+from referee.session import Session, countdown_marks
+
+
+def session(rules: str = "phase-seven", difficulty: str | None = "hard", **extra) -> Session:
+    options = argparse.Namespace(rules=rules, difficulty=difficulty, house=[], first=None, **extra)
+    return Session(Race65Spec(["Ann", "Bob"], options))
+
+
+def texts(said) -> list[str]:
+    return [s.text for s in said]
+
+
+def test_countdown_marks_follow_the_turn_length():
+    assert countdown_marks(15) == (10, 5, 4, 3, 2, 1)
+    assert countdown_marks(30) == (15.0, 10, 5, 4, 3, 2, 1)
+    assert countdown_marks(4) == (3, 2, 1)
+    assert countdown_marks(None) == ()
+
+
+def test_countdown_is_announced_at_its_times_then_time_is_up():
+    s = session()
+    said = s.tick(15.0)
+    assert [(x.at, x.text) for x in said[:6]] == [
+        (5.0, "10 seconds."), (10.0, "Five."), (11.0, "Four."), (12.0, "Three."),
+        (13.0, "Two."), (14.0, "One."),
+    ]
+    assert texts(said[6:]) == ["Time!", "Ann loses the turn.", "Bob's turn, 15 seconds."]
+    assert s.game.current_player() == "Bob"
+
+
+def test_next_wakeup_is_the_next_countdown_mark_then_the_deadline():
+    s = session()
+    assert s.next_wakeup() == 5.0
+    s.tick(5.0)
+    assert s.next_wakeup() == 10.0
+    s.tick(14.0)
+    assert s.next_wakeup() == 15.0
+
+
+def test_a_long_silence_times_out_turn_after_turn():
+    s = session()
+    said = texts(s.tick(46.0))
+    assert said.count("Time!") == 3
+    assert s.game.current_player() == "Bob"
+
+
+def test_countdown_waits_while_the_timer_is_paused():
+    s = session()
+    s.game.apply(PauseClock(), 3.0)
+    assert s.next_wakeup() is None
+    assert s.tick(100.0) == []
+    s.game.apply(ResumeClock(), 100.0)
+    assert s.next_wakeup() == 102.0  # 12 s were left: "10 seconds" two seconds later
+    assert "Time!" in texts(s.tick(112.0))
+
+
+def test_easy_mode_never_counts_down():
+    s = session(difficulty="easy")
+    assert s.next_wakeup() is None
+    assert s.tick(10_000.0) == []
+
+
+def test_utterances_first_let_due_timeouts_happen():
+    s = session()
+    said = texts(s.hear("flip my seven", None, 16.0))
+    assert "Time!" in said
+    assert said[-1] == "Bob, 7 down. One more flip."
+
+
+def test_questions_do_not_change_the_game():
+    s = session()
+    s.hear("flip my seven", None, 1.0)
+    before = s.game.state
+    for question in ["what's my score", "read Bob's board", "how much time is left",
+                     "whose turn is it", "help", "rules", "what's the score"]:
+        assert s.hear(question, "Bob", 2.0)
+    assert s.game.state is before
+    assert texts(s.hear("what's my score", "Ann", 2.0)) == ["Ann has 7."]
+    assert texts(s.hear("how much time is left", "Bob", 3.5)) == ["Ann has 12 seconds left."]
+    assert texts(s.hear("whose turn is it", "Bob", 4.0)) == ["It's Ann's turn, 1 flip left."]
+
+
+def test_repeat_says_the_last_announcement_again():
+    s = session()
+    s.hear("flip my seven", None, 1.0)
+    assert texts(s.hear("repeat that", "Bob", 2.0)) == ["Ann, 7 down. One more flip."]
+    s.hear("what's my score", "Ann", 3.0)
+    assert texts(s.hear("say that again", "Bob", 4.0)) == ["Ann has 7."]
+
+
+def test_unknown_speech_gets_a_message_and_changes_nothing():
+    s = session()
+    before = s.game.state
+    assert texts(s.hear("pass me the chips please", None, 1.0)) == [
+        "Sorry, I didn't catch that. Say help for what you can say."
+    ]
+    assert texts(s.hear("flip my thirteen", None, 1.0)) == [
+        "There is no tile 13. Tiles go from 1 to 12."
+    ]
+    assert s.game.state is before
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\x00\x07\x1b\r"])
+def test_empty_input_is_ignored(text):
+    s = session()
+    assert s.hear(text, None, 1.0) == []
+
+
+def test_a_huge_line_is_refused_with_a_message():
+    s = session()
+    before = s.game.state
+    said = texts(s.hear("flip my seven " * 8000, None, 1.0))
+    assert said == ["That was too long for me. Please say one move at a time."]
+    assert s.game.state is before
+
+
+def test_ambiguous_speech_asks_which_was_meant():
+    s = session()
+    said = texts(s.hear("Bob's", "Ann", 1.0))
+    assert said[0].startswith("Did you mean ")
+    assert " or " in said[0]
+
+
+def test_out_of_turn_moves_are_refused_but_calls_are_heard():
+    s = session()
+    assert texts(s.hear("flip my seven", "Bob", 1.0)) == ["It's Ann's turn, not Bob's."]
+    said = texts(s.hear("seventy", "Bob", 2.0))
+    assert said == ["Wrong call: Bob has 0, not 70. Bob has no tiles down."]
+    assert s.game.current_player() == "Ann"
+
+
+def test_announce_totals_house_rule_adds_the_total_to_each_flip():
+    options = argparse.Namespace(
+        rules="phase-seven", difficulty="hard", house=["announce_totals=on"], first=None
+    )
+    s = Session(Race65Spec(["Ann", "Bob"], options))
+    assert texts(s.hear("flip my seven", None, 1.0)) == ["Ann, 7 down. One more flip. Ann has 7."]
+
+
+def test_stop_ends_the_game_without_a_winner():
+    s = session()
+    assert texts(s.stop(3.0)) == ["Game stopped. No winner."]
+    assert s.final_state()["winner"] is None
+    assert s.final_state()["turn"] is None
