@@ -1,0 +1,77 @@
+"""Intent matcher benchmark: accuracy and latency on text, without audio.
+
+Run: ``./run bench intents`` (or ``.venv/bin/python -m benchmarks.intents``).
+Prints a Markdown table for the README.
+
+Sets:
+
+* template sentences: every sentence the phrase file allows (each must give
+  its own intent);
+* one word dropped: every template sentence with one small word (weight 1)
+  removed, the errors recognisers make most;
+* table talk: ``tests/data/table_talk.txt``, which must all give ``none``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+from referee.speech.intents import IntentMatcher
+from referee.speech.templates import expand_phrases
+
+PLAYERS = ["Ann", "Bob"]
+TABLE_TALK = Path(__file__).resolve().parent.parent / "tests" / "data" / "table_talk.txt"
+
+
+def main() -> None:
+    matcher = IntentMatcher.for_game("race65", PLAYERS)
+    phrases = matcher.phrases
+    rows: list[tuple[str, int, int, list[float]]] = []
+
+    exact: list[tuple[str, dict[str, object]]] = []
+    dropped: list[tuple[str, dict[str, object]]] = []
+    small_words = {w for w in phrases.vocabulary() if phrases.word_weight(w) == 1}
+    for words, template, filled in expand_phrases(phrases):
+        (intent,) = matcher._resolve(template, filled, "Ann")
+        exact.append((words, intent))
+        parts = words.split()
+        for i, word in enumerate(parts):
+            if word in small_words:
+                dropped.append((" ".join(parts[:i] + parts[i + 1 :]), intent))
+    talk = [
+        line.strip()
+        for line in TABLE_TALK.read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+
+    for name, cases in (("template sentences", exact), ("one small word dropped", dropped)):
+        ok, times = 0, []
+        for text, intent in cases:
+            start = time.perf_counter()
+            heard = matcher._match(text, "Ann")
+            times.append(time.perf_counter() - start)
+            ok += heard.intent == intent
+        rows.append((name, len(cases), ok, times))
+    rejected, times = 0, []
+    for text in talk:
+        start = time.perf_counter()
+        heard = matcher._match(text, "Ann")
+        times.append(time.perf_counter() - start)
+        rejected += heard.kind == "none"
+    rows.append(("table talk (must be none)", len(talk), rejected, times))
+
+    print("| set | utterances | correct | accuracy | p50 ms | p95 ms | max ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, count, ok, times in rows:
+        ms = sorted(t * 1000 for t in times)
+        p95 = ms[min(len(ms) - 1, int(0.95 * len(ms)))]
+        print(
+            f"| {name} | {count} | {ok} | {100 * ok / count:.1f} % | "
+            f"{statistics.median(ms):.2f} | {p95:.2f} | {ms[-1]:.2f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
