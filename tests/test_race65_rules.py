@@ -523,6 +523,11 @@ def test_legal_actions_exclude_restricted_tiles_and_include_calls():
         trial.apply(action, 3)  # every legal action applies without rejection
 
 
+def test_race_to_65_has_no_chance_steps():
+    game = new_game()
+    assert game.chance() is None
+
+
 def test_describe_says_what_an_action_is():
     game = new_game()
     assert game.describe(Flip("Ann", "Bob", 4, "up")) == "Ann tells Bob to flip 4 up"

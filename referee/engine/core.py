@@ -86,6 +86,20 @@ class GameStopped(Event):
 
 
 @dataclass(frozen=True)
+class Chance:
+    """A step of chance the game is waiting for (a roll, a draw).
+
+    ``outcomes`` lists every possible result as the action that applies it,
+    with its probability. The caller picks one (a seeded generator for virtual
+    dice, or what a player reports for physical dice) and applies it like any
+    other action, so tests inject results instead of depending on seeds.
+    """
+
+    name: str
+    outcomes: tuple[tuple[Action, float], ...]
+
+
+@dataclass(frozen=True)
 class Outcome:
     """How a finished game ended: its winners (several for a shared win)."""
 
@@ -179,6 +193,10 @@ class Rules(ABC, Generic[S]):
     def describe(self, action: Action) -> str:
         """A short sentence that says what the action is."""
 
+    def chance(self, state: S) -> Chance | None:
+        """The chance step the game waits for now, if any (none in Race to 65)."""
+        return None
+
 
 class Game(Generic[S]):
     """A game in progress: the rules plus the stack of states it went through.
@@ -227,6 +245,9 @@ class Game(Generic[S]):
 
     def deadline(self) -> float | None:
         return self.rules.deadline(self.state)
+
+    def chance(self) -> Chance | None:
+        return self.rules.chance(self.state)
 
     def describe(self, action: Action) -> str:
         return self.rules.describe(action)
