@@ -61,7 +61,15 @@ def build_parser() -> argparse.ArgumentParser:
     hear.add_argument("--game", default="race65", help="the game (default race65)")
     _game_options(hear)
     hear.add_argument("--speaker", metavar="NAME", help="who spoke (default: the first player)")
-    hear.add_argument("--text", required=True, help="the words, as typed or recognised")
+    source = hear.add_mutually_exclusive_group(required=True)
+    source.add_argument("--text", help="the words, as typed or recognised")
+    source.add_argument("files", nargs="*", default=[], metavar="FILE.wav",
+                        help="WAV files, one utterance each")
+    hear.add_argument("--engine", choices=["pocketsphinx", "vosk"],
+                      help="recogniser (default: Vosk if a model is installed, else PocketSphinx)")
+    hear.add_argument("--model", type=Path, help="a Vosk model folder")
+    hear.add_argument("--json", action="store_true",
+                      help="one JSON object per line (the only output format)")
     return parser
 
 
@@ -104,9 +112,40 @@ def cmd_hear(args: argparse.Namespace) -> int:
     if not match:
         raise SetupError(f"The speaker {speaker} is not one of the players.")
     matcher = IntentMatcher.for_game(spec.name, spec.players)
-    heard = matcher.match(args.text, match[0])
-    print(json.dumps(heard.to_json()), flush=True)
-    return 0
+    if args.text is not None:
+        print(json.dumps(matcher.match(args.text, match[0]).to_json()), flush=True)
+        return 0
+    return hear_files(args.files, matcher, match[0], args.engine, args.model)
+
+
+def hear_files(
+    files: Sequence[str], matcher: IntentMatcher, speaker: str,
+    engine: str | None, model: Path | None,
+) -> int:
+    """Decode each WAV file; one JSON object per file. Exit 1 if any failed."""
+    from referee.speech.audio import AudioError, load_wav
+    from referee.speech.listen import hear_audio
+    from referee.speech.recognizers import RecognizerError, make_recognizer
+
+    try:
+        recognizer = make_recognizer(matcher.phrases, engine, model)
+    except RecognizerError as error:
+        raise SetupError(str(error)) from error
+    failed = False
+    for name in files:
+        try:
+            audio = load_wav(name)
+        except AudioError as error:
+            print(f"referee: {error}", file=sys.stderr)
+            print(json.dumps({"file": name, "error": str(error)}), flush=True)
+            failed = True
+            continue
+        heard, transcript = hear_audio(recognizer, matcher, audio, speaker)
+        out = {"file": name, **heard.to_json(), "text": transcript.text,
+               "engine": recognizer.name, "audio_s": round(audio.seconds, 3),
+               "decode_s": round(transcript.decode_s, 4)}
+        print(json.dumps(out), flush=True)
+    return 1 if failed else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

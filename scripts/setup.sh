@@ -6,9 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages the project uses (none are needed by the text referee yet;
-# the speech issues add libportaudio2, espeak-ng and sox here).
-APT_PACKAGES=()
+# Debian packages the project uses: PortAudio for the microphone (sounddevice),
+# eSpeak NG for name pronunciations and test voices, sox for test rooms.
+APT_PACKAGES=(libportaudio2 espeak-ng sox)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -43,6 +43,6 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
         echo "setup: pip failed; the full log is in $pip_log" >&2
         exit 1
     fi
-    .venv/bin/python -c 'import referee, rapidfuzz'
+    .venv/bin/python -c 'import referee, rapidfuzz, pocketsphinx, numpy'
     echo "$want" > "$stamp"
 fi

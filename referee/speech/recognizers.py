@@ -1,0 +1,269 @@
+"""Offline speech recognisers behind one interface.
+
+* :class:`PocketSphinxRecognizer`, the embedded default: the US English model
+  shipped inside the ``pocketsphinx`` wheel, constrained by a JSGF grammar
+  generated from the game's phrase file.
+* :class:`VoskRecognizer`, used whenever a Vosk model is installed: its
+  grammar is the phrase list of the same file plus ``[unk]``.
+
+Both turn one utterance (:class:`~referee.speech.audio.Audio`) into a
+:class:`Transcript`. The intent matcher then reads the transcript, so what the
+recogniser hears and what the referee understands come from one phrase file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from referee.speech.audio import RATE, Audio
+from referee.speech.grammar import grammar_words, phrase_list, to_jsgf
+from referee.speech.templates import PhraseSet
+
+log = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+MODELS_DIR = Path(os.environ.get("REFEREE_MODELS", ROOT / "models"))
+VOSK_MODEL_ENV = "REFEREE_VOSK_MODEL"
+
+
+class RecognizerError(RuntimeError):
+    """A recogniser that cannot be used here, with the reason."""
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What a recogniser heard in one utterance."""
+
+    text: str
+    #: The recogniser's own confidence in ``text``, 0..1.
+    confidence: float
+    #: Other readings, best first (``text`` is the first).
+    nbest: tuple[str, ...] = ()
+    #: Seconds spent decoding.
+    decode_s: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Recognizer(ABC):
+    """Speech to words for one game's grammar."""
+
+    name: str = ""
+
+    @abstractmethod
+    def start(self) -> None:
+        """Begin an utterance (streaming)."""
+
+    @abstractmethod
+    def feed(self, data: bytes) -> None:
+        """Give the next 16 kHz mono 16-bit little-endian samples."""
+
+    @abstractmethod
+    def finish(self) -> Transcript:
+        """End the utterance and say what was heard."""
+
+    def decode(self, audio: Audio) -> Transcript:
+        """Recognise one whole utterance (16 kHz mono), streamed in 100 ms chunks."""
+        start = time.perf_counter()
+        self.start()
+        data = audio.to_bytes()
+        step = RATE // 10 * 2
+        for i in range(0, len(data), step):
+            self.feed(data[i : i + step])
+        transcript = self.finish()
+        return replace(transcript, decode_s=time.perf_counter() - start)
+
+    def describe(self) -> str:
+        return self.name
+
+
+# --- PocketSphinx ------------------------------------------------------------------------
+
+
+def pocketsphinx_model_dir() -> Path:
+    import pocketsphinx
+
+    return Path(pocketsphinx.get_model_path()) / "en-us"
+
+
+class PocketSphinxRecognizer(Recognizer):
+    """CMU PocketSphinx with a JSGF grammar from the phrase file.
+
+    Names not in the pronunciation dictionary get one generated from their
+    spelling (:mod:`referee.speech.pronounce`); ``missing_words`` lists any
+    word that still has none.
+    """
+
+    name = "pocketsphinx"
+
+    def __init__(self, phrases: PhraseSet, **options: Any) -> None:
+        from pocketsphinx import Decoder
+
+        self.phrases = phrases
+        settings: dict[str, Any] = {
+            "samprate": RATE,
+            "lm": None,
+            "loglevel": "FATAL",
+        }
+        settings.update(options)
+        self.decoder = Decoder(**settings)
+        self.added_words: dict[str, str] = {}
+        self.missing_words: list[str] = []
+        self._add_missing_words()
+        self.jsgf = to_jsgf(phrases)
+        self.decoder.add_jsgf_string("referee", self.jsgf)
+        self.decoder.activate_search("referee")
+
+    def _add_missing_words(self) -> None:
+        from referee.speech.pronounce import pronounce
+
+        for word in sorted(grammar_words(self.phrases)):
+            if self.decoder.lookup_word(word) is not None:
+                continue
+            phones = pronounce(word, self.decoder.lookup_word)
+            if phones:
+                self.decoder.add_word(word, phones, False)
+                self.added_words[word] = phones
+                log.info("generated a pronunciation for %r: %s", word, phones)
+            else:
+                self.missing_words.append(word)
+        if self.missing_words:
+            raise RecognizerError(
+                "No pronunciation for: " + ", ".join(self.missing_words)
+                + ". Use names made of letters, or 'player one' and 'player two'."
+            )
+
+    def start(self) -> None:
+        self._started = time.perf_counter()
+        self.decoder.start_utt()
+
+    def feed(self, data: bytes) -> None:
+        self.decoder.process_raw(data, False, False)
+
+    def finish(self) -> Transcript:
+        d = self.decoder
+        d.end_utt()
+        hyp = d.hyp()
+        text = hyp.hypstr if hyp is not None else ""
+        confidence = float(hyp.prob) if hyp is not None else 0.0
+        elapsed = time.perf_counter() - self._started
+        return Transcript(text, confidence, (text,) if text else (), elapsed)
+
+    def describe(self) -> str:
+        return f"PocketSphinx, US English model in {pocketsphinx_model_dir()}"
+
+
+# --- Vosk ----------------------------------------------------------------------------------
+
+
+def find_vosk_model(explicit: Path | str | None = None) -> Path | None:
+    """The Vosk model to use: ``--model``, then $REFEREE_VOSK_MODEL, then models/."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get(VOSK_MODEL_ENV)
+    if env:
+        return Path(env)
+    if MODELS_DIR.is_dir():
+        for candidate in sorted(MODELS_DIR.iterdir()):
+            if candidate.is_dir() and (candidate / "am").is_dir():
+                return candidate
+    return None
+
+
+class VoskRecognizer(Recognizer):
+    """Vosk (Kaldi) with the phrase list as its grammar plus ``[unk]``."""
+
+    name = "vosk"
+
+    def __init__(self, phrases: PhraseSet, model_path: Path | str) -> None:
+        try:
+            import vosk
+        except ImportError as error:  # pragma: no cover - vosk is a dependency
+            raise RecognizerError("The vosk package is not installed.") from error
+        path = Path(model_path)
+        if not (path / "am").is_dir() and not (path / "final.mdl").exists():
+            raise RecognizerError(f"{path} is not a Vosk model (no am/ folder).")
+        vosk.SetLogLevel(-1)
+        self.phrases = phrases
+        self.model_path = path
+        try:
+            self.model = vosk.Model(str(path))
+        except Exception as error:
+            raise RecognizerError(f"Vosk could not load the model in {path}: {error}") from error
+        self.grammar = [*phrase_list(phrases), "[unk]"]
+        self._vosk = vosk
+
+    def recognizer(self) -> Any:
+        rec = self._vosk.KaldiRecognizer(self.model, RATE, json.dumps(self.grammar))
+        rec.SetMaxAlternatives(3)
+        rec.SetWords(True)
+        return rec
+
+    def start(self) -> None:
+        self._started = time.perf_counter()
+        self._rec = self.recognizer()
+
+    def feed(self, data: bytes) -> None:
+        self._rec.AcceptWaveform(data)
+
+    def finish(self) -> Transcript:
+        result = json.loads(self._rec.FinalResult())
+        return _vosk_transcript(result, time.perf_counter() - self._started)
+
+    def describe(self) -> str:
+        return f"Vosk, model {self.model_path}"
+
+
+def _vosk_transcript(result: dict[str, Any], elapsed: float) -> Transcript:
+    """A Transcript from Vosk's final result (with or without alternatives)."""
+    alternatives = result.get("alternatives")
+    if alternatives:
+        texts = tuple(a.get("text", "") for a in alternatives)
+        confidence = float(alternatives[0].get("confidence", 0.0))
+        # Kaldi's alternative confidences are log-likelihood sums, not 0..1.
+        confidence = 1.0 if confidence > 0 else 0.0
+        text = texts[0]
+    else:
+        text = result.get("text", "")
+        words = result.get("result", [])
+        confs = [w.get("conf", 0.0) for w in words]
+        confidence = min(confs) if confs else 0.0
+        texts = (text,)
+    words_ = [w for w in text.split() if w != "[unk]"]
+    if len(words_) != len(text.split()):
+        confidence = 0.0  # speech outside the grammar
+    return Transcript(" ".join(words_), confidence, tuple(t for t in texts if t), elapsed)
+
+
+# --- choosing ---------------------------------------------------------------------------------
+
+
+ENGINES = ("pocketsphinx", "vosk")
+
+
+def make_recognizer(
+    phrases: PhraseSet, engine: str | None = None, model: Path | str | None = None
+) -> Recognizer:
+    """The recogniser to use: Vosk when a model is installed, else PocketSphinx."""
+    if engine not in (None, *ENGINES):
+        raise RecognizerError(f"Unknown engine {engine!r}; choose {' or '.join(ENGINES)}.")
+    vosk_model = find_vosk_model(model)
+    if engine == "vosk" or (engine is None and vosk_model is not None):
+        if vosk_model is None:
+            raise RecognizerError(
+                "No Vosk model is installed. Run 'referee models install vosk-small-en', "
+                f"put a model in {MODELS_DIR}, or use --model PATH."
+            )
+        return VoskRecognizer(phrases, vosk_model)
+    return PocketSphinxRecognizer(phrases)
+
+
+def players_words(players: Sequence[str]) -> list[str]:
+    return [p.casefold() for p in players]

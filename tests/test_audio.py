@@ -1,0 +1,120 @@
+"""WAV input: any rate, width and channel count in; clear errors for bad files."""
+
+from __future__ import annotations
+
+import struct
+import wave
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from referee.speech.audio import RATE, Audio, AudioError, load_wav, speech_region, wav_bytes
+
+
+def tone(rate: int, seconds: float = 0.5, freq: float = 440.0) -> np.ndarray:
+    t = np.arange(int(rate * seconds)) / rate
+    return 0.5 * np.sin(2 * np.pi * freq * t)
+
+
+def write_pcm(path: Path, signal: np.ndarray, rate: int, width: int, channels: int) -> None:
+    frames = np.repeat(signal[:, None], channels, axis=1).reshape(-1)
+    if width == 1:
+        data = (frames * 127 + 128).astype(np.uint8).tobytes()
+    elif width == 2:
+        data = (frames * 32767).astype("<i2").tobytes()
+    elif width == 3:
+        ints = (frames * 8388607).astype(np.int32)
+        data = b"".join(int(v).to_bytes(3, "little", signed=True) for v in ints)
+    else:
+        data = (frames * 2147483647).astype("<i4").tobytes()
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(channels)
+        out.setsampwidth(width)
+        out.setframerate(rate)
+        out.writeframes(data)
+
+
+def float_wav(signal: np.ndarray, rate: int) -> bytes:
+    data = signal.astype("<f4").tobytes()
+    fmt = struct.pack("<HHIIHH", 3, 1, rate, rate * 4, 4, 32)
+    body = b"WAVE" + b"fmt " + struct.pack("<I", 16) + fmt + b"data"
+    body += struct.pack("<I", len(data)) + data
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+def dominant_frequency(audio: Audio) -> float:
+    spectrum = np.abs(np.fft.rfft(audio.samples.astype(float)))
+    return float(np.argmax(spectrum) * audio.rate / len(audio.samples))
+
+
+@pytest.mark.parametrize("rate", [8000, 11025, 16000, 22050, 44100, 48000])
+@pytest.mark.parametrize("width", [1, 2, 3, 4])
+@pytest.mark.parametrize("channels", [1, 2, 6])
+def test_any_pcm_wav_becomes_16k_mono_16bit(tmp_path, rate, width, channels):
+    path = tmp_path / "t.wav"
+    write_pcm(path, tone(rate), rate, width, channels)
+    audio = load_wav(path)
+    assert audio.rate == RATE
+    assert audio.samples.dtype == np.int16
+    assert abs(audio.seconds - 0.5) < 0.01
+    assert abs(dominant_frequency(audio) - 440) < 5
+    assert 0.3 < np.abs(audio.samples).max() / 32767 < 0.6
+
+
+def test_float_wav_is_read():
+    audio = load_wav(float_wav(tone(32000), 32000), "float")
+    assert abs(dominant_frequency(audio) - 440) < 5
+
+
+def test_streamed_wav_with_unknown_length_is_read(tmp_path):
+    blob = bytearray(wav_bytes(Audio((tone(RATE) * 30000).astype(np.int16))))
+    blob[40:44] = struct.pack("<I", 0x7FFFF000)  # as espeak-ng and sox write to a pipe
+    assert abs(load_wav(bytes(blob)).seconds - 0.5) < 0.01
+
+
+@pytest.mark.parametrize(
+    ("blob", "message"),
+    [
+        (b"", "is empty"),
+        (b"hello, this is text and not audio", "not a WAV file"),
+        (b"ID3\x04\x00" + b"\x00" * 100, "not a WAV file"),
+        (b"RIFF\x24\x00\x00\x00WAVE", "no format header"),
+    ],
+)
+def test_bad_files_give_clear_errors(blob, message):
+    with pytest.raises(AudioError, match=message):
+        load_wav(blob, "the file")
+
+
+def test_truncated_wav_is_an_error():
+    blob = wav_bytes(Audio((tone(RATE) * 30000).astype(np.int16)))
+    with pytest.raises(AudioError, match="truncated"):
+        load_wav(blob[: len(blob) // 2], "half.wav")
+
+
+def test_header_only_wav_has_no_audio():
+    blob = wav_bytes(Audio(np.zeros(0, dtype=np.int16)))
+    with pytest.raises(AudioError, match="no audio"):
+        load_wav(blob, "empty.wav")
+
+
+def test_compressed_wav_is_refused():
+    blob = bytearray(float_wav(tone(8000), 8000))
+    blob[20:22] = struct.pack("<H", 6)  # A-law
+    with pytest.raises(AudioError, match="compressed"):
+        load_wav(bytes(blob), "alaw.wav")
+
+
+def test_missing_file():
+    with pytest.raises(AudioError, match="does not exist"):
+        load_wav(Path("/no/such/file.wav"))
+
+
+def test_speech_region_cuts_silence_at_the_edges():
+    silence = np.zeros(RATE, dtype=np.int16)
+    speech = (tone(RATE) * 20000).astype(np.int16)
+    audio = Audio(np.concatenate([silence, speech, silence]))
+    cut = speech_region(audio, margin_s=0.1)
+    assert 0.6 <= cut.seconds <= 0.75
+    assert speech_region(Audio(silence)).seconds == 1.0

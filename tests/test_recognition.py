@@ -1,0 +1,197 @@
+"""The real recognisers on real WAV files, with the grammar from the phrase file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
+from referee.speech.audio import load_wav
+from referee.speech.grammar import grammar_words, phrase_list, to_jsgf
+from referee.speech.intents import IntentMatcher
+from referee.speech.listen import hear_audio
+from referee.speech.pronounce import ipa_to_arpabet, pronounce
+from referee.speech.recognizers import (
+    PocketSphinxRecognizer,
+    RecognizerError,
+    find_vosk_model,
+    make_recognizer,
+)
+from referee.speech.templates import load_phrases
+
+ROOT = Path(__file__).resolve().parent.parent
+PLAYERS = ["Ann", "Bob"]
+
+
+@pytest.fixture(scope="module")
+def matcher() -> IntentMatcher:
+    return IntentMatcher.for_game("race65", PLAYERS)
+
+
+@pytest.fixture(scope="module")
+def sphinx(matcher) -> PocketSphinxRecognizer:
+    return PocketSphinxRecognizer(matcher.phrases)
+
+
+# --- grammar ---------------------------------------------------------------------------
+
+
+def test_every_grammar_sentence_means_what_its_template_says(matcher):
+    sentences = phrase_list(matcher.phrases)
+    assert len(sentences) > 500
+    for sentence in sentences:
+        heard = matcher.match(sentence, "Ann")
+        assert heard.kind not in ("none", "ambiguous"), sentence
+        assert heard.score == 1.0, sentence
+
+
+def test_grammar_listens_only_for_the_targets_as_calls(matcher):
+    sentences = set(phrase_list(matcher.phrases))
+    assert {"sixty five", "sixty seven", "seventy"} <= sentences
+    assert "seventy one" not in sentences
+    assert "i call sixty" not in sentences
+
+
+def test_grammar_is_restricted_to_the_tables_names():
+    phrases = load_phrases("race65", ["Zoltan", "Priya"])
+    words = grammar_words(phrases)
+    assert {"zoltan", "priya", "zoltan's"} <= words
+    assert "bob" not in words
+    assert "<player> = zoltan | priya;" in to_jsgf(phrases)
+
+
+def test_pocketsphinx_compiles_the_generated_grammar(sphinx):
+    assert sphinx.decoder.current_search() == "referee"
+    assert sphinx.missing_words == []
+
+
+# --- names the dictionary lacks -----------------------------------------------------------
+
+
+def test_ipa_maps_to_arpabet():
+    assert ipa_to_arpabet("pɹˈɪjə") == "P R IH Y AH"
+    assert ipa_to_arpabet("ʃɪvˈɔːn") == "SH IH V AO N"
+
+
+def test_unknown_names_get_a_generated_pronunciation():
+    assert pronounce("zoltan") == "Z OW L T AH N"
+    assert str(pronounce("zoltan's")).endswith(" Z")
+    assert str(pronounce("priya's", lambda w: None)).endswith(" Z")
+    assert str(pronounce("kwame's", lambda w: "K W AA M EY")).endswith("EY Z")
+    assert pronounce("123") is None
+
+
+def test_a_table_of_unusual_names_is_recognised():
+    players = ["Zoltan", "Priya"]
+    matcher = IntentMatcher.for_game("race65", players)
+    recognizer = PocketSphinxRecognizer(matcher.phrases)
+    assert {"priya", "priya's"} <= set(recognizer.added_words)  # not in the dictionary
+    assert recognizer.decoder.lookup_word("zoltan") is not None
+    from benchmarks.fixtures import VOICES
+
+    speak = VOICES["espeak-us"]  # deterministic
+    heard, _ = hear_audio(recognizer, matcher, speak("read Priya's board"), "Zoltan")
+    assert heard.intent == {"kind": "query", "what": "board", "player": "Priya"}
+    heard, _ = hear_audio(recognizer, matcher, speak("Zoltan calls seventy"), "Priya")
+    assert heard.intent == {"kind": "call", "caller": "Zoltan", "number": 70}
+
+
+# --- decoding the committed fixtures --------------------------------------------------------
+
+
+def test_commands_in_the_clean_fixtures_are_understood(sphinx, matcher):
+    commands = [u for u in utterances() if u.is_command]
+    right = []
+    for utterance in commands:
+        audio = load_wav(clean_path(COMMITTED_VOICE, utterance))
+        heard, _ = hear_audio(sphinx, matcher, audio, "Ann")
+        right.append(heard.intent == utterance.intent)
+    assert sum(right) / len(right) >= 0.95, f"{sum(right)}/{len(right)} understood"
+
+
+def test_decoding_is_deterministic_and_streaming_matches_whole(sphinx):
+    audio = load_wav(clean_path(COMMITTED_VOICE, utterances()[6]))
+    first = sphinx.decode(audio)
+    sphinx.start()
+    sphinx.feed(audio.to_bytes())
+    whole = sphinx.finish()
+    assert first.text == whole.text == "bob flip your ten down"
+
+
+def test_silence_and_noise_give_none(sphinx, matcher):
+    import numpy as np
+
+    from referee.speech.audio import Audio
+
+    silence = Audio(np.zeros(16000, dtype=np.int16))
+    heard, _ = hear_audio(sphinx, matcher, silence, "Ann")
+    assert heard.kind == "none"
+    rng = np.random.default_rng(1)
+    hiss = Audio((rng.standard_normal(16000) * 300).astype(np.int16))
+    assert hear_audio(sphinx, matcher, hiss, "Ann")[0].kind in ("none", "flip", "call", "query")
+
+
+def test_hear_command_decodes_wav_files_with_the_schema():
+    files = [str(clean_path(COMMITTED_VOICE, u)) for u in utterances()[:3]]
+    result = subprocess.run(
+        [sys.executable, "-m", "referee", "hear", "--game", "race65", "--players", "Ann", "Bob",
+         "--speaker", "Ann", "--engine", "pocketsphinx", "--json", *files],
+        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(lines) == 3
+    for line, utterance in zip(lines, utterances()[:3], strict=True):
+        assert set(line) >= {"file", "text", "intent", "score", "engine", "audio_s", "decode_s"}
+        assert line["engine"] == "pocketsphinx"
+        assert line["intent"] == utterance.intent
+        assert line["audio_s"] > 0.5
+
+
+def test_hear_command_reports_bad_files_and_goes_on(tmp_path):
+    bad = tmp_path / "bad.wav"
+    bad.write_bytes(b"RIFF....WAVEfmt ")
+    good = str(clean_path(COMMITTED_VOICE, utterances()[0]))
+    result = subprocess.run(
+        [sys.executable, "-m", "referee", "hear", "--players", "Ann", "Bob", "--json",
+         str(bad), good],
+        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    first, second = (json.loads(line) for line in result.stdout.splitlines())
+    assert "error" in first
+    assert second["intent"]["kind"] == "flip"
+
+
+# --- Vosk ------------------------------------------------------------------------------------
+
+
+def test_vosk_without_a_model_says_how_to_get_one(matcher, tmp_path, monkeypatch):
+    monkeypatch.delenv("REFEREE_VOSK_MODEL", raising=False)
+    monkeypatch.setattr("referee.speech.recognizers.MODELS_DIR", tmp_path)
+    with pytest.raises(RecognizerError, match="No Vosk model is installed"):
+        make_recognizer(matcher.phrases, "vosk")
+    assert isinstance(make_recognizer(matcher.phrases), PocketSphinxRecognizer)
+
+
+def test_vosk_rejects_a_folder_that_is_no_model(matcher, tmp_path):
+    with pytest.raises(RecognizerError, match="not a Vosk model"):
+        make_recognizer(matcher.phrases, "vosk", tmp_path)
+
+
+@pytest.mark.skipif(find_vosk_model() is None, reason="no English Vosk model installed "
+                    "(referee models install vosk-small-en); none is reachable on this machine")
+def test_vosk_english_recognises_the_clean_fixtures(matcher):
+    recognizer = make_recognizer(matcher.phrases, "vosk")
+    commands = [u for u in utterances() if u.is_command]
+    right = [
+        hear_audio(recognizer, matcher, load_wav(clean_path(COMMITTED_VOICE, u)), "Ann")[0].intent
+        == u.intent
+        for u in commands
+    ]
+    assert sum(right) / len(right) >= 0.95
