@@ -70,7 +70,71 @@ def build_parser() -> argparse.ArgumentParser:
     hear.add_argument("--model", type=Path, help="a Vosk model folder")
     hear.add_argument("--json", action="store_true",
                       help="one JSON object per line (the only output format)")
+    models = commands.add_parser("models", help="list or install speech models")
+    model_commands = models.add_subparsers(dest="models_command", metavar="ACTION")
+    listing = model_commands.add_parser("list", help="installed and installable models")
+    listing.add_argument("--dir", type=Path, help="where models live (default: models/)")
+    install = model_commands.add_parser("install", help="download and install a model")
+    install.add_argument("name", help="the model, e.g. vosk-small-en")
+    install.add_argument("--url", help="download from this address instead (a mirror)")
+    install.add_argument("--sha256", help="the archive's expected SHA-256")
+    install.add_argument("--dir", type=Path, help="where models live (default: models/)")
+
+    commands.add_parser("doctor", help="say which recogniser, model, devices and voice are used")
     return parser
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from referee.models import CATALOG, InstallError, install, installed
+    from referee.speech.recognizers import MODELS_DIR
+
+    dest = getattr(args, "dir", None) or MODELS_DIR
+    if args.models_command == "install":
+        try:
+            path = install(args.name, dest, url=args.url, sha256=args.sha256)
+        except InstallError as error:
+            raise SetupError(str(error)) from error
+        print(f"Installed {args.name} in {path}. The referee will use it from now on.")
+        return 0
+    for path in installed(dest):
+        print(f"installed: {path}")
+    for name, source in CATALOG.items():
+        print(f"available: {name} - {source.description}")
+    return 0
+
+
+def cmd_doctor() -> int:
+    """Say what would be used, and why, without starting a game."""
+    import shutil
+
+    from referee.speech.recognizers import (
+        MODELS_DIR,
+        VOSK_MODEL_ENV,
+        find_vosk_model,
+        pocketsphinx_model_dir,
+    )
+
+    vosk_model = find_vosk_model()
+    if vosk_model is not None:
+        print(f"recogniser: Vosk, model {vosk_model} "
+              f"(found via ${VOSK_MODEL_ENV} or in {MODELS_DIR})")
+    else:
+        print(f"recogniser: PocketSphinx, US English model in {pocketsphinx_model_dir()} "
+              f"(no Vosk model in {MODELS_DIR}; 'referee models install vosk-small-en' adds one)")
+    try:
+        import sounddevice
+
+        devices = [d for d in sounddevice.query_devices() if d["max_input_channels"] > 0]
+        if devices:
+            print(f"microphones: {', '.join(str(d['name']) for d in devices)}")
+        else:
+            print("microphones: none found; the referee falls back to typed input")
+    except Exception as error:  # PortAudio missing or broken: say so, never crash
+        print(f"microphones: cannot use audio devices ({error}); typed input only")
+    espeak = shutil.which("espeak-ng")
+    print(f"names: pronunciations for unknown names from {espeak or 'spelling (no espeak-ng)'}")
+    print("voice: the referee prints its sentences (spoken output arrives with the live loop)")
+    return 0
 
 
 def make_spec(args: argparse.Namespace, game: str) -> GameSpec:
@@ -163,6 +227,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_play(args)
         if args.command == "hear":
             return cmd_hear(args)
+        if args.command == "models":
+            return cmd_models(args)
+        if args.command == "doctor":
+            return cmd_doctor()
     except SetupError as error:
         print(f"referee: {error}", file=sys.stderr)
         return 2

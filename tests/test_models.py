@@ -1,0 +1,156 @@
+"""The model installer against a real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import io
+import socket
+import threading
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from referee.cli import main
+from referee.models import CATALOG, InstallError, install
+
+FOLDER = CATALOG["vosk-small-en"].folder
+
+
+def model_zip(folder: str = FOLDER, with_am: bool = True) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zipped:
+        if with_am:
+            zipped.writestr(f"{folder}/am/final.mdl", b"acoustic model" * 1000)
+        zipped.writestr(f"{folder}/conf/model.conf", b"--sample-frequency=16000\n")
+        zipped.writestr(f"{folder}/README", b"a test model built by the test")
+    return buffer.getvalue()
+
+
+class Server:
+    """Serves ``routes`` (path -> (body, declared length or None)) on 127.0.0.1."""
+
+    def __init__(self, routes: dict[str, tuple[bytes, int | None]]) -> None:
+        routes_ = routes
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if self.path not in routes_:
+                    self.send_error(404)
+                    return
+                body, length = routes_[self.path]
+                self.send_response(200)
+                self.send_header("Content-Length", str(length or len(body)))
+                self.end_headers()
+                self.wfile.write(body)  # fewer bytes than declared: an interruption
+                self.wfile.flush()
+                self.close_connection = True
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> Server:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def good() -> bytes:
+    return model_zip()
+
+
+@pytest.fixture
+def server(good: bytes) -> Iterator[Server]:
+    routes = {
+        "/model.zip": (good, None),
+        "/cut.zip": (good[: len(good) // 2], len(good)),
+        "/notzip.zip": (b"<html>not found, but 200</html>", None),
+        "/nomodel.zip": (model_zip(with_am=False), None),
+    }
+    with Server(routes) as running:
+        yield running
+
+
+def leftovers(dest: Path) -> list[str]:
+    return sorted(p.name for p in dest.iterdir()) if dest.exists() else []
+
+
+def test_install_downloads_verifies_and_unpacks(server, good, tmp_path):
+    digest = hashlib.sha256(good).hexdigest()
+    progress = io.StringIO()
+    path = install("vosk-small-en", tmp_path, url=f"{server.url}/model.zip", sha256=digest,
+                   out=progress)
+    assert path == tmp_path / FOLDER
+    assert (path / "am" / "final.mdl").read_bytes().startswith(b"acoustic model")
+    assert leftovers(tmp_path) == [FOLDER]
+    assert "100.0 %" in progress.getvalue()
+    # Installing again does nothing and downloads nothing.
+    assert install("vosk-small-en", tmp_path, url=f"{server.url}/missing", out=None) == path
+
+
+def test_installed_model_is_found_by_the_referee(server, tmp_path, monkeypatch):
+    from referee.speech import recognizers
+
+    install("vosk-small-en", tmp_path, url=f"{server.url}/model.zip", out=None)
+    monkeypatch.delenv("REFEREE_VOSK_MODEL", raising=False)
+    monkeypatch.setattr(recognizers, "MODELS_DIR", tmp_path)
+    assert recognizers.find_vosk_model() == tmp_path / FOLDER
+
+
+@pytest.mark.parametrize(
+    ("path", "sha", "message"),
+    [
+        ("/cut.zip", None, "interrupted after"),
+        ("/model.zip", "0" * 64, "does not match its checksum"),
+        ("/notzip.zip", None, "not a zip archive"),
+        ("/nomodel.zip", None, "does not hold a Vosk model"),
+        ("/missing.zip", None, "HTTP 404"),
+    ],
+)
+def test_failed_installs_leave_nothing_behind(server, tmp_path, path, sha, message):
+    with pytest.raises(InstallError, match=message):
+        install("vosk-small-en", tmp_path, url=server.url + path, sha256=sha, out=None)
+    assert leftovers(tmp_path) == []
+
+
+def test_no_network_says_so_with_the_manual_steps(tmp_path):
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(InstallError, match="is there a network") as caught:
+        install("vosk-small-en", tmp_path, url=f"http://127.0.0.1:{port}/m.zip", out=None)
+    assert "download https://" in str(caught.value)
+    assert "unzip it into" in str(caught.value)
+    assert leftovers(tmp_path) == []
+
+
+def test_unknown_model_name(tmp_path):
+    with pytest.raises(InstallError, match="Unknown model"):
+        install("vosk-huge-xx", tmp_path, out=None)
+
+
+def test_cli_install_and_list(server, tmp_path, capsys):
+    assert main(["models", "install", "vosk-small-en", "--url", f"{server.url}/model.zip",
+                 "--dir", str(tmp_path)]) == 0
+    assert "Installed vosk-small-en" in capsys.readouterr().out
+    assert main(["models", "list", "--dir", str(tmp_path)]) == 0
+    assert f"installed: {tmp_path / FOLDER}" in capsys.readouterr().out
+    assert main(["models", "install", "nope", "--dir", str(tmp_path)]) == 2
+    assert "Unknown model" in capsys.readouterr().err
+
+
+def test_doctor_reports_the_recogniser_and_devices(capsys):
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("recogniser: ")
+    assert "microphones: " in out
