@@ -222,3 +222,16 @@ def test_json_schema_is_stable(matcher):
     assert set(out) == {"text", "intent", "score"}
     assert out["intent"] == flip("Bob", 10, "down")
     assert 0.0 <= out["score"] <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("player two, flip your ten down", flip("Bob", 10, "down")),
+        ("flip player two's four up", flip("Bob", 4, "up")),
+        ("player one calls seventy", call("Ann", 70)),
+        ("read player 2's board", query("board", "Bob")),
+    ],
+)
+def test_player_one_and_player_two_always_work_as_names(matcher, text, intent):
+    assert matcher.match(text, "Ann").intent == intent

@@ -61,7 +61,7 @@ def test_grammar_is_restricted_to_the_tables_names():
     words = grammar_words(phrases)
     assert {"zoltan", "priya", "zoltan's"} <= words
     assert "bob" not in words
-    assert "<player> = zoltan | priya;" in to_jsgf(phrases)
+    assert "<player> = zoltan | player one | priya | player two;" in to_jsgf(phrases)
 
 
 def test_pocketsphinx_compiles_the_generated_grammar(sphinx):
@@ -223,3 +223,13 @@ def test_vosk_code_path_with_a_real_model(matcher):
         heard, transcript = hear_audio(recognizer, matcher, audio, "Ann")
         assert heard.kind == "none"
         assert transcript.decode_s < 5
+
+
+def test_player_one_and_two_are_recognised_as_names(sphinx, matcher):
+    from benchmarks.fixtures import VOICES
+
+    speak = VOICES["espeak-us"]  # deterministic
+    heard, _ = hear_audio(sphinx, matcher, speak("read player one's board"), "Bob")
+    assert heard.intent == {"kind": "query", "what": "board", "player": "Ann"}
+    heard, _ = hear_audio(sphinx, matcher, speak("player two calls seventy"), "Ann")
+    assert heard.intent == {"kind": "call", "caller": "Bob", "number": 70}

@@ -127,7 +127,9 @@ class IntentMatcher:
         self.accept = accept
         self.floor = floor
         self.margin = margin
-        self._names = {" ".join(normalise_words(p)): p for p in self.players}
+        slot = phrases.slots.get("player")
+        self._names = dict(slot.values) if slot is not None and slot.kind == "player" else {}
+        self._names.update({" ".join(normalise_words(p)): p for p in self.players})
         self._multiword = sorted(
             (tuple(k.split()) for k in self._names if " " in k), key=len, reverse=True
         )

@@ -68,6 +68,8 @@ def join_numbers(words: Sequence[str]) -> list[str]:
             out.append("100")
         elif word in _UNIT_VALUE:
             out.append(str(_UNIT_VALUE[word]))
+        elif word.endswith("'s") and word[:-2] in _UNIT_VALUE:  # "player one's"
+            out.append(f"{_UNIT_VALUE[word[:-2]]}'s")
         else:
             out.append(word)
         i += 1

@@ -173,8 +173,15 @@ def number_slot(name: str, low: int, high: int, weight: float, near_miss: str = 
 
 
 def player_slot(name: str, players: Sequence[str], weight: float, near_miss: str = "") -> Slot:
-    values = {" ".join(normalise_words(p)): p for p in players}
-    return Slot(name, "player", values, weight, near_miss=near_miss)
+    """The table's names, and "player one", "player two"... which always work."""
+    values: dict[str, str] = {}
+    spoken: dict[str, str] = {}
+    for seat, player in enumerate(players, start=1):
+        values[" ".join(normalise_words(player))] = player
+        alias = f"player {seat}"
+        values[alias] = player
+        spoken[alias] = f"player {number_to_words(seat)}"
+    return Slot(name, "player", values, weight, spoken, near_miss=near_miss)
 
 
 # --- phrase files ------------------------------------------------------------------------
