@@ -65,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--text", help="the words, as typed or recognised")
     source.add_argument("files", nargs="*", default=[], metavar="FILE.wav",
                         help="WAV files, one utterance each")
+    source.add_argument("--mic", action="store_true",
+                        help="listen to the microphone; one line per utterance")
+    hear.add_argument("--device", help="input device (number or name; default: the system's)")
+    hear.add_argument("--end-silence", type=float, default=0.4, metavar="SECONDS",
+                      help="silence that ends an utterance (default 0.4)")
     hear.add_argument("--engine", choices=["pocketsphinx", "vosk"],
                       help="recogniser (default: Vosk if a model is installed, else PocketSphinx)")
     hear.add_argument("--model", type=Path, help="a Vosk model folder")
@@ -179,7 +184,30 @@ def cmd_hear(args: argparse.Namespace) -> int:
     if args.text is not None:
         print(json.dumps(matcher.match(args.text, match[0]).to_json()), flush=True)
         return 0
+    if args.mic:
+        return hear_microphone(args, matcher, match[0])
     return hear_files(args.files, matcher, match[0], args.engine, args.model)
+
+
+def hear_microphone(args: argparse.Namespace, matcher: IntentMatcher, speaker: str) -> int:
+    """Print the intent of each utterance heard live, until Ctrl-C."""
+    from referee.speech.listen import hear_audio
+    from referee.speech.mic import MicrophoneError, input_device, microphone_utterances
+    from referee.speech.recognizers import RecognizerError, make_recognizer
+
+    device = int(args.device) if args.device and args.device.isdigit() else args.device
+    try:
+        input_device(device)
+        recognizer = make_recognizer(matcher.phrases, args.engine, args.model)
+    except (MicrophoneError, RecognizerError) as error:
+        raise SetupError(str(error)) from error
+    print(f"Listening ({recognizer.name}); Ctrl-C stops.", file=sys.stderr, flush=True)
+    for utterance in microphone_utterances(device, args.end_silence):
+        heard, transcript = hear_audio(recognizer, matcher, utterance.audio, speaker)
+        print(json.dumps({**heard.to_json(), "text": transcript.text, "engine": recognizer.name,
+                          "audio_s": round(utterance.audio.seconds, 3),
+                          "decode_s": round(transcript.decode_s, 4)}), flush=True)
+    return 0
 
 
 def hear_files(

@@ -114,6 +114,8 @@ class PocketSphinxRecognizer(Recognizer):
         }
         settings.update(options)
         self.decoder = Decoder(**settings)
+        self._warm = False
+        self._first: list[bytes] | None = None
         self.added_words: dict[str, str] = {}
         self.missing_words: list[str] = []
         self._add_missing_words()
@@ -142,14 +144,26 @@ class PocketSphinxRecognizer(Recognizer):
 
     def start(self) -> None:
         self._started = time.perf_counter()
+        self._first = [] if not self._warm else None
         self.decoder.start_utt()
 
     def feed(self, data: bytes) -> None:
+        if self._first is not None:
+            self._first.append(data)
         self.decoder.process_raw(data, False, False)
 
     def finish(self) -> Transcript:
         d = self.decoder
         d.end_utt()
+        if self._first is not None:
+            # The first utterance of a session: cepstral mean normalisation has
+            # only its generic start values. Decoding it once warms CMN up to
+            # this microphone and voice; the second pass is the one we keep.
+            self._warm = True
+            d.start_utt()
+            d.process_raw(b"".join(self._first), False, True)
+            d.end_utt()
+            self._first = None
         hyp = d.hyp()
         text = hyp.hypstr if hyp is not None else ""
         confidence = float(hyp.prob) if hyp is not None else 0.0

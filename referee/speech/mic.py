@@ -1,0 +1,136 @@
+"""Listening all the time: the microphone stream cut into utterances.
+
+:class:`Segmenter` runs PocketSphinx's voice-activity endpointer over a
+stream of 16 kHz samples and yields one :class:`Utterance` each time somebody
+stops talking for ``end_silence`` seconds (default 0.4 s, at most what the
+referee waits before it answers). :func:`microphone_utterances` feeds it from
+a live input device through ``sounddevice`` (PortAudio).
+
+The segmenter is pure computation on bytes, so tests drive it with WAV files
+played as a stream; the microphone needs a device, and says so clearly when
+there is none.
+"""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from referee.speech.audio import RATE, Audio
+
+DEFAULT_END_SILENCE = 0.4
+
+
+class MicrophoneError(RuntimeError):
+    """No usable input device, with what to do about it."""
+
+
+@dataclass(frozen=True)
+class Utterance:
+    audio: Audio
+    #: Stream time (seconds) where the speech started and ended.
+    start: float
+    end: float
+
+
+class Segmenter:
+    """Voice activity detection with an end-of-utterance silence."""
+
+    def __init__(self, end_silence: float = DEFAULT_END_SILENCE, vad_mode: int = 2) -> None:
+        from pocketsphinx import Endpointer
+
+        if not 0.1 <= end_silence <= 2.0:
+            raise ValueError("end_silence must be between 0.1 and 2 seconds")
+        self.endpointer = Endpointer(window=end_silence, ratio=0.9, vad_mode=vad_mode,
+                                     sample_rate=RATE)
+        self.frame_bytes: int = self.endpointer.frame_bytes
+        self._pending = b""
+        self._speech: list[bytes] = []
+        self._start = 0.0
+
+    def feed(self, data: bytes) -> Iterator[Utterance]:
+        """Give samples; yields every utterance that ended within them."""
+        self._pending += data
+        while len(self._pending) >= self.frame_bytes:
+            frame = self._pending[: self.frame_bytes]
+            self._pending = self._pending[self.frame_bytes :]
+            was_speaking = self.endpointer.in_speech
+            speech = self.endpointer.process(frame)
+            if speech is not None:
+                if not was_speaking:
+                    self._speech = []
+                    self._start = self.endpointer.speech_start
+                self._speech.append(speech)
+            if was_speaking and not self.endpointer.in_speech:
+                yield self._utterance()
+
+    def close(self) -> Iterator[Utterance]:
+        """End of the stream: the utterance in progress, if any."""
+        if self.endpointer.in_speech:
+            tail = self._pending + b"\0" * (self.frame_bytes - len(self._pending))
+            speech = self.endpointer.end_stream(tail[: self.frame_bytes])
+            if speech is not None:
+                self._speech.append(speech)
+            yield self._utterance()
+        self._pending = b""
+
+    def _utterance(self) -> Utterance:
+        samples = np.frombuffer(b"".join(self._speech), dtype="<i2").astype(np.int16)
+        self._speech = []
+        return Utterance(Audio(samples), self._start, float(self.endpointer.speech_end))
+
+
+def segment(chunks: Iterable[bytes], end_silence: float = DEFAULT_END_SILENCE) -> list[Utterance]:
+    """All utterances in a finished stream of 16 kHz mono 16-bit chunks."""
+    segmenter = Segmenter(end_silence)
+    found: list[Utterance] = []
+    for chunk in chunks:
+        found.extend(segmenter.feed(chunk))
+    found.extend(segmenter.close())
+    return found
+
+
+def input_device(device: int | str | None) -> Any:
+    """The input device to use, or MicrophoneError saying why there is none."""
+    try:
+        import sounddevice
+    except OSError as error:  # PortAudio library missing
+        raise MicrophoneError(
+            f"Audio input is unavailable ({error}). Run ./run again to install "
+            "libportaudio2, or play by typing."
+        ) from error
+    try:
+        return sounddevice.query_devices(device, kind="input")
+    except (ValueError, sounddevice.PortAudioError) as error:
+        names = [d["name"] for d in sounddevice.query_devices() if d["max_input_channels"] > 0]
+        choice = f" Input devices: {', '.join(names)}." if names else ""
+        if device is None:
+            message = f"No microphone found (PortAudio: {error}). Connect one, or play by typing."
+        else:
+            message = f"There is no input device {device!r} (PortAudio: {error})."
+        raise MicrophoneError(message + choice) from error
+
+
+def microphone_utterances(
+    device: int | str | None = None, end_silence: float = DEFAULT_END_SILENCE
+) -> Iterator[Utterance]:
+    """Utterances from a live input device, as they end (runs until stopped)."""
+    import sounddevice
+
+    info = input_device(device)
+    segmenter = Segmenter(end_silence)
+    blocks: queue.Queue[bytes] = queue.Queue()
+
+    def callback(data: Any, frames: int, time: Any, status: Any) -> None:
+        blocks.put(bytes(data))
+
+    with sounddevice.RawInputStream(
+        samplerate=RATE, blocksize=segmenter.frame_bytes // 2,
+        device=info.get("index", device), channels=1, dtype="int16", callback=callback,
+    ):
+        while True:
+            yield from segmenter.feed(blocks.get())
