@@ -7,8 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages the project uses: PortAudio for the microphone (sounddevice),
-# eSpeak NG for name pronunciations and test voices, sox for test rooms.
-APT_PACKAGES=(libportaudio2 espeak-ng sox)
+# eSpeak NG for name pronunciations and test voices, sox for test rooms, and
+# PulseAudio (with its ALSA plugin) as the real audio server the tests use.
+APT_PACKAGES=(libportaudio2 espeak-ng sox pulseaudio pulseaudio-utils libasound2-plugins)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
