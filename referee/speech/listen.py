@@ -13,13 +13,10 @@ from referee.speech.audio import Audio, speech_region
 from referee.speech.intents import NONE, Heard, IntentMatcher
 from referee.speech.recognizers import Recognizer, Transcript
 
-#: Below this recogniser confidence a transcript is not believed at all.
-MIN_CONFIDENCE = 0.0
-
 
 def understand(matcher: IntentMatcher, transcript: Transcript, speaker: str) -> Heard:
     """The intent of a recognised utterance, or none when it is not believable."""
-    if not transcript.text or transcript.confidence < MIN_CONFIDENCE:
+    if not transcript.text:
         return Heard(transcript.text, dict(NONE), 0.0)
     heard = matcher.match(transcript.text, speaker)
     return replace(heard, score=round(min(heard.score, 1.0), 3))

@@ -18,7 +18,6 @@ import logging
 import os
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -278,6 +277,3 @@ def make_recognizer(
         return VoskRecognizer(phrases, vosk_model)
     return PocketSphinxRecognizer(phrases)
 
-
-def players_words(players: Sequence[str]) -> list[str]:
-    return [p.casefold() for p in players]
