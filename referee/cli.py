@@ -19,7 +19,7 @@ from referee.games import GAMES, SetupError, find_game
 from referee.games.base import GameSpec
 from referee.session import Session
 from referee.speech.intents import IntentMatcher
-from referee.textplay import run_interactive, run_script
+from referee.textplay import run_script
 
 log = logging.getLogger("referee")
 
@@ -40,6 +40,43 @@ def _game_options(parser: argparse.ArgumentParser) -> None:
         spec.add_arguments(parser)
 
 
+def _table_options(parser: argparse.ArgumentParser) -> None:
+    """How the referee listens and speaks (play and resume)."""
+    from referee.table import CONFIRM_CALLS
+
+    group = parser.add_argument_group("listening and speaking")
+    group.add_argument(
+        "--input", choices=["auto", "mic", "text"], default="auto",
+        help="auto: the microphone if there is one, else typed lines (default)",
+    )
+    group.add_argument("--device", help="input device (number or name; default: the system's)")
+    group.add_argument("--seat-mics", metavar="NAME=CH,...",
+                       help="one microphone channel per player, e.g. Ann=0,Bob=1")
+    group.add_argument("--end-silence", type=float, default=0.4, metavar="SECONDS",
+                       help="silence that ends an utterance (default 0.4)")
+    group.add_argument("--engine", choices=["pocketsphinx", "vosk"],
+                       help="recogniser (default: Vosk if a model is installed, else PocketSphinx)")
+    group.add_argument("--model", type=Path, help="a Vosk model folder")
+    group.add_argument(
+        "--voice", metavar="VOICE[,wav:DIR]",
+        help="espeak (default when live), piper or none; add ,wav:DIR (or give wav:DIR alone) "
+        "to write each sentence to DIR instead of the speakers",
+    )
+    group.add_argument("--output-device", help="speaker device (number or name)")
+    group.add_argument("--rate", type=int, default=175, help="speech rate, words a minute")
+    group.add_argument("--volume", type=float, default=1.0, help="speech volume, 0 to 1")
+    group.add_argument("--verbosity", choices=["normal", "brief"], default="normal",
+                       help="brief leaves out times and flips left")
+    group.add_argument("--confirm-calls", choices=CONFIRM_CALLS, default="always",
+                       help="ask before judging a spoken call: always (default), when unsure, "
+                       "or never")
+    group.add_argument("--log", type=Path, metavar="FILE",
+                       help="game log (default for live games: logs/GAME-TIME.jsonl)")
+    group.add_argument("--no-log", action="store_true", help="keep no game log")
+    group.add_argument("--echo", action="store_true",
+                       help="audio scripts: the recogniser also hears the referee's own voice")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="referee", description="An offline, voice-driven referee for tabletop games."
@@ -55,7 +92,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--script", type=Path, metavar="FILE",
         help="play a timed transcript ('[12.5] Ann: flip my seven' per line) instead of typing",
     )
+    play.add_argument(
+        "--audio-script", type=Path, metavar="FILE",
+        help="play timed recordings ('[12.5] Bob: move.wav' per line) on a simulated clock",
+    )
     play.add_argument("--json", action="store_true", help="end by printing the final state")
+    _table_options(play)
+
+    resume = commands.add_parser("resume", help="continue a game from its log after a crash")
+    resume.add_argument("log_file", type=Path, metavar="LOG", help="the game's log (.jsonl)")
+    resume.add_argument("--json", action="store_true", help="end by printing the final state")
+    _table_options(resume)
+
+    replay = commands.add_parser("replay", help="print a game from its log")
+    replay.add_argument("log_file", type=Path, metavar="LOG", help="the game's log (.jsonl)")
+    replay.add_argument("--json", action="store_true", help="end with the final state as JSON")
 
     hear = commands.add_parser("hear", help="show the intent of an utterance")
     hear.add_argument("--game", default="race65", help="the game (default race65)")
@@ -149,15 +200,12 @@ def make_spec(args: argparse.Namespace, game: str) -> GameSpec:
 
 def cmd_play(args: argparse.Namespace) -> int:
     spec = make_spec(args, args.game)
+    if args.audio_script is not None or args.script is None:
+        from referee.tableplay import play_table
+
+        return play_table(args, spec)
     session = Session(spec)
-    if args.script is not None:
-        lines = _read_script(args.script)
-        run_script(session, lines, lambda line: print(line, flush=True))
-    else:
-        if sys.stdin.isatty():
-            print("Type what you say, one line at a time; 'Bob: ...' says who spoke. "
-                  "Ctrl-D ends the game.", flush=True)
-        run_interactive(session, sys.stdin.buffer, sys.stdout)
+    run_script(session, _read_script(args.script), lambda line: print(line, flush=True))
     if args.json:
         print(json.dumps(session.final_state()), flush=True)
     return 0
@@ -255,6 +303,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_play(args)
         if args.command == "hear":
             return cmd_hear(args)
+        if args.command in ("resume", "replay"):
+            from referee.tableplay import cmd_replay, cmd_resume
+
+            return cmd_resume(args) if args.command == "resume" else cmd_replay(args)
         if args.command == "models":
             return cmd_models(args)
         if args.command == "doctor":

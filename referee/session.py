@@ -16,23 +16,58 @@ Decisions:
 * Empty input is ignored; input longer than :data:`MAX_CHARS` characters is
   refused with a message; anything else that is not a command gets a short
   "didn't catch that" (or the near-miss explanation).
+
+Conversation (yes/no questions):
+
+* A move the referee is not sure it heard (``sure=False``: a spoken target
+  call, a low score) is confirmed first: "Ann, did you call 65?". "Undo", a
+  tray correction and ending the game need another player's agreement:
+  "Bob, do you agree to undo Ann flips 7?".
+* While a question is open the turn timer is paused; it resumes with the
+  time that was left. No answer within :data:`ANSWER_SECONDS` counts as "no".
+* An answer without a known speaker is taken to come from the player asked.
+  Questions about the game are still answered; other moves wait for the
+  answer ("First: Ann, did you call 65?").
+* "yes"/"no" with no open question, and "stop", are ignored here: "stop" is
+  for the table loop, which cuts the referee's sentence.
+* Undo takes back the last move (a flip, a call, a correction) and everything
+  the clock did after it; the turn gets back the time it had left at the move.
+
+Every input, event and sentence is passed to ``record`` (the game log) as it
+happens; :func:`replay_records` rebuilds a session from those records.
 """
 
 from __future__ import annotations
 
 import logging
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from referee.engine.core import Event, Rejection, StopGame, Timeout, TurnStarted
+from referee.engine.core import (
+    ClockResumed,
+    Event,
+    PauseClock,
+    Rejection,
+    ResumeClock,
+    StopGame,
+    Timeout,
+    TurnStarted,
+)
 from referee.games.base import GameSpec, spoken_list
 from referee.speech.intents import Heard, IntentMatcher
 
 log = logging.getLogger(__name__)
 
 MAX_CHARS = 500
+#: Seconds to answer a yes/no question; silence means no.
+ANSWER_SECONDS = 6.0
+#: Matcher scores below this are confirmed before they are acted on.
+SURE_SCORE = 0.9
+MOVES = ("flip", "call", "correction")
+
+Record = dict[str, Any]
 COUNTDOWN_WORDS = {5: "Five.", 4: "Four.", 3: "Three.", 2: "Two.", 1: "One."}
 
 
@@ -44,6 +79,23 @@ class Said:
     text: str
     #: "announce" (game events), "answer" (questions), "countdown", "problem".
     kind: str = "announce"
+
+
+@dataclass(frozen=True)
+class Question:
+    """A yes/no question the referee is waiting on."""
+
+    text: str
+    #: Who may answer: the player asked first, then any other listed.
+    answerers: tuple[str, ...]
+    #: The intent to carry out on "yes".
+    intent: dict[str, Any]
+    #: Who made the request (the speaker of the intent).
+    by: str
+    deadline: float
+    paused_clock: bool
+    #: For undo: the stack depth to return to.
+    undo_to: int | None = None
 
 
 def countdown_marks(limit: float | None) -> tuple[float, ...]:
@@ -84,14 +136,23 @@ class Session:
         *,
         at: float = 0.0,
         matcher: IntentMatcher | None = None,
+        record: Callable[[Record], None] | None = None,
+        answer_seconds: float = ANSWER_SECONDS,
     ) -> None:
         self.spec = spec
         self.game = spec.new_game(at)
         self.matcher = matcher or IntentMatcher.for_game(spec.name, spec.players)
         self.now = at
         self.last: list[str] = []
+        self.question: Question | None = None
+        self.record = record
+        self.answer_seconds = answer_seconds
         self._turn_limit: float | None = None
         self._fired: set[float] = set()
+        #: (stack depth before the move, what the move was), oldest first.
+        self._moves: list[tuple[int, str]] = []
+        self._held = False
+        self._resume_at: float | None = None
         deadline = self.game.deadline()
         if deadline is not None:
             self._turn_limit = deadline - at
@@ -104,27 +165,44 @@ class Session:
     def over(self) -> bool:
         return self.game.is_over()
 
+    def _log(self, type_: str, at: float, **fields: Any) -> None:
+        if self.record is not None:
+            self.record({"type": type_, "at": round(at, 3), **fields})
+
     # --- what the referee says ------------------------------------------------------
     def _say(self, texts: Sequence[str], at: float, kind: str = "announce") -> list[Said]:
         said = [Said(at, t, kind) for t in texts if t]
         if said and kind != "countdown":
             self.last = [s.text for s in said]
+        for s in said:
+            self._log("said", at, text=s.text, kind=kind)
         return said
 
     def _events(self, events: Sequence[Event], at: float) -> list[Said]:
+        said: list[Said] = []
         for event in events:
+            self._log("event", at, event=repr(event))
+            kind = "announce"
             if isinstance(event, TurnStarted):
                 self._fired = set()
                 self._turn_limit = event.seconds
-        return self._say([self.spec.announce(e, self.game) for e in events], at)
+                kind = "turn"
+            said += self._say([self.spec.announce(event, self.game)], at, kind)
+        if said:
+            self.last = [s.text for s in said]
+        return said
 
     def start(self) -> list[Said]:
-        """The opening announcement."""
-        return self._say([self.spec.opening(self.game)], self.now)
+        """The opening announcement (the first turn's clock starts after it)."""
+        return self._say([self.spec.opening(self.game)], self.now, "turn")
 
     # --- the clock ---------------------------------------------------------------------
     def next_wakeup(self) -> float | None:
         """When the referee next has something to say if nobody speaks."""
+        if self.question is not None:
+            return self.question.deadline
+        if self._resume_at is not None:
+            return self._resume_at
         deadline = self.game.deadline()
         if deadline is None:
             return None
@@ -132,9 +210,17 @@ class Session:
         return min([*pending, deadline])
 
     def tick(self, at: float) -> list[Said]:
-        """Everything due up to ``at``: countdown marks, then timeouts."""
+        """Everything due up to ``at``: countdown marks, timeouts, unanswered questions."""
         said: list[Said] = []
-        while not self.over:
+        if self._resume_at is not None and self._resume_at <= at:
+            resume_at, self._resume_at = self._resume_at, None
+            if not self.over and self.question is None and self.game.deadline() is None:
+                self.game.apply(ResumeClock(), resume_at)
+        if self.question is not None and self.question.deadline <= at:
+            question = self.question
+            said += self._say(["No answer; I take that as no."], question.deadline, "problem")
+            said += self._resolve(False, question.deadline)
+        while not self.over and self.question is None:
             deadline = self.game.deadline()
             if deadline is None:
                 break
@@ -153,8 +239,8 @@ class Session:
         return said
 
     # --- what players say -----------------------------------------------------------------
-    def hear(self, text: str, speaker: str | None, at: float) -> list[Said]:
-        """React to one utterance ``text`` by ``speaker`` (None: the active player)."""
+    def hear(self, text: str, speaker: str | None, at: float, source: str = "text") -> list[Said]:
+        """React to one typed utterance ``text`` by ``speaker`` (None: unknown)."""
         said = self.tick(at)
         text = clean_text(text)
         if not text:
@@ -163,47 +249,242 @@ class Session:
             return said + self._say(
                 ["That was too long for me. Please say one move at a time."], at, "problem"
             )
-        who = speaker or self.game.current_player() or self.players[0]
-        heard = self.matcher.match(text, who)
-        log.debug("heard %r from %s: %s", text, who, heard)
-        return said + self.respond(heard, who, at)
+        heard = self.matcher.match(text, self.attribute(speaker))
+        log.debug("heard %r from %s: %s", text, speaker, heard)
+        return said + self.respond(heard, speaker, at, sure=heard.score >= SURE_SCORE,
+                                   source=source)
 
-    def respond(self, heard: Heard, speaker: str, at: float) -> list[Said]:
-        """Act on an intent the matcher (or a recogniser) produced."""
+    def attribute(self, speaker: str | None) -> str:
+        """Who said something when the input does not say: the player asked, else the active one."""
+        if speaker is not None:
+            return speaker
+        if self.question is not None:
+            return self.question.answerers[0]
+        return self.game.current_player() or self.players[0]
+
+    def respond(
+        self,
+        heard: Heard,
+        speaker: str | None,
+        at: float,
+        *,
+        sure: bool = True,
+        source: str = "text",
+    ) -> list[Said]:
+        """Act on an intent the matcher (or a recogniser) produced.
+
+        ``speaker`` None means the input does not say who spoke (see
+        :meth:`attribute`); ``sure`` False asks before acting on a move.
+        """
+        said = self.tick(at)
+        who = self.attribute(speaker)
+        self._log("input", at, source=source, speaker=speaker, by=who, text=heard.text,
+                  intent=heard.intent, score=heard.score, sure=sure, message=heard.message)
         intent = heard.intent
         kind = intent["kind"]
+        if kind in ("answer", "stop"):
+            if kind == "answer" and self.question is not None:
+                return said + self._answered(intent["value"] == "yes", speaker, at)
+            return said
         if kind == "none":
             message = heard.message or "Sorry, I didn't catch that. Say help for what you can say."
-            return self._say([message], at, "problem")
+            return said + self._say([message], at, "problem")
         if kind == "ambiguous":
             options = [self.spec.describe_intent(c) for c in intent["candidates"]]
             question = f"Did you mean {spoken_list(options).replace(' and ', ' or ')}?"
-            return self._say([f"{question} Please say it again."], at, "problem")
+            return said + self._say([f"{question} Please say it again."], at, "problem")
         if kind == "query":
-            return self._answer(intent, at)
-        return self._act(intent, speaker, at)
+            return said + self._answer(intent, at)
+        if self.question is not None:
+            return said + self._say([f"First: {self.question.text}"], at, "problem")
+        if kind == "undo":
+            return said + self._ask_undo(who, at)
+        if kind in ("correction", "end"):
+            return said + self._ask_agreement(intent, who, at)
+        if not sure and kind in MOVES:
+            return said + self._ask(self._confirmation(intent, who), (who,), intent, who, at)
+        return said + self._act(intent, who, at)
 
     def _answer(self, intent: dict[str, Any], at: float) -> list[Said]:
         if intent["what"] == "repeat":
             if not self.last:
                 return self._say(["I haven't said anything yet."], at, "answer")
+            for text in self.last:
+                self._log("said", at, text=text, kind="answer")
             return [Said(at, t, "answer") for t in self.last]
+        if intent["what"] == "help" and self.question is not None:
+            return self._say([f"Please answer yes or no. {self.question.text}"], at, "answer")
         return self._say([self.spec.answer(intent["what"], intent.get("player"), self.game, at)],
                          at, "answer")
 
     def _act(self, intent: dict[str, Any], speaker: str, at: float) -> list[Said]:
+        if self.over and intent["kind"] in MOVES:
+            return self._say(["The game is over."],
+                             at, "problem")
         try:
             action = self.spec.action_for(intent, speaker)
+            depth = self.game.depth
             events = self.game.apply(action, at)
         except Rejection as rejection:
             return self._say([rejection.sentence], at, "problem")
+        self._moves.append((depth, self.game.describe(action)))
         return self._events(events, at)
+
+    # --- questions ----------------------------------------------------------------------
+    def _confirmation(self, intent: dict[str, Any], who: str) -> str:
+        if intent["kind"] == "call":
+            return f"{intent['caller']}, did you call {intent['number']}?"
+        return f"{who}, did you say: {self.spec.describe_intent(intent)}?"
+
+    def _others(self, who: str) -> tuple[str, ...]:
+        return tuple(p for p in self.players if p != who) or (who,)
+
+    def _ask(
+        self,
+        text: str,
+        answerers: tuple[str, ...],
+        intent: dict[str, Any],
+        by: str,
+        at: float,
+        undo_to: int | None = None,
+    ) -> list[Said]:
+        paused = False
+        if self.game.deadline() is not None:
+            self.game.apply(PauseClock(), at)
+            paused = True
+        elif self._resume_at is not None:  # the turn's clock had not started yet
+            self._resume_at, paused = None, True
+        self.question = Question(text, answerers, intent, by, at + self.answer_seconds,
+                                 paused, undo_to)
+        return self._say([text], at, "question")
+
+    def _ask_undo(self, who: str, at: float) -> list[Said]:
+        if not self._moves:
+            return self._say(["There is nothing to undo."], at, "problem")
+        depth, move = self._moves[-1]
+        others = self._others(who)
+        text = f"{others[0]}, do you agree to undo: {move}?"
+        return self._ask(text, others, {"kind": "undo"}, who, at, undo_to=depth)
+
+    def _ask_agreement(self, intent: dict[str, Any], who: str, at: float) -> list[Said]:
+        others = self._others(who)
+        if intent["kind"] == "end":
+            what = "end the game"
+        else:
+            try:  # refuse an impossible correction before asking anyone
+                action = self.spec.action_for(intent, who)
+                self.game.rules.apply(self.game.state, action, at)
+            except Rejection as rejection:
+                return self._say([rejection.sentence], at, "problem")
+            what = f"{intent['owner']}'s {intent['tile']} is {intent['direction']}"
+        return self._ask(f"{others[0]}, do you agree: {what}?", others, intent, who, at)
+
+    def _answered(self, yes: bool, speaker: str | None, at: float) -> list[Said]:
+        question = self.question
+        assert question is not None
+        who = self.attribute(speaker)
+        if who not in question.answerers:
+            return self._say([f"{question.answerers[0]} has to answer. {question.text}"],
+                             at, "problem")
+        return self._resolve(yes, at)
+
+    def _resolve(self, yes: bool, at: float) -> list[Said]:
+        question = self.question
+        assert question is not None
+        self.question = None
+        said: list[Said] = []
+        intent = question.intent
+        if yes and question.undo_to is not None:
+            before = self.game.undo_to(question.undo_to, at)
+            self._moves.pop()
+            self._fired = set()
+            self._log("event", at, event="Undone()")
+            return self._say([self.spec.undone(before, self.game)], at)
+        if not yes:
+            said += self._say(["OK."], at, "answer")
+        elif intent["kind"] == "end":
+            said += self._events(self.game.apply(StopGame(), at), at)
+        else:
+            said += self._act(intent, question.by, at)
+        if question.paused_clock and not self.over and self.game.deadline() is None:
+            events = self.game.apply(ResumeClock(), at)
+            said += self._events([e for e in events if isinstance(e, ClockResumed)], at)
+        return said
+
+    def delay_clock(self, at: float, until: float) -> None:
+        """Hold the turn timer from ``at`` until ``until``, while the referee talks.
+
+        The table loop calls this when it announces a new turn or answers a
+        question, so a player's time is never spent listening to the referee.
+        Called again while a delay is on, it moves the delay's end (``until``
+        <= ``at`` ends it now: the referee was cut short).
+        """
+        if self._resume_at is not None:
+            self._log("delay", at, until=round(until, 3))
+            self._resume_at = max(at, until)
+            return
+        if self.over or self.question is not None or self.game.deadline() is None:
+            return
+        if until <= at:
+            return
+        self._log("delay", at, until=round(until, 3))
+        self.game.apply(PauseClock(), at)
+        self._resume_at = until
+
+    def hold(self, at: float, text: str) -> list[Said]:
+        """Pause the turn timer for something outside the game (a lost microphone)."""
+        self._log("hold", at, text=text)
+        if not self.over and self.question is None and self.game.deadline() is not None:
+            self.game.apply(PauseClock(), at)
+            self._held = True
+        elif self._resume_at is not None:
+            self._resume_at, self._held = None, True
+        return self._say([text], at, "problem")
+
+    def release(self, at: float, text: str) -> list[Said]:
+        """End a :meth:`hold`: the timer runs again with the time that was left."""
+        self._log("release", at, text=text)
+        said = self._say([text], at, "announce")
+        if self._held and not self.over and self.game.deadline() is None:
+            said += self._events(self.game.apply(ResumeClock(), at), at)
+        self._held = False
+        return said
 
     def stop(self, at: float) -> list[Said]:
         """The table ends the game."""
         if self.over:
             return []
+        self._log("stop", at)
+        self.question = None
         return self._events(self.game.apply(StopGame(), at), at)
 
     def final_state(self) -> dict[str, Any]:
         return self.spec.final_state(self.game)
+
+
+def replay_records(session: Session, records: Iterable[Record]) -> float:
+    """Feed a game log's inputs back into a fresh ``session``; returns the last time.
+
+    The session must be built like the logged one (same game and options);
+    inputs are replayed at their logged times, so the state, the timer and any
+    open question come back exactly.
+    """
+    last = session.now
+    for record in records:
+        at = float(record.get("at", last))
+        last = max(last, at)
+        if record.get("type") == "input":
+            heard = Heard(record.get("text", ""), record["intent"], float(record.get("score", 1.0)),
+                          record.get("message"))
+            session.respond(heard, record.get("speaker"), at, sure=bool(record.get("sure", True)),
+                            source=record.get("source", "text"))
+        elif record.get("type") == "stop":
+            session.stop(at)
+        elif record.get("type") == "delay":
+            session.delay_clock(at, float(record["until"]))
+        elif record.get("type") == "hold":
+            session.hold(at, str(record.get("text", "")))
+        elif record.get("type") == "release":
+            session.release(at, str(record.get("text", "")))
+    session.tick(last)
+    return last

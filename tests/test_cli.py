@@ -15,7 +15,8 @@ import pytest
 
 from referee.cli import main
 from referee.session import Session
-from referee.textplay import run_interactive
+from referee.live import LiveLoop
+from referee.table import Table
 from tests.test_intents import LISTED
 from tests.test_session import session as make_session
 
@@ -186,12 +187,10 @@ def test_live_countdown_runs_in_real_time():
     read_fd, write_fd = os.pipe()
     out = io.StringIO()
     session: Session = make_session("phase-one", None)
+    table = Table(session, show=lambda line: print(line, file=out), stamp=False)
+    loop = LiveLoop(table, microphone=None, keyboard=os.fdopen(read_fd, "rb"), speed=20.0)
     started = time.monotonic()
-    worker = threading.Thread(
-        target=run_interactive,
-        args=(session, os.fdopen(read_fd, "rb"), out),
-        kwargs={"speed": 20.0},
-    )
+    worker = threading.Thread(target=loop.run)
     worker.start()
     time.sleep(16 / 20 + 0.3)  # just past Ann's 15-second turn
     os.write(write_fd, b"Bob: flip my three\n")

@@ -197,6 +197,14 @@ class Rules(ABC, Generic[S]):
         """The chance step the game waits for now, if any (none in Race to 65)."""
         return None
 
+    def restore(self, state: S, moved_at: float, at: float) -> S:
+        """``state``, left at ``moved_at`` by a move that is being undone, resumed ``at``.
+
+        Games with a turn timer give back the time that was left when the
+        undone move was made; the default returns ``state`` unchanged.
+        """
+        return state
+
 
 class Game(Generic[S]):
     """A game in progress: the rules plus the stack of states it went through.
@@ -208,6 +216,8 @@ class Game(Generic[S]):
     def __init__(self, rules: Rules[S], players: Sequence[str], at: float = 0.0) -> None:
         self.rules = rules
         self._states: list[S] = [rules.initial_state(players, at)]
+        #: When each state of the stack began.
+        self._times: list[float] = [at]
 
     @property
     def state(self) -> S:
@@ -226,7 +236,13 @@ class Game(Generic[S]):
     def apply(self, action: Action, at: float) -> list[Event]:
         state, events = self.rules.apply(self.state, action, at)
         self._states.append(state)
+        self._times.append(at)
         return events
+
+    @property
+    def depth(self) -> int:
+        """How many states the stack holds (a mark for :meth:`undo_to`)."""
+        return len(self._states)
 
     def can_undo(self) -> bool:
         return len(self._states) > 1
@@ -236,6 +252,22 @@ class Game(Generic[S]):
         if not self.can_undo():
             raise IllegalAction("There is nothing to undo.")
         self._states.pop()
+        self._times.pop()
+
+    def undo_to(self, depth: int, at: float) -> S:
+        """Go back to the state the stack had at ``depth`` (from :attr:`depth`), ``at`` now.
+
+        The restored state continues from ``at`` with the time its turn had
+        left when the next action was applied (:meth:`Rules.restore`). Returns
+        the state that was current before the undo.
+        """
+        if not 1 <= depth < len(self._states):
+            raise IllegalAction("There is nothing to undo.")
+        undone = self.state
+        moved_at = self._times[depth]
+        del self._states[depth:], self._times[depth:]
+        self._states[-1] = self.rules.restore(self._states[-1], moved_at, at)
+        return undone
 
     def outcome(self) -> Outcome | None:
         return self.rules.outcome(self.state)

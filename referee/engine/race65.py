@@ -153,6 +153,21 @@ class Call(Action):
 
 
 @dataclass(frozen=True)
+class SetTile(Action):
+    """The table agrees that ``owner``'s ``tile`` is (``down``) or is not down.
+
+    A correction of the referee's record, not a flip: it may happen at any
+    time, does not count as one of the turn's flips, and does not change the
+    consecutive rule's memory.
+    """
+
+    player: str
+    owner: str
+    tile: int
+    down: bool
+
+
+@dataclass(frozen=True)
 class TileSet:
     """A tile of ``owner``'s tray that must be (or was) set down or up."""
 
@@ -193,6 +208,13 @@ class TurnLost(Event):
     player: str
     reason: Literal["time", "consecutive", "call"]
     corrections: tuple[TileSet, ...]
+
+
+@dataclass(frozen=True)
+class TileCorrected(Event):
+    owner: str
+    tile: int
+    down: bool
 
 
 @dataclass(frozen=True)
@@ -344,6 +366,8 @@ class Race65(Rules[RaceState]):
             return f"{action.player} tells {action.owner} to flip {action.tile}{way}"
         if isinstance(action, Call):
             return f"{action.caller} calls {action.number}"
+        if isinstance(action, SetTile):
+            return f"{action.owner}'s {action.tile} is {'down' if action.down else 'up'}"
         if isinstance(action, Timeout):
             return "time runs out"
         if isinstance(action, PauseClock):
@@ -361,6 +385,8 @@ class Race65(Rules[RaceState]):
             return replace(state, stopped=True), [GameStopped()]
         if isinstance(action, Timeout):
             return self._timeout(state, at)
+        if isinstance(action, SetTile):
+            return self._set_tile(state, action)
         if state.timer.expired(at):
             raise TimeIsUp(f"Time is up for {state.active_player}.")
         if isinstance(action, Flip):
@@ -375,7 +401,27 @@ class Race65(Rules[RaceState]):
             return replace(state, timer=timer), [ClockResumed(timer.remaining(at))]
         raise IllegalAction(f"Race to 65 has no such action: {action!r}.")
 
+    def restore(self, state: RaceState, moved_at: float, at: float) -> RaceState:
+        timer = state.timer.pause(moved_at)
+        if not state.timer.paused:
+            timer = timer.resume(at)
+        return replace(state, timer=timer)
+
     # actions ---------------------------------------------------------------------
+    def _set_tile(self, state: RaceState, action: SetTile) -> tuple[RaceState, list[Event]]:
+        self._check_player(state, action.player)
+        self._check_player(state, action.owner)
+        if action.tile not in TILES:
+            raise OutOfRange(f"There is no tile {action.tile}. Tiles go from 1 to 12.")
+        index = state.index(action.owner)
+        tiles = state.down[index]
+        if (action.tile in tiles) == action.down:
+            way = "down" if action.down else "up"
+            raise IllegalAction(f"{action.owner}'s {action.tile} is already {way}.")
+        tiles = tiles | {action.tile} if action.down else tiles - {action.tile}
+        state = replace(state, down=_replace_at(state.down, index, tiles))
+        return state, [TileCorrected(action.owner, action.tile, action.down)]
+
     def _check_player(self, state: RaceState, name: str) -> None:
         if name not in state.players:
             raise UnknownPlayer(
@@ -445,7 +491,7 @@ class Race65(Rules[RaceState]):
         if call.caller != state.active_player:
             state = replace(state, reset_trays=state.reset_trays | {call.caller})
         # Every physical change the call causes, said once, in the incorrect-call event.
-        corrections = _differences(state.players, before, reset)
+        corrections = tray_differences(state.players, before, reset)
         wrong = CallIncorrect(call.caller, call.number, total, target, corrections)
         for i, event in enumerate(lost):
             if isinstance(event, TurnLost):
@@ -482,7 +528,7 @@ class Race65(Rules[RaceState]):
                 down = _replace_at(down, index, tiles)
         else:
             memory = frozenset((f.owner, f.tile) for f in state.flips)
-        corrections = _differences(state.players, before, down)
+        corrections = tray_differences(state.players, before, down)
         state, started = self._next_turn(replace(state, down=down), memory, at)
         return state, [TurnLost(player, reason, corrections), started]
 
@@ -508,7 +554,7 @@ def _replace_at(
     return (value, pair[1]) if index == 0 else (pair[0], value)
 
 
-def _differences(
+def tray_differences(
     players: tuple[str, str],
     before: tuple[frozenset[int], frozenset[int]],
     after: tuple[frozenset[int], frozenset[int]],
@@ -533,10 +579,13 @@ __all__ = [
     "RaceConfig",
     "RaceState",
     "Rejection",
+    "SetTile",
+    "TileCorrected",
     "TileFlipped",
     "TileSet",
     "TimeUp",
     "TurnLost",
     "WrongDirection",
     "race_config",
+    "tray_differences",
 ]

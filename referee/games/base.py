@@ -87,9 +87,18 @@ class GameSpec(ABC):
     aliases: ClassVar[tuple[str, ...]] = ()
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 2
+    #: Options of ``referee play`` the game reads (kept in the game log for resume).
+    option_names: ClassVar[tuple[str, ...]] = ("house", "first", "verbosity")
 
     def __init__(self, players: Sequence[str], options: argparse.Namespace) -> None:
         self.players = check_players(players, self.min_players, self.max_players)
+        self._options = options
+        #: "brief" drops what players can see for themselves (times, flips left).
+        self.brief = getattr(options, "verbosity", None) == "brief"
+
+    def options(self) -> dict[str, Any]:
+        """The game's options as JSON, enough to set the same game up again."""
+        return {name: getattr(self._options, name, None) for name in self.option_names}
 
     @classmethod  # noqa: B027 (a hook: most games add options, some need none)
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
@@ -122,3 +131,13 @@ class GameSpec(ABC):
     def describe_intent(self, intent: dict[str, Any]) -> str:
         """A short phrase for an intent, used to ask about ambiguous ones."""
         return str(intent.get("kind", "something"))
+
+    def barge_in(self, intent: dict[str, Any]) -> bool:
+        """Whether an intent may interrupt the referee while it is speaking."""
+        return intent["kind"] == "stop" or (
+            intent["kind"] == "query" and intent.get("what") == "repeat"
+        )
+
+    def undone(self, before: Any, game: Game[Any]) -> str:
+        """What to say after an undo took the game from state ``before`` back."""
+        return "Undone."

@@ -40,11 +40,14 @@ from referee.engine.race65 import (
     Race65,
     RaceConfig,
     RaceState,
+    SetTile,
+    TileCorrected,
     TileFlipped,
     TileSet,
     TimeUp,
     TurnLost,
     race_config,
+    tray_differences,
 )
 from referee.games.base import GameSpec, SetupError, plural, sentence, spoken_list
 
@@ -89,6 +92,7 @@ def _corrections(corrections: Sequence[TileSet], back: bool = True) -> str:
 class Race65Spec(GameSpec):
     name = "race65"
     aliases = ("race-to-65", "race")
+    option_names = (*GameSpec.option_names, "rules", "difficulty")
 
     def __init__(self, players: Sequence[str], options: argparse.Namespace) -> None:
         super().__init__(players, options)
@@ -141,6 +145,9 @@ class Race65Spec(GameSpec):
             return Flip(speaker, intent["owner"], int(intent["tile"]), intent.get("direction"))
         if intent["kind"] == "call":
             return Call(intent["caller"], int(intent["number"]))
+        if intent["kind"] == "correction":
+            down = intent["direction"] == "down"
+            return SetTile(speaker, intent["owner"], int(intent["tile"]), down)
         raise ValueError(f"no action for intent {intent!r}")
 
     def describe_intent(self, intent: dict[str, Any]) -> str:
@@ -151,7 +158,23 @@ class Race65Spec(GameSpec):
             return f"{intent['caller']} calls {intent['number']}"
         if intent["kind"] == "query":
             return f"ask for the {intent['what']}"
+        if intent["kind"] == "correction":
+            return f"set {intent['owner']}'s {intent['tile']} {intent['direction']}"
         return super().describe_intent(intent)
+
+    def barge_in(self, intent: dict[str, Any]) -> bool:
+        """A call of the target interrupts the referee too: a race is a race."""
+        if intent["kind"] == "call":
+            return int(intent["number"]) == self.config.target
+        return super().barge_in(intent)
+
+    def undone(self, before: Any, game: Game[Any]) -> str:
+        state: RaceState = game.state
+        changes = tray_differences(state.players, before.down, state.down)
+        text = "Undone."
+        if changes:
+            text += " " + _corrections(changes)
+        return f"{text} {self._turn(state)}"
 
     # --- events to sentences ----------------------------------------------------------
     def announce(self, event: Event, game: Game[Any]) -> str:
@@ -163,7 +186,9 @@ class Race65Spec(GameSpec):
                 if event.owner == event.by
                 else f"{event.owner}, flip your {event.tile} {way}."
             )
-            if event.flips_left == 1:
+            if self.brief:
+                pass
+            elif event.flips_left == 1:
                 text += " One more flip."
             elif event.flips_left > 1:
                 text += f" {event.flips_left} more flips."
@@ -171,8 +196,11 @@ class Race65Spec(GameSpec):
                 text += f" {event.owner} has {state.total(event.owner)}."
             return text
         if isinstance(event, TurnStarted):
-            seconds = f", {event.seconds:g} seconds" if event.seconds else ""
+            seconds = f", {event.seconds:g} seconds" if event.seconds and not self.brief else ""
             return f"{event.player}'s turn{seconds}."
+        if isinstance(event, TileCorrected):
+            way = "down" if event.down else "up"
+            return f"Corrected: {event.owner}'s {event.tile} is {way}."
         if isinstance(event, ConsecutiveViolation):
             whose = "" if event.owner == event.player else f"{event.owner}'s "
             stays = "down" if event.down else "up"

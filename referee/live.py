@@ -1,0 +1,321 @@
+"""The live loop: the microphone, the keyboard and the wall clock drive a table.
+
+* The microphone is read through ``sounddevice`` in 10 ms blocks; one
+  :class:`~referee.speech.mic.Segmenter` on the mix of all channels cuts the
+  stream into utterances. With seat microphones (``--seat-mics Ann=0,Bob=1``)
+  each utterance is attributed to the seat whose channel was loudest during
+  it, so a player's voice leaking into the other microphone does not confuse
+  the referee.
+* Typed lines are always accepted too, so a helper can type for a player and
+  the game goes on if the microphone fails.
+* Microphone lost (no sound for a second, or the stream died): the referee
+  says so and pauses the timer; it tries to reopen the device every two
+  seconds and says when it is back, resuming the timer.
+* While a turn timer runs, a ``clock`` record goes to the game log every
+  second, so ``referee resume`` gets the time left back within a second.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import select
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from referee.session import MAX_CHARS, Said
+from referee.speech.audio import RATE, Audio
+from referee.speech.mic import DEFAULT_END_SILENCE, MicrophoneError, Segmenter, input_device
+from referee.table import Table
+from referee.textplay import SpeakerError, split_speaker
+
+log = logging.getLogger(__name__)
+
+BLOCK = RATE // 100  # 10 ms
+SILENT_FOR = 1.0  # seconds without a block: the microphone is gone
+RETRY_EVERY = 2.0
+HEARTBEAT = 1.0
+
+
+def parse_seats(text: str | None, players: tuple[str, ...]) -> dict[int, str]:
+    """``"Ann=0,Bob=1"`` -> ``{0: "Ann", 1: "Bob"}``, or ValueError with the reason.
+
+    >>> parse_seats("ann=1, Bob=0", ("Ann", "Bob"))
+    {1: 'Ann', 0: 'Bob'}
+    """
+    if not text:
+        return {}
+    names = {p.casefold(): p for p in players}
+    seats: dict[int, str] = {}
+    for part in text.split(","):
+        name, _, channel = part.partition("=")
+        player = names.get(name.strip().casefold())
+        if player is None:
+            raise ValueError(f"--seat-mics: {name.strip()!r} is not one of the players.")
+        if not channel.strip().isdigit():
+            raise ValueError(f"--seat-mics: give {player}'s input channel as a number "
+                             f"(0 is the first), not {channel.strip()!r}.")
+        if int(channel) in seats:
+            raise ValueError(f"--seat-mics: channel {int(channel)} is given twice.")
+        seats[int(channel)] = player
+    return seats
+
+
+@dataclass(frozen=True)
+class SeatUtterance:
+    audio: Audio
+    start: float  # stream seconds
+    end: float
+    speaker: str | None
+
+
+class Microphone:
+    """A live input stream cut into utterances, with seat attribution."""
+
+    def __init__(self, device: int | str | None = None, seats: dict[int, str] | None = None,
+                 end_silence: float = DEFAULT_END_SILENCE) -> None:
+        self.device = device
+        self.seats = seats or {}
+        self.channels = max(self.seats, default=0) + 1
+        self.end_silence = end_silence
+        self._stream: Any = None
+        self._blocks: queue.Queue[bytes] = queue.Queue()
+        self._last_block = 0.0
+
+    def open(self) -> None:
+        """Open the device, or MicrophoneError saying why not."""
+        import sounddevice
+
+        info = input_device(self.device)
+        if info["max_input_channels"] < self.channels:
+            raise MicrophoneError(
+                f"{info['name']} has {info['max_input_channels']} input channels; "
+                f"the seat microphones need {self.channels}."
+            )
+        self.segmenter = Segmenter(self.end_silence)
+        self._energy: deque[np.ndarray[Any, Any]] = deque(maxlen=6000)  # 60 s of 10 ms frames
+        self._frames = 0
+        self._blocks = queue.Queue()
+
+        def callback(data: Any, frames: int, when: Any, status: Any) -> None:
+            self._blocks.put(bytes(data))
+
+        try:
+            self._stream = sounddevice.RawInputStream(
+                samplerate=RATE, blocksize=BLOCK, device=info.get("index", self.device),
+                channels=self.channels, dtype="int16", callback=callback,
+            )
+            self._stream.start()
+        except Exception as error:  # PortAudioError, OSError
+            self._stream = None
+            raise MicrophoneError(f"Cannot open the microphone ({error}).") from error
+        self._last_block = time.monotonic()
+
+    def read(self, timeout: float) -> list[SeatUtterance]:
+        """Utterances that ended within the next ``timeout`` seconds of audio."""
+        found: list[SeatUtterance] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                block = self._blocks.get(timeout=max(0.0, left))
+            except queue.Empty:
+                break
+            self._last_block = time.monotonic()
+            found.extend(self._feed(block))
+        stream = self._stream
+        if stream is None or not stream.active or time.monotonic() - self._last_block > SILENT_FOR:
+            raise MicrophoneError("The microphone stopped sending sound.")
+        return found
+
+    def _feed(self, block: bytes) -> list[SeatUtterance]:
+        samples = np.frombuffer(block, dtype="<i2").reshape(-1, self.channels)
+        x = samples.astype(np.float64)
+        for i in range(0, len(x), BLOCK):
+            frame = x[i : i + BLOCK]
+            self._energy.append((frame**2).mean(axis=0))
+            self._frames += 1
+        mono = x.mean(axis=1) if self.channels > 1 else x[:, 0]
+        data = np.clip(mono, -32768, 32767).astype("<i2").tobytes()
+        return [
+            SeatUtterance(u.audio, u.start, u.end, self._seat(u.start, u.end))
+            for u in self.segmenter.feed(data)
+        ]
+
+    def _seat(self, start: float, end: float) -> str | None:
+        if not self.seats:
+            return None
+        first = self._frames - len(self._energy)
+        lo, hi = max(first, int(start * 100)), max(first + 1, int(end * 100))
+        frames = list(self._energy)[lo - first : hi - first]
+        if not frames:
+            return None
+        loudest = int(np.argmax(np.sum(frames, axis=0)))
+        return self.seats.get(loudest)
+
+    def close(self) -> None:
+        if self._stream is not None:
+            try:
+                self._stream.stop()
+                self._stream.close()
+            except Exception as error:  # a dead device may fail to close
+                log.debug("closing the microphone: %s", error)
+            self._stream = None
+
+
+def reinitialise_portaudio() -> None:
+    """Let PortAudio see devices that came back (it lists them only at start)."""
+    try:
+        import sounddevice
+
+        sounddevice._terminate()
+        sounddevice._initialize()
+    except Exception as error:  # still no audio system
+        log.debug("PortAudio restart: %s", error)
+
+
+class LiveLoop:
+    """Runs a table in real time until the game ends or the keyboard closes."""
+
+    def __init__(
+        self,
+        table: Table,
+        *,
+        microphone: Microphone | None,
+        keyboard: BinaryIO | None,
+        clock: Callable[[], float] = time.monotonic,
+        record: Callable[[dict[str, Any]], None] | None = None,
+        max_seconds: float | None = None,
+        speed: float = 1.0,
+    ) -> None:
+        self.table = table
+        self.session = table.session
+        self.microphone = microphone
+        self.keyboard = keyboard
+        self.clock = clock
+        self.record = record
+        self.max_seconds = max_seconds
+        #: Game seconds per wall-clock second (tests run the clock faster).
+        self.speed = speed
+        self._base = self.session.now
+        self._t0 = clock()
+        self._origin = 0.0  # game time of the microphone stream's first sample
+        self._mic_ok = False
+        self._next_try = 0.0
+        self._next_beat = 0.0
+        self._pending = b""
+
+    def now(self) -> float:
+        return self._base + (self.clock() - self._t0) * self.speed
+
+    def run(self, greet: bool = True) -> None:
+        if greet:
+            self.table.start()
+        if self.microphone is not None:
+            self._open_microphone(announce=False)
+        stop_at = None if self.max_seconds is None else self.now() + self.max_seconds
+        while not self.session.over:
+            if stop_at is not None and self.now() >= stop_at:
+                break
+            if not self._keyboard(0.0 if self._mic_ok else self._wait()):
+                break
+            if self._mic_ok:
+                self._listen()
+            elif self.microphone is not None and self.now() >= self._next_try:
+                self._open_microphone(announce=True)
+            self.table.advance(self.now())
+            self._heartbeat()
+        if self.microphone is not None:
+            self.microphone.close()
+
+    def _wait(self) -> float:
+        wake = self.session.next_wakeup()
+        until = 0.2 if self.microphone is not None else 1.0
+        if wake is not None:
+            until = min(until, max(0.0, (wake - self.now()) / self.speed))
+        return until
+
+    # --- keyboard ---------------------------------------------------------------------
+    def _keyboard(self, timeout: float) -> bool:
+        """Handle typed lines; False when the keyboard closed (the table is done)."""
+        if self.keyboard is None:
+            if timeout:
+                time.sleep(timeout)
+            return True
+        fd = self.keyboard.fileno()
+        ready, _, _ = select.select([fd], [], [], timeout)
+        if not ready:
+            return True
+        chunk = os.read(fd, 65536)
+        if not chunk:  # the keyboard closed: go on listening if there is a microphone
+            if self._pending.strip():
+                self._line(self._pending.decode("utf-8", errors="replace"))
+            self.keyboard = None
+            return self.microphone is not None
+        self._pending += chunk
+        while b"\n" in self._pending:
+            raw, self._pending = self._pending.split(b"\n", 1)
+            self._line(raw.decode("utf-8", errors="replace"))
+        if len(self._pending) > MAX_CHARS * 8:
+            self._line(self._pending.decode("utf-8", errors="replace"))
+            self._pending = b""
+        return True
+
+    def _line(self, line: str) -> None:
+        at = self.now()
+        try:
+            speaker, text = split_speaker(line, self.session.players)
+        except SpeakerError as error:
+            self.table.say([Said(at, str(error), "problem")])
+            return
+        self.table.hear_text(text, speaker, at)
+
+    # --- microphone -------------------------------------------------------------------
+    def _open_microphone(self, announce: bool) -> None:
+        assert self.microphone is not None
+        if announce:
+            reinitialise_portaudio()
+        try:
+            self.microphone.open()
+        except MicrophoneError as error:
+            self._next_try = self.now() + RETRY_EVERY
+            if not announce:
+                self._lost(str(error))
+            return
+        self._origin = self.now()
+        self._mic_ok = True
+        if announce:
+            self.table.say(self.session.release(self.now(), "The microphone is back."))
+
+    def _listen(self) -> None:
+        assert self.microphone is not None
+        try:
+            utterances = self.microphone.read(self._wait())
+        except MicrophoneError as error:
+            self.microphone.close()
+            self._lost(str(error))
+            return
+        for u in utterances:
+            self.table.hear_audio(u.audio, self._origin + u.start, self._origin + u.end,
+                                  self.now(), u.speaker, "seat" if u.speaker else "mic")
+
+    def _lost(self, why: str) -> None:
+        self._mic_ok = False
+        self._next_try = self.now() + RETRY_EVERY
+        text = (f"I lost the microphone: {why} The timer is paused until it is back; "
+                "you can type moves meanwhile.")
+        self.table.say(self.session.hold(self.now(), text))
+
+    def _heartbeat(self) -> None:
+        at = self.now()
+        if self.record is None or at < self._next_beat:
+            return
+        self._next_beat = at + HEARTBEAT
+        if self.session.game.deadline() is not None:
+            self.record({"type": "clock", "at": round(at, 3)})

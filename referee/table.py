@@ -1,0 +1,381 @@
+"""The referee at the table: ears, brain and voice on one timeline.
+
+A :class:`Table` joins a :class:`~referee.session.Session` (the rules and the
+conversation), a recogniser (the ears) and a voice with an output (the
+mouth). It knows when the referee is speaking, because every sentence is
+rendered before it is played, and uses that to keep the referee from acting
+on its own voice:
+
+* **Gate.** An utterance that overlaps the referee's speech is acted on only
+  if it is a *barge-in*: "stop", "repeat", or a call of the target
+  (:meth:`~referee.games.base.GameSpec.barge_in`). Everything else heard
+  while the referee talks is dropped (and logged as such).
+* **Echo.** A barge-in whose words are mostly words the referee is saying at
+  that moment ("Ann, did you call 65?" heard back as "Ann calls 65") is taken
+  for the referee's own voice and dropped. A player who repeats the referee's
+  very words over it is lost too; they can say it again.
+* **Countdown.** Players may talk over the countdown ("Five.", "Four." ...):
+  it is their own time running out. An utterance that lies within a
+  countdown word (give or take 0.3 s) is its echo and is dropped.
+* **Stop** cuts the current sentence and everything queued after it.
+* **Turn clock.** A new turn's timer starts when the referee has finished
+  saying whose turn it is, and it stands still while the referee answers a
+  question ("read my board"), so listening never costs a player time.
+
+Spoken calls are confirmed before they are judged (``confirm_calls``,
+default ``always``): PocketSphinx's grammar decoder gives no usable
+confidence (measured: its posterior does not separate table talk from
+commands), and a misheard call costs a whole tray. With a typed call, or
+``confirm_calls="unsure"``, only low matcher scores are confirmed.
+
+Time is whatever the caller says it is: :func:`run_audio_script` drives a
+table on a simulated clock from timed WAV files; :mod:`referee.live` drives it
+from the microphone and the wall clock.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from referee.session import SURE_SCORE, Said, Session
+from referee.speech.audio import Audio, AudioError, load_wav, speech_region
+from referee.speech.intents import Heard
+from referee.speech.listen import understand
+from referee.speech.numbers import join_numbers
+from referee.speech.recognizers import Recognizer, Transcript
+from referee.speech.templates import normalise_words
+from referee.speech.tts import NullOutput, Output, SilentVoice, Voice
+
+log = logging.getLogger(__name__)
+
+CONFIRM_CALLS = ("always", "unsure", "never")
+#: Share of a barge-in's words found in the referee's sentence that makes it an echo.
+ECHO_SHARE = 0.5
+#: A countdown mark that cannot be said within this many seconds is not said.
+LATE_COUNTDOWN = 0.5
+#: Seconds around a countdown word within which an utterance is its echo.
+ECHO_SLACK = 0.3
+
+
+def content_words(text: str) -> list[str]:
+    """Words for echo comparison: numbers as digits, plural/possessive s dropped.
+
+    >>> content_words("Ann calls sixty-five!")
+    ['ann', 'call', '65']
+    """
+    words = join_numbers(normalise_words(text))
+    return [re.sub(r"(?<=[a-z]{3})'?s$", "", w) for w in words]
+
+
+@dataclass(frozen=True)
+class Spoken:
+    """A sentence the referee is saying, from ``start`` to ``end``."""
+
+    text: str
+    start: float
+    end: float
+    kind: str = "announce"
+
+
+@dataclass(frozen=True)
+class Hearing:
+    """What the table made of one utterance (for printing and tests)."""
+
+    at: float
+    speaker: str | None
+    heard: Heard
+    transcript: str
+    #: Why it was not acted on, or None.
+    dropped: str | None = None
+
+
+class Table:
+    """One game at one table."""
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        recognizer: Recognizer | None = None,
+        voice: Voice | None = None,
+        output: Output | None = None,
+        show: Callable[[str], None] = print,
+        stamp: bool = True,
+        gate: bool = True,
+        confirm_calls: str = "always",
+    ) -> None:
+        if confirm_calls not in CONFIRM_CALLS:
+            raise ValueError(f"confirm_calls must be one of {CONFIRM_CALLS}")
+        self.session = session
+        self.recognizer = recognizer
+        self.voice = voice or SilentVoice()
+        self.output = output or NullOutput()
+        self.show = show
+        self.stamp = stamp
+        self.gate = gate
+        self.confirm_calls = confirm_calls
+        #: Sentences spoken or being spoken, oldest first (kept short).
+        self.spoken: list[Spoken] = []
+        self.busy_until = session.now
+        self.heard: list[Hearing] = []
+        #: Called with each rendered sentence (tests feed it back as echo).
+        self.on_speech: Callable[[Audio, Spoken], None] | None = None
+        self._voice_failed = False
+
+    @property
+    def spec(self) -> Any:
+        return self.session.spec
+
+    # --- speaking -------------------------------------------------------------------
+    def say(self, saids: Iterable[Said]) -> None:
+        """Print and speak each sentence, one after the other.
+
+        When a new turn is announced, its timer starts once the referee has
+        said it (:meth:`~referee.session.Session.delay_clock`).
+        """
+        for said in saids:
+            self.show(f"[{said.at:.1f}] referee: {said.text}" if self.stamp else said.text)
+            audio = self._render(said.text)
+            if audio is None or audio.seconds == 0:
+                continue
+            start = max(said.at, self.busy_until)
+            if said.kind == "countdown" and start - said.at > LATE_COUNTDOWN:
+                continue  # stale: the next mark is due soon; never say a wrong time
+            spoken = Spoken(said.text, start, start + audio.seconds, said.kind)
+            self.busy_until = spoken.end
+            self.spoken = [s for s in self.spoken if s.end > start - 30.0] + [spoken]
+            self.output.play(audio, said.text, start)
+            if self.on_speech is not None:
+                self.on_speech(audio, spoken)
+            if said.kind in ("turn", "answer"):
+                self.session.delay_clock(said.at, spoken.end)
+
+    def _render(self, text: str) -> Audio | None:
+        if self._voice_failed:
+            return None
+        try:
+            return self.voice.render(text)
+        except Exception as error:  # a voice that breaks mid-game: go on printing
+            self._voice_failed = True
+            self.show(f"referee: the voice stopped working ({error}); printing only from now on.")
+            return None
+
+    def speaking(self, start: float, end: float) -> list[Spoken]:
+        """The referee's sentences that overlap ``start..end``."""
+        return [s for s in self.spoken if s.start < end and s.end > start]
+
+    def cut(self, at: float) -> None:
+        """Stop talking now ("stop")."""
+        self.output.cut(at)
+        self.spoken = [s if s.end <= at else Spoken(s.text, s.start, at, s.kind)
+                       for s in self.spoken if s.start < at]
+        self.busy_until = min(self.busy_until, at)
+        self.session.delay_clock(at, at)
+
+    # --- the clock ----------------------------------------------------------------------
+    def advance(self, at: float) -> None:
+        """Say everything due by ``at`` (countdown, timeouts, unanswered questions)."""
+        self.say(self.session.tick(at))
+
+    def start(self) -> None:
+        self.say(self.session.start())
+
+    # --- listening ----------------------------------------------------------------------
+    def hear_audio(
+        self, audio: Audio, start: float, end: float, at: float,
+        speaker: str | None = None, source: str = "mic",
+    ) -> Hearing:
+        """One utterance from ``start`` to ``end``, decided on ``at`` (after the end silence)."""
+        if self.recognizer is None:
+            raise RuntimeError("this table has no recogniser")
+        transcript = self.recognizer.decode(speech_region(audio))
+        heard = understand(self.session.matcher, transcript, self.session.attribute(speaker))
+        return self.hear_intent(heard, transcript, start, end, at, speaker, source)
+
+    def hear_intent(
+        self, heard: Heard, transcript: Transcript, start: float, end: float, at: float,
+        speaker: str | None, source: str,
+    ) -> Hearing:
+        self.advance(at)
+        reason = self._gated(heard, transcript.text, start, end) if self.gate else None
+        result = Hearing(at, speaker, heard, transcript.text, reason)
+        self.heard.append(result)
+        label = self.session.attribute(speaker)
+        if reason is not None:
+            log.info("dropped %r (%s)", transcript.text, reason)
+            if self.session.record is not None:
+                self.session.record({"type": "dropped", "at": round(at, 3), "source": source,
+                                     "speaker": speaker, "text": transcript.text,
+                                     "reason": reason})
+            return result
+        if heard.kind != "none" or transcript.text:
+            self.show(f"[{at:.1f}] {label}: ({transcript.text or '...'})" if self.stamp
+                      else f"{label}: ({transcript.text or '...'})")
+        if heard.kind == "stop":
+            if self.busy_until > at:
+                self.cut(at)
+            return result
+        sure = self._sure(heard)
+        self.say(self.session.respond(heard, speaker, at, sure=sure, source=source))
+        return result
+
+    def hear_text(self, text: str, speaker: str | None, at: float) -> None:
+        """A typed line (always acted on: typing is not subject to the gate)."""
+        self.advance(at)
+        self.say(self.session.hear(text, speaker, at))
+
+    def _sure(self, heard: Heard) -> bool:
+        if heard.kind == "call" and self.confirm_calls == "always":
+            return False
+        return heard.score >= SURE_SCORE
+
+    def _gated(self, heard: Heard, text: str, start: float, end: float) -> str | None:
+        """Why an utterance heard while the referee spoke is dropped (None: keep it)."""
+        overlapping = self.speaking(start, end)
+        if not overlapping:
+            return None
+        said = {w for s in overlapping for w in content_words(s.text)}
+        words = content_words(text)
+        if words and sum(w in said for w in words) / len(words) >= ECHO_SHARE:
+            return "echo of the referee's own voice"
+        if all(s.kind == "countdown" for s in overlapping):
+            # A player may talk over "Five." (it is their time running out); the
+            # echo of a countdown word lies within the word itself.
+            if any(s.start - ECHO_SLACK <= start and end <= s.end + ECHO_SLACK
+                   for s in overlapping):
+                return "echo of the referee's own voice"
+            return None
+        if not self.spec.barge_in(heard.intent):
+            return "the referee was speaking"
+        return None
+
+
+# --- scripted audio on a simulated clock --------------------------------------------------
+
+_AUDIO_LINE = re.compile(
+    r"^\s*\[\s*(\+?)(\d+(?:\.\d*)?)\s*\]\s*(?:([^\W\d][\w' -]{0,30}):\s*)?(.*?)\s*$"
+)
+
+
+@dataclass(frozen=True)
+class ScriptLine:
+    at: float
+    #: ``at`` counts from when the referee last fell silent ("[+1.5]").
+    relative: bool
+    speaker: str | None
+    path: Path | None  # None: just let time pass
+    number: int
+
+
+def read_audio_script(lines: Iterable[str], base: Path) -> Iterator[ScriptLine | str]:
+    """Parse ``[seconds] [Speaker:] FILE.wav`` lines; yields a message for each bad line."""
+    for number, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = _AUDIO_LINE.match(line)
+        if not match:
+            yield f"line {number}: expected '[seconds] [Speaker:] FILE.wav', got {line[:40]!r}"
+            continue
+        relative, at = bool(match.group(1)), float(match.group(2))
+        speaker, name = match.group(3), match.group(4)
+        path = (base / name) if name else None
+        yield ScriptLine(at, relative, speaker.strip() if speaker else None, path, number)
+
+
+def run_audio_script(
+    table: Table, lines: Iterable[str], base: Path, *, end_silence: float = 0.4,
+    echo: bool = False,
+) -> None:
+    """Play timed WAV utterances through the table on a simulated clock.
+
+    Each utterance starts at its time and is decided ``end_silence`` after it
+    ends, as the microphone's end-of-utterance detection would. A time
+    ``[+2]`` means two seconds after the referee has answered the previous
+    line and fallen silent, as players at a table wait for it. With
+    ``echo``, every sentence the referee says is also heard by the
+    recogniser, as a microphone beside the loudspeaker would.
+    """
+    session = table.session
+    pending: list[tuple[float, float, Audio, str | None, str]] = []  # end, start, audio, who, src
+
+    closing = False
+    answering_echo = False
+
+    def heard_back(audio: Audio, spoken: Spoken) -> None:
+        # Once the script is over the microphone is closed; and what the referee
+        # says in answer to its own echo is not heard again (no endless loop
+        # when the gate is off).
+        if not closing and not answering_echo:
+            pending.append((spoken.end, spoken.start, audio, None, "echo"))
+
+    if echo:
+        table.on_speech = heard_back
+
+    def flush(until: float) -> None:
+        while pending:
+            pending.sort(key=lambda p: p[0])
+            end, start, audio, who, source = pending[0]
+            if end + end_silence > until:
+                return
+            pending.pop(0)
+            nonlocal answering_echo
+            answering_echo = source == "echo"
+            table.hear_audio(audio, start, end, end + end_silence, who, source)
+            answering_echo = False
+
+    table.start()
+    now = session.now
+    for item in read_audio_script(lines, base):
+        if isinstance(item, str):
+            table.show(item)
+            continue
+        if item.relative:
+            while pending:  # the previous utterance has been answered ...
+                flush(pending[0][0] + end_silence)
+            table.advance(now)
+            item = replace(item, at=max(now, table.busy_until) + item.at)  # ... and said
+        if item.at < now:
+            table.show(f"line {item.number}: time {item.at:g} is before {now:g}; line skipped.")
+            continue
+        flush(item.at)
+        table.advance(item.at)
+        now = item.at
+        if session.over:
+            break
+        if item.path is None:
+            continue
+        known, speaker = _speaker(table, item)
+        if not known:
+            continue
+        try:
+            audio = load_wav(item.path)
+        except AudioError as error:
+            table.show(f"line {item.number}: {error}")
+            table.say([Said(item.at, "I could not hear that recording.", "problem")])
+            continue
+        end = item.at + audio.seconds
+        pending.append((end, item.at, audio, speaker or None, "seat" if speaker else "mic"))
+        flush(end + end_silence)
+        now = max(now, end + end_silence)
+    closing = True
+    flush(float("inf"))
+    table.advance(max(now, table.busy_until))
+
+
+def _speaker(table: Table, item: ScriptLine) -> tuple[bool, str | None]:
+    """(known, the named speaker as spelled at the table or None if unnamed)."""
+    if item.speaker is None:
+        return True, None
+    names = {p.casefold(): p for p in table.session.players}
+    if item.speaker.casefold() in names:
+        return True, names[item.speaker.casefold()]
+    known = " and ".join(table.session.players)
+    table.say([Said(item.at, f"There is no player called {item.speaker}. The players are "
+                             f"{known}.", "problem")])
+    return False, None

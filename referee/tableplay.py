@@ -1,0 +1,258 @@
+"""``referee play`` (live and audio scripts), ``referee resume`` and ``referee replay``.
+
+Set-up decisions, each said once on stderr so that stdout is the game itself:
+
+* ``--input auto`` uses the microphone when PortAudio finds an input device,
+  and otherwise says it falls back to typed lines. Typed lines always work,
+  with or without a microphone.
+* Live games speak with eSpeak NG through the speakers when there is an
+  output device; without one, or when the voice cannot start, the referee
+  says so and prints only. Audio scripts are silent unless ``--voice`` is
+  given (``--voice wav:DIR`` renders every sentence into DIR).
+* Live games keep a log in ``logs/`` unless ``--no-log``; scripted games only
+  with ``--log FILE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from referee.gamelog import VERSION, GameLog, LogError, default_path, read_log
+from referee.games import find_game
+from referee.games.base import GameSpec, SetupError
+from referee.session import Session, replay_records
+from referee.speech.tts import (
+    NullOutput,
+    Output,
+    SilentVoice,
+    SpeakerOutput,
+    Voice,
+    VoiceError,
+    WavDirOutput,
+    make_voice,
+    output_device_available,
+)
+from referee.table import Table, run_audio_script
+
+MAX_SCRIPT_BYTES = 10_000_000
+
+
+def emit(line: str) -> None:
+    print(line, flush=True)
+
+
+def note(text: str) -> None:
+    print(f"referee: {text}", file=sys.stderr, flush=True)
+
+
+def voice_and_output(args: argparse.Namespace, live: bool) -> tuple[Voice, Output]:
+    """The voice and where it goes, from ``--voice``; falls back to print-only with a note."""
+    name, directory = None, None
+    for part in (args.voice or "").split(","):
+        part = part.strip()
+        if part.startswith("wav:"):
+            directory = part[4:] or "."
+        elif part:
+            name = part
+    if name is None:
+        name = "espeak" if live or directory else "none"
+    try:
+        voice = make_voice(name, args.rate, args.volume)
+    except VoiceError as error:
+        if not live:
+            raise SetupError(str(error)) from error
+        note(f"{error} Printing only.")
+        return SilentVoice(), NullOutput()
+    if directory is not None:
+        try:
+            return voice, WavDirOutput(directory)
+        except VoiceError as error:
+            raise SetupError(str(error)) from error
+    if name == "none" or not live:
+        return voice, NullOutput()
+    if not output_device_available():
+        note("No speaker found: the referee prints what it says and does not speak.")
+        return SilentVoice(), NullOutput()
+    try:
+        return voice, SpeakerOutput(_device(args.output_device))
+    except VoiceError as error:
+        note(f"{error} Printing only.")
+        return SilentVoice(), NullOutput()
+
+
+def _device(text: str | None) -> int | str | None:
+    return int(text) if text and text.isdigit() else text
+
+
+def _recognizer(args: argparse.Namespace, session: Session) -> Any:
+    from referee.speech.recognizers import RecognizerError, make_recognizer
+
+    try:
+        return make_recognizer(session.matcher.phrases, args.engine, args.model)
+    except RecognizerError as error:
+        raise SetupError(str(error)) from error
+
+
+def _game_log(args: argparse.Namespace, spec: GameSpec, live: bool) -> GameLog | None:
+    if args.no_log or (args.log is None and not live):
+        return None
+    path = args.log or default_path(spec.name)
+    game_log = GameLog(path, note)
+    if game_log.working:
+        game_log.write({"type": "game", "version": VERSION, "game": spec.name,
+                        "players": list(spec.players), "options": spec.options(),
+                        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+        note(f"game log: {path}")
+    return game_log
+
+
+def play_table(args: argparse.Namespace, spec: GameSpec) -> int:
+    live = args.audio_script is None
+    game_log = _game_log(args, spec, live)
+    session = Session(spec, record=game_log.write if game_log else None)
+    return _run(args, session, game_log, live=live, greet=True)
+
+
+def _run(args: argparse.Namespace, session: Session, game_log: GameLog | None, *,
+         live: bool, greet: bool) -> int:
+    voice, output = voice_and_output(args, live)
+    try:
+        if not live:
+            lines = _read(args.audio_script)
+            table = Table(session, recognizer=_recognizer(args, session), voice=voice,
+                          output=output, show=emit, confirm_calls=args.confirm_calls)
+            run_audio_script(table, lines, args.audio_script.parent,
+                             end_silence=args.end_silence, echo=args.echo)
+        else:
+            _run_live(args, session, voice, output, game_log, greet)
+    finally:
+        output.close()
+    if args.json:
+        print(json.dumps(session.final_state()), flush=True)
+    if game_log is not None:
+        game_log.close()
+    return 0
+
+
+def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: Output,
+              game_log: GameLog | None, greet: bool) -> None:
+    from referee.live import LiveLoop, Microphone, parse_seats
+    from referee.speech.mic import MicrophoneError, input_device
+
+    microphone = None
+    if args.input != "text":
+        try:
+            seats = parse_seats(args.seat_mics, session.players)
+        except ValueError as error:
+            raise SetupError(str(error)) from error
+        try:
+            input_device(_device(args.device))
+            microphone = Microphone(_device(args.device), seats, args.end_silence)
+        except MicrophoneError as error:
+            if args.input == "mic":
+                raise SetupError(str(error)) from error
+            note(f"{error} Falling back to typed input: type each move and press Enter.")
+    if microphone is None and sys.stdin.isatty():
+        note("Type what you say, one line at a time; 'Bob: ...' says who spoke. "
+             "Ctrl-D ends the game.")
+    recognizer = _recognizer(args, session) if microphone is not None else None
+    table = Table(session, recognizer=recognizer, voice=voice, output=output,
+                  show=emit, stamp=False,
+                  confirm_calls=args.confirm_calls)
+    loop = LiveLoop(table, microphone=microphone, keyboard=sys.stdin.buffer,
+                    record=game_log.write if game_log else None)
+    loop.run(greet=greet)
+    if not session.over:
+        table.say(session.stop(loop.now()))
+    # let the last sentence finish before the speakers close
+    time.sleep(max(0.0, min(5.0, table.busy_until - loop.now())))
+
+
+def _read(path: Path) -> list[str]:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SCRIPT_BYTES + 1)
+    except OSError as error:
+        raise SetupError(f"Cannot read {path}: {error.strerror or error}.") from error
+    if len(data) > MAX_SCRIPT_BYTES:
+        raise SetupError(f"{path} is larger than {MAX_SCRIPT_BYTES} bytes.")
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
+# --- resume and replay -----------------------------------------------------------------
+
+
+def _logged_session(path: Path) -> tuple[Session, float, list[dict[str, Any]]]:
+    try:
+        logged = read_log(path)
+    except LogError as error:
+        raise SetupError(str(error)) from error
+    header = logged.header
+    try:
+        spec_class = find_game(str(header["game"]))
+        spec = spec_class(header["players"], argparse.Namespace(**header.get("options", {})))
+    except (KeyError, TypeError) as error:
+        raise SetupError(f"{path} does not describe a game the referee knows.") from error
+    session = Session(spec)
+    last = replay_records(session, logged.records)
+    if logged.damaged:
+        note(f"{logged.damaged} damaged line(s) in {path} were skipped (a crash mid-write).")
+    return session, last, logged.records
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    session, last, _ = _logged_session(args.log_file)
+    if session.over:
+        raise SetupError(f"The game in {args.log_file} is over; there is nothing to resume.")
+    game_log = None if args.no_log else GameLog(args.log or args.log_file, note)
+    if game_log is not None:
+        game_log.write({"type": "resumed", "at": round(last, 3),
+                        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+        session.record = game_log.write
+    spec = session.spec
+    text = "Resuming the game. " + spec.answer("turn", None, session.game, last)
+    time_left = spec.answer("time", None, session.game, last)
+    if "no timer" not in time_left:
+        text += " " + time_left
+    session.last = [text]
+    args.audio_script = None
+    voice, output = voice_and_output(args, live=True)
+    try:
+        _run_live_resumed(args, session, voice, output, game_log, text)
+    finally:
+        output.close()
+    if args.json:
+        print(json.dumps(session.final_state()), flush=True)
+    return 0
+
+
+def _run_live_resumed(args: argparse.Namespace, session: Session, voice: Voice, output: Output,
+                      game_log: GameLog | None, greeting: str) -> None:
+    print(greeting, flush=True)
+    if not isinstance(voice, SilentVoice):
+        output.play(voice.render(greeting), greeting, session.now)
+    _run_live(args, session, voice, output, game_log, greet=False)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    session, _, records = _logged_session(args.log_file)
+    for r in records:
+        at = f"[{float(r.get('at', 0.0)):.1f}]"
+        kind = r.get("type")
+        if kind == "input":
+            who = r.get("speaker") or r.get("by") or "?"
+            print(f"{at} {who} ({r.get('source', 'text')}): {r.get('text', '')}")
+        elif kind == "said":
+            print(f"{at} referee: {r.get('text', '')}")
+        elif kind == "dropped":
+            print(f"{at} (not acted on, {r.get('reason')}): {r.get('text', '')}")
+        elif kind in ("stop", "resumed"):
+            print(f"{at} ({'game stopped by the table' if kind == 'stop' else 'resumed'})")
+    if args.json:
+        print(json.dumps(session.final_state()))
+    return 0

@@ -1,0 +1,136 @@
+"""Yes/no questions: confirmations, undo, corrections, ending a game; the log replay."""
+
+from __future__ import annotations
+
+import argparse
+
+from referee.games.race65 import Race65Spec
+from referee.session import ANSWER_SECONDS, Session, replay_records
+
+
+def session(difficulty: str = "hard", **extra) -> Session:
+    options = argparse.Namespace(rules="phase-seven", difficulty=difficulty, house=[],
+                                 first=None, **extra)
+    return Session(Race65Spec(["Ann", "Bob"], options))
+
+
+def texts(said) -> list[str]:
+    return [s.text for s in said]
+
+
+def unsure(s: Session, text: str, speaker: str | None, at: float) -> list[str]:
+    """As the voice loop does for speech it is not sure of."""
+    return texts(s.respond(s.matcher.match(text, s.attribute(speaker)), speaker, at, sure=False))
+
+
+def test_an_unsure_call_is_confirmed_with_the_timer_paused():
+    s = session()
+    s.hear("flip my seven", None, 1.0)
+    assert unsure(s, "seventy", "Ann", 2.0) == ["Ann, did you call 70?"]
+    assert s.game.deadline() is None            # paused while asking
+    assert s.next_wakeup() == 2.0 + ANSWER_SECONDS
+    said = texts(s.hear("yes", None, 4.0))       # unattributed: the player asked
+    assert said[0].startswith("Wrong call: Ann has 7, not 70.")
+    assert s.game.current_player() == "Bob"      # the active player's call ends the turn
+
+
+def test_no_answer_means_no_and_the_timer_resumes_with_what_was_left():
+    s = session()
+    s.hear("flip my seven", None, 1.0)
+    unsure(s, "seventy", "Ann", 3.0)
+    said = texts(s.tick(3.0 + ANSWER_SECONDS))
+    assert said[0] == "No answer; I take that as no."
+    assert said[-1] == "Timer running: 12 seconds left."
+    assert s.game.state.total("Ann") == 7
+    assert s.game.deadline() == 3.0 + ANSWER_SECONDS + 12
+
+
+def test_a_no_cancels_and_other_moves_wait_for_the_answer():
+    s = session()
+    unsure(s, "flip my seven", "Ann", 1.0)
+    assert texts(s.hear("flip my eight", "Ann", 1.5)) == ["First: Ann, did you say: flip Ann's 7?"]
+    assert texts(s.hear("what's my score", "Ann", 1.6)) == ["Ann has 0."]
+    assert texts(s.hear("no", "Ann", 2.0))[0] == "OK."
+    assert s.game.state.total("Ann") == 0
+
+
+def test_yes_and_no_without_a_question_are_ignored():
+    s = session()
+    before = s.game.state
+    assert s.hear("yes", "Ann", 1.0) == []
+    assert s.hear("stop", "Bob", 1.0) == []
+    assert s.game.state is before
+
+
+def test_undo_needs_the_other_player_and_gives_back_the_time():
+    s = session()
+    s.hear("flip my seven", None, 4.0)           # 11 s left at the flip
+    said = texts(s.hear("undo", "Ann", 6.0))[-1:]   # after "10 seconds." at 5 s
+    assert said == ["Bob, do you agree to undo: Ann flips 7?"]
+    assert texts(s.hear("yes", "Ann", 7.0)) == ["Bob has to answer. " + said[0]]
+    said = texts(s.hear("yes", "Bob", 8.0))
+    assert said == ["Undone. Ann, flip your 7 back up. It's Ann's turn, 2 flips left."]
+    assert s.game.state.total("Ann") == 0
+    assert s.game.deadline() == 8.0 + 11.0
+
+
+def test_undo_of_a_completed_turn_gives_the_turn_back():
+    s = session()
+    s.hear("flip my seven", None, 1.0)
+    s.hear("flip my eight", None, 2.0)
+    assert s.game.current_player() == "Bob"
+    s.hear("undo", "Ann", 3.0)
+    s.hear("yes", "Bob", 3.5)
+    assert s.game.current_player() == "Ann"
+    assert s.game.state.total("Ann") == 7
+    assert texts(s.hear("undo", "Bob", 4.0)) == ["Ann, do you agree to undo: Ann flips 7?"]
+    s.hear("no", "Ann", 4.5)
+    assert s.game.state.total("Ann") == 7
+
+
+def test_nothing_to_undo():
+    s = session()
+    assert texts(s.hear("undo", "Ann", 1.0)) == ["There is nothing to undo."]
+
+
+def test_a_tray_correction_needs_agreement_and_is_not_a_flip():
+    s = session()
+    assert texts(s.hear("correction my 9 is down", "Ann", 1.0)) == [
+        "Bob, do you agree: Ann's 9 is down?"
+    ]
+    assert texts(s.hear("yes", "Bob", 2.0))[0] == "Corrected: Ann's 9 is down."
+    state = s.game.state
+    assert state.total("Ann") == 9 and state.flips == () and state.active_player == "Ann"
+    assert texts(s.hear("correction my 9 is down", "Ann", 3.0)) == ["Ann's 9 is already down."]
+
+
+def test_ending_the_game_needs_agreement():
+    s = session()
+    assert texts(s.hear("end the game", "Bob", 1.0)) == ["Ann, do you agree: end the game?"]
+    assert texts(s.hear("yes", "Ann", 2.0))[0] == "Game stopped. No winner."
+    assert s.over
+
+
+def test_replaying_the_records_rebuilds_state_timer_and_open_question():
+    records: list[dict] = []
+    options = argparse.Namespace(rules="phase-seven", difficulty="hard", house=[], first=None)
+    s = Session(Race65Spec(["Ann", "Bob"], options), record=records.append)
+    s.start()
+    s.hear("flip my seven", None, 1.0)
+    s.hear("Bob, flip your four down", None, 2.0)
+    s.tick(20.0)                                # Bob times out at 17
+    s.hear("undo", "Bob", 21.0)
+    unsure(s, "sixty five", "Ann", 22.0)        # Ann is asked while Bob's undo is open
+    copy = Session(Race65Spec(["Ann", "Bob"], options))
+    last = replay_records(copy, records)
+    assert last == 22.0
+    assert copy.game.state == s.game.state
+    assert copy.question == s.question
+    assert copy.next_wakeup() == s.next_wakeup()
+    assert copy.last == s.last
+
+
+def test_brief_verbosity_drops_times_and_flip_counts():
+    s = session(verbosity="brief")
+    assert texts(s.hear("flip my seven", None, 1.0)) == ["Ann, 7 down."]
+    assert texts(s.hear("flip my eight", None, 2.0))[-1] == "Bob's turn."

@@ -1,0 +1,141 @@
+"""The game log: written as things happen, survives a crash, resumes and replays."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from referee.gamelog import GameLog, LogError, read_log
+
+ROOT = Path(__file__).resolve().parent.parent
+HARD = ["race65", "--rules", "phase-seven", "--difficulty", "hard"]
+QUIET = ["--input", "text", "--voice", "none"]
+
+
+def referee(*args: str, stdin: str = "", timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "referee", *args], input=stdin,
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT, check=False)
+
+
+def wait_for(stream, text: str, timeout: float = 20) -> list[str]:
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = stream.readline()
+        seen.append(line.rstrip("\n"))
+        if text in line:
+            return seen
+    raise AssertionError(f"{text!r} never came; got {seen}")
+
+
+def test_a_killed_game_resumes_with_the_same_state_and_time_left(tmp_path):
+    log = tmp_path / "game.jsonl"
+    game = subprocess.Popen(
+        [sys.executable, "-m", "referee", "play", *HARD, *QUIET, "--log", str(log)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT,
+    )
+    assert game.stdin is not None and game.stdout is not None
+    wait_for(game.stdout, "Ann starts.")
+    game.stdin.write("flip my seven\n")
+    game.stdin.flush()
+    wait_for(game.stdout, "Ann, 7 down.")
+    time.sleep(2.5)  # heartbeats go to the log while Ann's timer runs
+    os.kill(game.pid, signal.SIGKILL)  # a crash: no clean-up, no final write
+    game.wait(timeout=10)
+
+    logged = read_log(log)
+    assert logged.header["game"] == "race65"
+    assert [r["text"] for r in logged.records if r["type"] == "input"] == ["flip my seven"]
+    assert any(r["type"] == "clock" for r in logged.records)
+    left = math.ceil(15 - logged.last_time)
+
+    result = referee("resume", str(log), *QUIET, "--json", stdin="flip my eight\n")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == (f"Resuming the game. It's Ann's turn, 1 flip left. "
+                        f"Ann has {left} seconds left.")
+    assert "Ann, 8 down." in lines
+    assert json.loads(lines[-1])["players"]["Ann"] == {"total": 15, "down": [7, 8]}
+
+    replay = referee("replay", str(log), "--json")
+    assert replay.returncode == 0
+    printed = replay.stdout.splitlines()
+    assert any(x.endswith("Ann (text): flip my seven") for x in printed)
+    assert any(x.endswith("(resumed)") for x in printed)
+    assert any(x.endswith("referee: Ann, 8 down.") for x in printed)
+    assert json.loads(printed[-1]) == json.loads(lines[-1])
+
+
+def test_a_line_cut_by_a_crash_is_skipped_and_the_rest_replays(tmp_path):
+    log = tmp_path / "game.jsonl"
+    result = referee("play", *HARD, *QUIET, "--log", str(log), "--json",
+                     stdin="flip my seven\nBob, flip your four down\n")
+    assert result.returncode == 0
+    whole = log.read_text()
+    # remove the stop at the end of input, then cut the last line in half
+    kept = [x for x in whole.splitlines() if '"type":"stop"' not in x and "GameStopped" not in x
+            and "Game stopped" not in x]
+    log.write_text("\n".join(kept) + "\n" + kept[-1][: len(kept[-1]) // 2])
+    logged = read_log(log)
+    assert logged.damaged == 1
+    resumed = referee("resume", str(log), *QUIET, "--json", stdin="Bob: what's the score\n")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "1 damaged line(s)" in resumed.stderr
+    assert "Ann has 7. Bob has 4." in resumed.stdout
+    final = json.loads(resumed.stdout.splitlines()[-1])
+    assert final["players"]["Bob"]["down"] == [4]
+
+
+def test_a_log_that_cannot_be_written_is_announced_and_the_game_goes_on(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    result = referee("play", *HARD, *QUIET, "--log", str(blocker / "game.jsonl"), "--json",
+                     stdin="flip my seven\n")
+    assert result.returncode == 0
+    assert "I cannot write the game log" in result.stderr
+    assert "The game goes on without a log." in result.stderr
+    assert "Ann, 7 down. One more flip." in result.stdout
+
+
+def test_writing_after_the_disk_fails_warns_once(tmp_path):
+    warnings: list[str] = []
+    log = GameLog(tmp_path / "g.jsonl", warnings.append)
+    log.write({"type": "game"})
+    log._file.close()  # the file goes away under the referee's feet
+    log.write({"type": "input"})
+    log.write({"type": "input"})
+    assert len(warnings) == 1
+    assert not log.working
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("", "is empty"),
+    ('{"type": "input"}\n', "not a referee game log"),
+    ('{"type": "game", "version": 99}\n', "another version"),
+])
+def test_bad_logs_are_refused_clearly(tmp_path, content, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content)
+    with pytest.raises(LogError, match=message):
+        read_log(path)
+    result = referee("resume", str(path), *QUIET)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_resuming_a_finished_game_says_so(tmp_path):
+    log = tmp_path / "game.jsonl"
+    referee("play", *HARD, *QUIET, "--log", str(log), stdin="flip my seven\n")
+    result = referee("resume", str(log), *QUIET)
+    assert result.returncode == 2
+    assert "is over; there is nothing to resume" in result.stderr

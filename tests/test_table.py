@@ -1,0 +1,219 @@
+"""End-to-end games by voice: recorded utterances through the real recogniser and loop.
+
+Every game here is a timed sequence of WAV files (the committed Piper
+recordings in tests/audio_fixtures/piper-joe) played on a simulated clock
+through PocketSphinx, the intent matcher, the session and the table; the
+referee speaks with the real eSpeak voice (pyttsx3), rendered to WAV files,
+and with ``echo`` its own voice is fed back into the recogniser as a
+microphone beside the loudspeaker would hear it. ``[+0.5]`` lines start half
+a second after the referee has fallen silent, as players at a table do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from referee.cli import main
+from referee.games.race65 import Race65Spec
+from referee.session import Session
+from referee.speech.audio import load_wav
+from referee.speech.recognizers import make_recognizer
+from referee.speech.tts import EspeakVoice, WavDirOutput
+from referee.table import Table, content_words, run_audio_script
+
+ROOT = Path(__file__).resolve().parent.parent
+F = ROOT / "tests" / "audio_fixtures" / "piper-joe"
+
+# The recordings (see utterances.tsv).
+FLIP_12, FLIP_11, FLIP_8_DOWN, FLIP_7, FLIP_3 = "cmd54", "cmd62", "cmd29", "cmd01", "cmd63"
+FLIP_10_BACK_UP = "cmd30"
+ANN_10_DOWN, ANN_9_DOWN, ANN_6_DOWN, ANN_4_DOWN = "cmd55", "cmd56", "cmd57", "cmd58"
+BOB_10_DOWN, BOB_1_DOWN = "cmd07", "cmd64"
+SEVENTY, BOB_CALLS_70, RULES = "cmd13", "cmd15", "cmd23"
+YES, STOP, TAKE_THAT_BACK = "cmd48", "cmd51", "cmd60"
+
+
+def line(when: str, wav: str | None = None, speaker: str | None = None) -> str:
+    who = f"{speaker}: " if speaker else ""
+    return f"[{when}] {who}{F / (wav + '.wav')}" if wav else f"[{when}]"
+
+
+WIN = [
+    line("+0.5", FLIP_12), line("+0.5", FLIP_11),
+    line("+0.5", ANN_10_DOWN, "Bob"), line("+0.5", ANN_9_DOWN, "Bob"),
+    line("+0.5", FLIP_8_DOWN), line("+0.5", FLIP_7),
+    line("+0.5", ANN_6_DOWN, "Bob"), line("+0.5", ANN_4_DOWN, "Bob"),
+    line("+0.5", FLIP_3), line("+0.5", BOB_1_DOWN),
+    line("+0.5", SEVENTY, "Ann"), line("+0.5", YES, "Ann"),
+]
+
+
+def play(tmp_path: Path, lines: list[str], capsys, *extra: str) -> tuple[list[str], dict]:
+    script = tmp_path / "game.txt"
+    script.write_text("\n".join(lines) + "\n")
+    code = main(["play", "race65", "--rules", "phase-seven", "--difficulty", "hard",
+                 "--audio-script", str(script), "--json", *extra])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0
+    return out[:-1], json.loads(out[-1])
+
+
+def said(out: list[str]) -> list[str]:
+    return [x.split("referee: ", 1)[1] for x in out if "] referee: " in x]
+
+
+def test_a_hard_game_is_won_by_a_confirmed_call_with_the_referee_hearing_itself(
+    tmp_path, capsys
+):
+    voice_dir = tmp_path / "said"
+    out, final = play(tmp_path, WIN, capsys, "--voice", f"wav:{voice_dir}", "--echo")
+    assert final["winner"] == "Ann"
+    assert final["players"]["Ann"] == {"total": 70, "down": [3, 4, 6, 7, 8, 9, 10, 11, 12]}
+    texts = said(out)
+    assert "Ann, did you call 70?" in texts
+    assert texts[-2:] == ["70! Ann has exactly 70.", "Ann wins!"]
+    # Every sentence spoken is a real recording of it, listed with its start time.
+    rows = [r.split("\t") for r in (voice_dir / "said.tsv").read_text().splitlines()]
+    # (a countdown mark the referee could not say on time is skipped, never said late)
+    countdown = {"10 seconds.", "Five.", "Four.", "Three.", "Two.", "One."}
+    assert [r[3] for r in rows if r[3] not in countdown] == [
+        t for t in texts if t not in countdown
+    ]
+    starts = [float(r[1]) for r in rows]
+    assert starts == sorted(starts)
+    for name, _, seconds, text in rows:
+        audio = load_wav(voice_dir / name)
+        assert audio.seconds == pytest.approx(float(seconds), abs=0.01)
+        assert audio.seconds > 0.3 * len(text.split())
+
+
+def test_without_the_gate_the_referees_own_voice_changes_the_game(tmp_path):
+    """The same game, the same echo, but nothing gated: the referee acts on itself."""
+
+    def run(gate: bool) -> tuple[dict, Table]:
+        options = argparse.Namespace(rules="phase-seven", difficulty="hard", house=[],
+                                     first=None)
+        session = Session(Race65Spec(["Ann", "Bob"], options))
+        table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+                      voice=EspeakVoice(), show=lambda text: None, gate=gate)
+        run_audio_script(table, WIN, ROOT, echo=True)
+        return session.final_state(), table
+
+    gated, table = run(True)
+    echoes = [h for h in table.heard if h.dropped]
+    assert gated["winner"] == "Ann"
+    assert len(echoes) >= 10
+    ungated, table = run(False)
+    assert ungated != gated
+
+
+def test_a_timeout_reverts_the_partial_turn(tmp_path, capsys):
+    out, final = play(tmp_path, [line("+0.5", FLIP_12), line("+20")], capsys)
+    texts = said(out)
+    assert texts.index("Time!") < texts.index("Ann loses the turn. Ann, flip your 12 back up.")
+    assert final["players"]["Ann"]["total"] == 0
+    assert final["turn"] == "Bob"
+
+
+def test_a_consecutive_tile_loses_the_turn(tmp_path, capsys):
+    out, final = play(tmp_path, [line("+0.5", BOB_10_DOWN), line("+0.5", FLIP_12),
+                                 line("+0.5", FLIP_10_BACK_UP, "Bob")], capsys)
+    texts = said(out)
+    assert "10 was flipped last turn; it stays down." in texts
+    assert "Bob loses the turn." in texts
+    assert final["players"]["Bob"]["down"] == [10]
+    assert final["turn"] == "Ann"
+
+
+def test_an_incorrect_call_resets_the_callers_tray(tmp_path, capsys):
+    out, final = play(tmp_path, [line("+0.5", FLIP_12), line("+0.5", FLIP_11),
+                                 line("+0.5", SEVENTY, "Ann"), line("+0.5", YES, "Ann")],
+                      capsys)
+    assert any(t.startswith("Wrong call: Ann has 23, not 70. All of Ann's tiles go up")
+               for t in said(out))
+    assert final["players"]["Ann"]["total"] == 0
+    assert final["turn"] == "Bob"  # an out-of-turn call does not end Bob's turn
+
+
+def test_out_of_turn_calls_are_attributed_by_name_and_by_seat(tmp_path, capsys):
+    by_name = [line("+0.5", BOB_CALLS_70), line("+0.5", YES)]
+    out, final = play(tmp_path, by_name, capsys)
+    texts = said(out)
+    assert "Bob, did you call 70?" in texts  # "yes" unattributed: the player asked
+    assert any(t.startswith("Wrong call: Bob has 0, not 70.") for t in texts)
+    assert final["turn"] == "Ann"
+    by_seat = [line("+0.5", SEVENTY, "Bob"), line("+0.5", YES, "Bob")]
+    out, _ = play(tmp_path, by_seat, capsys)
+    assert "Bob, did you call 70?" in said(out)
+
+
+def test_an_unanswered_confirmation_is_a_no_and_the_timer_resumes(tmp_path, capsys):
+    out, final = play(tmp_path, [line("+0.5", FLIP_12), line("+0.5", SEVENTY), line("+7")],
+                      capsys)
+    texts = said(out)
+    ask = texts.index("Ann, did you call 70?")
+    assert texts[ask + 1] == "No answer; I take that as no."
+    assert texts[ask + 3].startswith("Timer running: ")
+    assert final["players"]["Ann"] == {"total": 12, "down": [12]}
+
+
+def test_undo_by_voice_needs_the_other_player(tmp_path, capsys):
+    out, final = play(tmp_path, [line("+0.5", FLIP_12), line("+0.5", TAKE_THAT_BACK),
+                                 line("+0.5", YES, "Bob")], capsys)
+    texts = said(out)
+    assert "Bob, do you agree to undo: Ann flips 12?" in texts
+    assert "Undone. Ann, flip your 12 back up. It's Ann's turn, 2 flips left." in texts
+    assert final["players"]["Ann"]["total"] == 0
+
+
+def test_stop_cuts_the_referee_and_other_speech_over_it_is_ignored(tmp_path):
+    options = argparse.Namespace(rules="phase-seven", difficulty="hard", house=[], first=None)
+    session = Session(Race65Spec(["Ann", "Bob"], options))
+    out_dir = tmp_path / "said"
+    table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+                  voice=EspeakVoice(), output=WavDirOutput(out_dir), show=lambda text: None)
+    run_audio_script(table, [line("+0.5", RULES)], ROOT)
+    rules = table.spoken[-1]
+    assert rules.text.startswith("Race to 70, phase-seven hard. Down tiles count")
+    assert rules.end - rules.start > 10
+    before = session.game.state
+    flip = load_wav(F / f"{FLIP_12}.wav")
+    talk_over = table.hear_audio(flip, rules.start + 2, rules.start + 2 + flip.seconds,
+                                 rules.start + 2.4 + flip.seconds)
+    assert talk_over.dropped == "the referee was speaking"
+    assert session.game.state is before
+    stop = load_wav(F / f"{STOP}.wav")
+    at = rules.start + 5
+    heard = table.hear_audio(stop, at, at + stop.seconds, at + stop.seconds + 0.4)
+    assert heard.dropped is None and heard.heard.kind == "stop"
+    cut_at = at + stop.seconds + 0.4
+    assert table.busy_until == pytest.approx(cut_at)
+    last = sorted(out_dir.glob("*.wav"))[-1]
+    assert load_wav(last).seconds == pytest.approx(cut_at - rules.start, abs=0.01)
+    assert session.game.state is before
+
+
+def test_bad_recordings_in_a_script_never_change_the_game(tmp_path, capsys):
+    (tmp_path / "garbage.wav").write_bytes(b"RIFF\x00\x00garbage")
+    lines = [
+        line("+0.5", FLIP_12),
+        f"[+0.5] {tmp_path / 'missing.wav'}",
+        f"[+0.5] {tmp_path / 'garbage.wav'}",
+        f"[+0.5] Carl: {F / 'cmd01.wav'}",
+        "this is not a line",
+    ]
+    out, final = play(tmp_path, lines, capsys)
+    text = "\n".join(out)
+    assert "missing.wav does not exist" in text
+    assert "garbage.wav" in text
+    assert "There is no player called Carl." in text
+    assert "expected '[seconds] [Speaker:] FILE.wav'" in text
+    assert final["players"]["Ann"] == {"total": 12, "down": [12]}
+
+
+def test_content_words_ignore_plurals_and_spell_numbers():
+    assert content_words("Bob's turn, fifteen seconds.") == ["bob", "turn", "15", "second"]
