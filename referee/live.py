@@ -38,7 +38,7 @@ from referee.textplay import SpeakerError, split_speaker
 log = logging.getLogger(__name__)
 
 BLOCK = RATE // 100  # 10 ms
-SILENT_FOR = 1.0  # seconds without a block: the microphone is gone
+SILENT_FOR = 2.0  # seconds without a block: the microphone is gone
 RETRY_EVERY = 2.0
 HEARTBEAT = 1.0
 
@@ -101,6 +101,8 @@ class Microphone:
         self.segmenter = Segmenter(self.end_silence)
         self._energy: deque[np.ndarray[Any, Any]] = deque(maxlen=6000)  # 60 s of 10 ms frames
         self._frames = 0
+        #: Seconds of audio received so far (stream time).
+        self.position = 0.0
         self._blocks = queue.Queue()
 
         def callback(data: Any, frames: int, when: Any, status: Any) -> None:
@@ -109,7 +111,7 @@ class Microphone:
         try:
             self._stream = sounddevice.RawInputStream(
                 samplerate=RATE, blocksize=BLOCK, device=info.get("index", self.device),
-                channels=self.channels, dtype="int16", callback=callback,
+                channels=self.channels, dtype="int16", callback=callback, latency="high",
             )
             self._stream.start()
         except Exception as error:  # PortAudioError, OSError
@@ -136,6 +138,7 @@ class Microphone:
 
     def _feed(self, block: bytes) -> list[SeatUtterance]:
         samples = np.frombuffer(block, dtype="<i2").reshape(-1, self.channels)
+        self.position += len(samples) / RATE
         x = samples.astype(np.float64)
         for i in range(0, len(x), BLOCK):
             frame = x[i : i + BLOCK]
@@ -205,7 +208,6 @@ class LiveLoop:
         self.speed = speed
         self._base = self.session.now
         self._t0 = clock()
-        self._origin = 0.0  # game time of the microphone stream's first sample
         self._mic_ok = False
         self._next_try = 0.0
         self._next_beat = 0.0
@@ -288,7 +290,6 @@ class LiveLoop:
             if not announce:
                 self._lost(str(error))
             return
-        self._origin = self.now()
         self._mic_ok = True
         if announce:
             self.table.say(self.session.release(self.now(), "The microphone is back."))
@@ -302,8 +303,14 @@ class LiveLoop:
             self._lost(str(error))
             return
         for u in utterances:
-            self.table.hear_audio(u.audio, self._origin + u.start, self._origin + u.end,
-                                  self.now(), u.speaker, "seat" if u.speaker else "mic")
+            # Stream time to game time, anchored now: the stream's last sample is
+            # (about) now, whatever the device's start-up delay or clock drift.
+            at = self.now()
+            end = at - (self.microphone.position - u.end)
+            start = end - (u.end - u.start)
+            log.debug("utterance %.2f-%.2f (game time), decided at %.2f", start, end, at)
+            self.table.hear_audio(u.audio, start, end, at, u.speaker,
+                                  "seat" if u.speaker else "mic")
 
     def _lost(self, why: str) -> None:
         self._mic_ok = False

@@ -24,7 +24,8 @@ Conversation (yes/no questions):
   tray correction and ending the game need another player's agreement:
   "Bob, do you agree to undo Ann flips 7?".
 * While a question is open the turn timer is paused; it resumes with the
-  time that was left. No answer within :data:`ANSWER_SECONDS` counts as "no".
+  time that was left. No answer within :data:`ANSWER_SECONDS` of the end of
+  the question counts as "no".
 * An answer without a known speaker is taken to come from the player asked.
   Questions about the game are still answered; other moves wait for the
   answer ("First: Ann, did you call 65?").
@@ -42,7 +43,7 @@ from __future__ import annotations
 import logging
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from referee.engine.core import (
@@ -431,6 +432,15 @@ class Session:
         self.game.apply(PauseClock(), at)
         self._resume_at = until
 
+    def question_spoken(self, at: float, until: float) -> None:
+        """The open question finished being said at ``until``: the answer time counts from then."""
+        if self.question is None:
+            return
+        deadline = max(self.question.deadline, until + self.answer_seconds)
+        if deadline != self.question.deadline:
+            self._log("asked", at, until=round(until, 3))
+            self.question = replace(self.question, deadline=deadline)
+
     def hold(self, at: float, text: str) -> list[Said]:
         """Pause the turn timer for something outside the game (a lost microphone)."""
         self._log("hold", at, text=text)
@@ -480,6 +490,8 @@ def replay_records(session: Session, records: Iterable[Record]) -> float:
                             source=record.get("source", "text"))
         elif record.get("type") == "stop":
             session.stop(at)
+        elif record.get("type") == "asked":
+            session.question_spoken(at, float(record["until"]))
         elif record.get("type") == "delay":
             session.delay_clock(at, float(record["until"]))
         elif record.get("type") == "hold":

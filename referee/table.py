@@ -44,7 +44,7 @@ from typing import Any
 
 from referee.session import SURE_SCORE, Said, Session
 from referee.speech.audio import Audio, AudioError, load_wav, speech_region
-from referee.speech.intents import Heard
+from referee.speech.intents import FLOOR, Heard
 from referee.speech.listen import understand
 from referee.speech.numbers import join_numbers
 from referee.speech.recognizers import Recognizer, Transcript
@@ -58,6 +58,9 @@ CONFIRM_CALLS = ("always", "unsure", "never")
 ECHO_SHARE = 0.5
 #: A countdown mark that cannot be said within this many seconds is not said.
 LATE_COUNTDOWN = 0.5
+#: How long after a sentence ends its sound may still reach the microphone
+#: (output and input buffers, the room).
+ECHO_TAIL = 0.5
 #: Seconds around a countdown word within which an utterance is its echo.
 ECHO_SLACK = 0.3
 
@@ -154,6 +157,8 @@ class Table:
                 self.on_speech(audio, spoken)
             if said.kind in ("turn", "answer"):
                 self.session.delay_clock(said.at, spoken.end)
+            elif said.kind == "question":
+                self.session.question_spoken(said.at, spoken.end)
 
     def _render(self, text: str) -> Audio | None:
         if self._voice_failed:
@@ -166,8 +171,12 @@ class Table:
             return None
 
     def speaking(self, start: float, end: float) -> list[Spoken]:
-        """The referee's sentences that overlap ``start..end``."""
-        return [s for s in self.spoken if s.start < end and s.end > start]
+        """The referee's sentences whose sound overlaps ``start..end``.
+
+        A sentence is heard until :data:`ECHO_TAIL` after it ends: the sound
+        leaves the speaker and reaches the microphone a little late.
+        """
+        return [s for s in self.spoken if s.start < end and s.end + ECHO_TAIL > start]
 
     def cut(self, at: float) -> None:
         """Stop talking now ("stop")."""
@@ -207,11 +216,7 @@ class Table:
         self.heard.append(result)
         label = self.session.attribute(speaker)
         if reason is not None:
-            log.info("dropped %r (%s)", transcript.text, reason)
-            if self.session.record is not None:
-                self.session.record({"type": "dropped", "at": round(at, 3), "source": source,
-                                     "speaker": speaker, "text": transcript.text,
-                                     "reason": reason})
+            self._drop(at, source, speaker, transcript.text, reason)
             return result
         if heard.kind != "none" or transcript.text:
             self.show(f"[{at:.1f}] {label}: ({transcript.text or '...'})" if self.stamp
@@ -220,9 +225,20 @@ class Table:
             if self.busy_until > at:
                 self.cut(at)
             return result
+        if heard.kind == "none" and not heard.message and heard.score < FLOOR:
+            # Not nearly a command: table talk, a cough. Answering every one
+            # would make the referee a nuisance; the log keeps it.
+            self._drop(at, source, speaker, transcript.text, "not a command")
+            return result
         sure = self._sure(heard)
         self.say(self.session.respond(heard, speaker, at, sure=sure, source=source))
         return result
+
+    def _drop(self, at: float, source: str, speaker: str | None, text: str, reason: str) -> None:
+        log.info("not acted on: %r (%s)", text, reason)
+        if self.session.record is not None:
+            self.session.record({"type": "dropped", "at": round(at, 3), "source": source,
+                                 "speaker": speaker, "text": text, "reason": reason})
 
     def hear_text(self, text: str, speaker: str | None, at: float) -> None:
         """A typed line (always acted on: typing is not subject to the gate)."""

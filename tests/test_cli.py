@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
-from referee.session import Session
 from referee.live import LiveLoop
+from referee.session import Session
 from referee.table import Table
 from tests.test_intents import LISTED
 from tests.test_session import session as make_session

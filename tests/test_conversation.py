@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from referee.games.race65 import Race65Spec
 from referee.session import ANSWER_SECONDS, Session, replay_records
@@ -100,7 +101,9 @@ def test_a_tray_correction_needs_agreement_and_is_not_a_flip():
     ]
     assert texts(s.hear("yes", "Bob", 2.0))[0] == "Corrected: Ann's 9 is down."
     state = s.game.state
-    assert state.total("Ann") == 9 and state.flips == () and state.active_player == "Ann"
+    assert state.total("Ann") == 9
+    assert state.flips == ()
+    assert state.active_player == "Ann"
     assert texts(s.hear("correction my 9 is down", "Ann", 3.0)) == ["Ann's 9 is already down."]
 
 
@@ -112,7 +115,7 @@ def test_ending_the_game_needs_agreement():
 
 
 def test_replaying_the_records_rebuilds_state_timer_and_open_question():
-    records: list[dict] = []
+    records: list[dict[str, Any]] = []
     options = argparse.Namespace(rules="phase-seven", difficulty="hard", house=[], first=None)
     s = Session(Race65Spec(["Ann", "Bob"], options), record=records.append)
     s.start()

@@ -43,7 +43,8 @@ def test_a_killed_game_resumes_with_the_same_state_and_time_left(tmp_path):
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         cwd=ROOT,
     )
-    assert game.stdin is not None and game.stdout is not None
+    assert game.stdin is not None
+    assert game.stdout is not None
     wait_for(game.stdout, "Ann starts.")
     game.stdin.write("flip my seven\n")
     game.stdin.flush()
@@ -110,6 +111,7 @@ def test_writing_after_the_disk_fails_warns_once(tmp_path):
     warnings: list[str] = []
     log = GameLog(tmp_path / "g.jsonl", warnings.append)
     log.write({"type": "game"})
+    assert log._file is not None
     log._file.close()  # the file goes away under the referee's feet
     log.write({"type": "input"})
     log.write({"type": "input"})

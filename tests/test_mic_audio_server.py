@@ -9,50 +9,23 @@ PortAudio, exactly as it would a microphone.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from benchmarks.fixtures import utterances
 from referee.speech.audio import Audio
+from tests.conftest import needs_audio_server
 from tests.test_mic import stream_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("pulseaudio") is None or shutil.which("paplay") is None,
-    reason="PulseAudio is not installed (scripts/setup.sh installs it)",
-)
-
-
-@pytest.fixture
-def audio_server(tmp_path: Path) -> Iterator[dict[str, str]]:
-    runtime = tmp_path / "pulse-runtime"
-    runtime.mkdir()
-    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "HOME": str(tmp_path)}
-    subprocess.run(
-        ["pulseaudio", "--daemonize=yes", "--exit-idle-time=-1", "-n",
-         "--load=module-native-protocol-unix", "--load=module-null-sink sink_name=table",
-         "--load=module-always-sink"],
-        env=env, check=True, capture_output=True, timeout=30,
-    )
-    try:
-        for _ in range(50):
-            if subprocess.run(["pactl", "info"], env=env, capture_output=True).returncode == 0:
-                break
-            time.sleep(0.1)
-        subprocess.run(["pactl", "set-default-source", "table.monitor"], env=env, check=True)
-        yield env
-    finally:
-        subprocess.run(["pulseaudio", "--kill"], env=env, capture_output=True, timeout=30)
+pytestmark = needs_audio_server
 
 
 def test_spoken_commands_are_heard_live_through_an_audio_server(audio_server, tmp_path):
@@ -75,3 +48,100 @@ def test_spoken_commands_are_heard_live_through_an_audio_server(audio_server, tm
     heard = [json.loads(line) for line in out.splitlines()]
     assert [h["intent"] for h in heard] == [c.intent for c in cases], err
     assert "Traceback" not in err
+
+
+def _stereo(path: Path, left: bool, out: Path) -> Path:
+    """The recording on one channel only: a seat microphone's view of its player."""
+    from referee.speech.audio import load_wav
+
+    mono = load_wav(path).samples
+    silent = np.zeros_like(mono)
+    frames = np.stack([mono, silent] if left else [silent, mono], axis=1)
+    import wave
+
+    with wave.open(str(out), "wb") as w:
+        w.setnchannels(2)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes(frames.astype("<i2").tobytes())
+    return out
+
+
+class Lines:
+    """A process's stdout lines as they come, to wait on."""
+
+    def __init__(self, stream) -> None:
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream) -> None:
+        for line in stream:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait(self, text: str, after: int, timeout: float = 30) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(text in x for x in self.lines[after:]):
+                return True
+            time.sleep(0.1)
+        return False
+
+
+def test_a_live_game_by_voice_with_seat_microphones_through_an_audio_server(
+    audio_server, tmp_path
+):
+    """The whole live loop for real: the referee speaks into the same room it listens to.
+
+    Ann sits on the left channel and Bob on the right; the referee's voice
+    (eSpeak through sounddevice) goes into the sink too, so the recogniser
+    hears it: it must never act on it. Each player speaks once the referee
+    has answered the previous move and had time to say it.
+    """
+    fixtures = ROOT / "tests" / "audio_fixtures" / "piper-joe"
+    moves = [  # (recording, seat, what the referee answers)
+        ("cmd54", "Ann", "Ann, 12 down."),
+        ("cmd11", "Bob", "Bob, did you call 65?"),
+        ("cmd49", "Bob", "OK."),
+        ("cmd53", "Ann", "Bob, do you agree: end the game?"),
+        ("cmd48", "Bob", "Game stopped. No winner."),
+    ]
+    log = tmp_path / "game.jsonl"
+    game = subprocess.Popen(
+        [sys.executable, "-m", "referee", "play", "race65", "--difficulty", "easy",
+         "--input", "mic", "--seat-mics", "Ann=0,Bob=1", "--log", str(log), "--json"],
+        env=audio_server, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )
+    out = Lines(game.stdout)
+    answered = []
+    try:
+        assert out.wait("Ann starts.", 0)
+        time.sleep(11)  # the opening sentence is about 9 s long
+        for name, seat, answer in moves:
+            wav = _stereo(fixtures / f"{name}.wav", seat == "Ann", tmp_path / f"{name}.wav")
+            seen = len(out.lines)
+            subprocess.run(["paplay", str(wav)], env=audio_server, check=True, timeout=60)
+            answered.append(out.wait(answer, seen, timeout=10))
+            time.sleep(3.5)  # let the referee finish saying it
+        game.wait(timeout=30)
+    finally:
+        if game.poll() is None:
+            game.kill()
+    err = game.stderr.read() if game.stderr else ""
+    assert "Traceback" not in err
+    records = [json.loads(x) for x in log.read_text().splitlines()]
+    inputs = [r for r in records if r["type"] == "input"]
+    echoes = [r for r in records if r["type"] == "dropped" and "echo" in r["reason"]]
+    # The referee heard itself through the room and did not act on it.
+    assert echoes, records
+    # Everything acted on came from a player's seat, and every move was answered.
+    assert {r["source"] for r in inputs} == {"seat"}
+    calls = [r for r in inputs if r["intent"]["kind"] == "call"]
+    assert [r["speaker"] for r in calls] == ["Bob"]
+    assert answered == [True] * len(moves), (out.lines, records)
+    assert game.returncode == 0, err
+    final = json.loads(out.lines[-1])
+    assert final["winner"] is None
+    assert final["players"] == {"Ann": {"total": 12, "down": [12]},
+                                "Bob": {"total": 0, "down": []}}

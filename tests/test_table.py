@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,7 +53,7 @@ WIN = [
 ]
 
 
-def play(tmp_path: Path, lines: list[str], capsys, *extra: str) -> tuple[list[str], dict]:
+def play(tmp_path: Path, lines: list[str], capsys, *extra: str) -> tuple[list[str], dict[str, Any]]:
     script = tmp_path / "game.txt"
     script.write_text("\n".join(lines) + "\n")
     code = main(["play", "race65", "--rules", "phase-seven", "--difficulty", "hard",
@@ -94,7 +95,7 @@ def test_a_hard_game_is_won_by_a_confirmed_call_with_the_referee_hearing_itself(
 def test_without_the_gate_the_referees_own_voice_changes_the_game(tmp_path):
     """The same game, the same echo, but nothing gated: the referee acts on itself."""
 
-    def run(gate: bool) -> tuple[dict, Table]:
+    def run(gate: bool) -> tuple[dict[str, Any], Table]:
         options = argparse.Namespace(rules="phase-seven", difficulty="hard", house=[],
                                      first=None)
         session = Session(Race65Spec(["Ann", "Bob"], options))
@@ -189,7 +190,8 @@ def test_stop_cuts_the_referee_and_other_speech_over_it_is_ignored(tmp_path):
     stop = load_wav(F / f"{STOP}.wav")
     at = rules.start + 5
     heard = table.hear_audio(stop, at, at + stop.seconds, at + stop.seconds + 0.4)
-    assert heard.dropped is None and heard.heard.kind == "stop"
+    assert heard.dropped is None
+    assert heard.heard.kind == "stop"
     cut_at = at + stop.seconds + 0.4
     assert table.busy_until == pytest.approx(cut_at)
     last = sorted(out_dir.glob("*.wav"))[-1]

@@ -257,19 +257,19 @@ class SpeakerOutput(Output):
     """Plays through an output device; :meth:`cut` silences it at once."""
 
     def __init__(self, device: int | str | None = None) -> None:
+        self._lock = threading.Lock()
+        self._buffer = bytearray()
         try:
             import sounddevice
 
             info = sounddevice.query_devices(device, kind="output")
             self._stream = sounddevice.RawOutputStream(
                 samplerate=RATE, channels=1, dtype="int16", device=info.get("index", device),
-                callback=self._callback, blocksize=RATE // 50,
+                callback=self._callback, latency="high",
             )
             self._stream.start()
         except Exception as error:  # OSError (no PortAudio), PortAudioError, ValueError
             raise VoiceError(f"No speaker to talk through ({error}).") from error
-        self._lock = threading.Lock()
-        self._buffer = bytearray()
 
     def _callback(self, out: Any, frames: int, time: Any, status: Any) -> None:
         with self._lock:
