@@ -22,23 +22,32 @@ needs_audio_server = pytest.mark.skipif(
 )
 
 
-@pytest.fixture
-def audio_server(tmp_path: Path) -> Iterator[dict[str, str]]:
-    runtime = tmp_path / "pulse-runtime"
-    runtime.mkdir()
-    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "HOME": str(tmp_path)}
+def start_audio_server(env: dict[str, str]) -> None:
+    """Start PulseAudio with the null sink "table" whose monitor is the default input."""
     subprocess.run(
         ["pulseaudio", "--daemonize=yes", "--exit-idle-time=-1", "-n",
          "--load=module-native-protocol-unix", "--load=module-null-sink sink_name=table",
          "--load=module-always-sink"],
         env=env, check=True, capture_output=True, timeout=30,
     )
+    for _ in range(50):
+        if subprocess.run(["pactl", "info"], env=env, capture_output=True).returncode == 0:
+            break
+        time.sleep(0.1)
+    subprocess.run(["pactl", "set-default-source", "table.monitor"], env=env, check=True)
+
+
+def stop_audio_server(env: dict[str, str]) -> None:
+    subprocess.run(["pulseaudio", "--kill"], env=env, capture_output=True, timeout=30)
+
+
+@pytest.fixture
+def audio_server(tmp_path: Path) -> Iterator[dict[str, str]]:
+    runtime = tmp_path / "pulse-runtime"
+    runtime.mkdir()
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "HOME": str(tmp_path)}
+    start_audio_server(env)
     try:
-        for _ in range(50):
-            if subprocess.run(["pactl", "info"], env=env, capture_output=True).returncode == 0:
-                break
-            time.sleep(0.1)
-        subprocess.run(["pactl", "set-default-source", "table.monitor"], env=env, check=True)
         yield env
     finally:
-        subprocess.run(["pulseaudio", "--kill"], env=env, capture_output=True, timeout=30)
+        stop_audio_server(env)

@@ -9,6 +9,7 @@ PortAudio, exactly as it would a microphone.
 from __future__ import annotations
 
 import json
+import math
 import signal
 import subprocess
 import sys
@@ -20,7 +21,7 @@ import numpy as np
 
 from benchmarks.fixtures import utterances
 from referee.speech.audio import Audio
-from tests.conftest import needs_audio_server
+from tests.conftest import needs_audio_server, start_audio_server, stop_audio_server
 from tests.test_mic import stream_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,7 +118,7 @@ def test_a_live_game_by_voice_with_seat_microphones_through_an_audio_server(
     answered = []
     try:
         assert out.wait("Ann starts.", 0)
-        time.sleep(11)  # the opening sentence is about 9 s long
+        time.sleep(14)  # the opening sentence is about 10 s long, its echo a little longer
         for name, seat, answer in moves:
             wav = _stereo(fixtures / f"{name}.wav", seat == "Ann", tmp_path / f"{name}.wav")
             seen = len(out.lines)
@@ -145,3 +146,42 @@ def test_a_live_game_by_voice_with_seat_microphones_through_an_audio_server(
     assert final["winner"] is None
     assert final["players"] == {"Ann": {"total": 12, "down": [12]},
                                 "Bob": {"total": 0, "down": []}}
+
+
+def test_a_lost_microphone_pauses_the_timer_until_it_is_back(audio_server, tmp_path):
+    """The audio server dies mid-turn and comes back: announced, timer held, game goes on."""
+    log = tmp_path / "game.jsonl"
+    game = subprocess.Popen(
+        [sys.executable, "-m", "referee", "play", "race65", "--difficulty", "hard",
+         "--input", "mic", "--voice", "none", "--log", str(log), "--json"],
+        env=audio_server, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )
+    out = Lines(game.stdout)
+    try:
+        assert out.wait("Ann starts.", 0)
+        time.sleep(2)
+        stop_audio_server(audio_server)
+        assert out.wait("I lost the microphone", 0, timeout=15)
+        lost_at = len(out.lines)
+        time.sleep(4)  # the timer must not run meanwhile
+        assert not any("Time!" in x for x in out.lines)
+        start_audio_server(audio_server)
+        assert out.wait("The microphone is back.", lost_at, timeout=20)
+        assert out.wait("Time!", lost_at, timeout=20)  # the turn goes on, and ends
+        assert game.stdin is not None
+        game.stdin.write("Ann: end the game\nBob: yes\n")  # typing works as well
+        game.stdin.close()
+        game.wait(timeout=30)
+    finally:
+        if game.poll() is None:
+            game.kill()
+    records = [json.loads(x) for x in log.read_text().splitlines()]
+    hold = next(r for r in records if r["type"] == "hold")
+    release = next(r for r in records if r["type"] == "release")
+    assert release["at"] - hold["at"] >= 4
+    resumed = next(x for x in out.lines if x.startswith("Timer running: "))
+    left = int(resumed.split()[2])
+    assert left == math.ceil(15 - hold["at"])  # the time left when it was lost
+    assert game.returncode == 0
+    assert json.loads(out.lines[-1])["winner"] is None
