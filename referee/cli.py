@@ -19,6 +19,7 @@ from referee.games import GAMES, SetupError, find_game
 from referee.games.base import GameSpec
 from referee.session import Session
 from referee.speech.intents import IntentMatcher
+from referee.speech.mic import DEFAULT_END_SILENCE
 from referee.textplay import run_script
 
 log = logging.getLogger("referee")
@@ -52,8 +53,8 @@ def _table_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--device", help="input device (number or name; default: the system's)")
     group.add_argument("--seat-mics", metavar="NAME=CH,...",
                        help="one microphone channel per player, e.g. Ann=0,Bob=1")
-    group.add_argument("--end-silence", type=float, default=0.4, metavar="SECONDS",
-                       help="silence that ends an utterance (default 0.4)")
+    group.add_argument("--end-silence", type=float, default=DEFAULT_END_SILENCE, metavar="SECONDS",
+                       help=f"silence that ends an utterance (default {DEFAULT_END_SILENCE:g})")
     group.add_argument("--engine", choices=["pocketsphinx", "vosk"],
                        help="recogniser (default: Vosk if a model is installed, else PocketSphinx)")
     group.add_argument("--model", type=Path, help="a Vosk model folder")
@@ -119,8 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--mic", action="store_true",
                         help="listen to the microphone; one line per utterance")
     hear.add_argument("--device", help="input device (number or name; default: the system's)")
-    hear.add_argument("--end-silence", type=float, default=0.4, metavar="SECONDS",
-                      help="silence that ends an utterance (default 0.4)")
+    hear.add_argument("--end-silence", type=float, default=DEFAULT_END_SILENCE, metavar="SECONDS",
+                      help=f"silence that ends an utterance (default {DEFAULT_END_SILENCE:g})")
     hear.add_argument("--engine", choices=["pocketsphinx", "vosk"],
                       help="recogniser (default: Vosk if a model is installed, else PocketSphinx)")
     hear.add_argument("--model", type=Path, help="a Vosk model folder")
@@ -189,7 +190,19 @@ def cmd_doctor() -> int:
         print(f"microphones: cannot use audio devices ({error}); typed input only")
     espeak = shutil.which("espeak-ng")
     print(f"names: pronunciations for unknown names from {espeak or 'spelling (no espeak-ng)'}")
-    print("voice: the referee prints its sentences (spoken output arrives with the live loop)")
+    from referee.speech.tts import VoiceError, make_voice, output_device_available
+
+    voices = []
+    for name in ("espeak", "piper"):
+        try:
+            make_voice(name)
+            voices.append(name)
+        except VoiceError as error:
+            print(f"voice {name}: unavailable ({error})")
+    speaker = output_device_available()
+    where = "the speakers" if speaker else "print only: no output device found"
+    print(f"voice: {voices[0] if voices else 'none'} (default espeak through pyttsx3; "
+          f"available: {', '.join(voices) or 'none'}), to {where}")
     return 0
 
 

@@ -162,6 +162,11 @@ class Microphone:
         loudest = int(np.argmax(np.sum(frames, axis=0)))
         return self.seats.get(loudest)
 
+    @property
+    def in_speech(self) -> bool:
+        """Whether somebody is talking right now (as the voice detector hears it)."""
+        return bool(self._stream is not None and self.segmenter.endpointer.in_speech)
+
     def close(self) -> None:
         if self._stream is not None:
             try:
@@ -229,6 +234,8 @@ class LiveLoop:
                 break
             if self._mic_ok:
                 self._listen()
+                talking = self.microphone is not None and self.microphone.in_speech
+                self.table.talking = (self.now(), float("inf")) if talking else None
             elif self.microphone is not None and self.now() >= self._next_try:
                 self._open_microphone(announce=True)
             self.table.advance(self.now())

@@ -15,8 +15,10 @@ on its own voice:
   for the referee's own voice and dropped. A player who repeats the referee's
   very words over it is lost too; they can say it again.
 * **Countdown.** Players may talk over the countdown ("Five.", "Four." ...):
-  it is their own time running out. An utterance that lies within a
-  countdown word (give or take 0.3 s) is its echo and is dropped.
+  it is their own time running out. The referee never starts a countdown
+  word while a player is speaking (it skips it), so an utterance that starts
+  and ends with a countdown word (give or take 0.3 s) is its echo, whatever
+  the recogniser made of it ("10 seconds" heard as "two"), and is dropped.
 * **Stop** cuts the current sentence and everything queued after it.
 * **Turn clock.** A new turn's timer starts when the referee has finished
   saying whose turn it is, and it stands still while the referee answers a
@@ -46,6 +48,7 @@ from referee.session import SURE_SCORE, Said, Session
 from referee.speech.audio import Audio, AudioError, load_wav, speech_region
 from referee.speech.intents import FLOOR, Heard
 from referee.speech.listen import understand
+from referee.speech.mic import DEFAULT_END_SILENCE
 from referee.speech.numbers import join_numbers
 from referee.speech.recognizers import Recognizer, Transcript
 from referee.speech.templates import normalise_words
@@ -111,6 +114,7 @@ class Table:
         stamp: bool = True,
         gate: bool = True,
         confirm_calls: str = "always",
+        echo_tail: float = 0.0,
     ) -> None:
         if confirm_calls not in CONFIRM_CALLS:
             raise ValueError(f"confirm_calls must be one of {CONFIRM_CALLS}")
@@ -122,6 +126,9 @@ class Table:
         self.stamp = stamp
         self.gate = gate
         self.confirm_calls = confirm_calls
+        self.echo_tail = echo_tail
+        #: When a player is speaking (start, end), as far as the listener knows.
+        self.talking: tuple[float, float] | None = None
         #: Sentences spoken or being spoken, oldest first (kept short).
         self.spoken: list[Spoken] = []
         self.busy_until = session.now
@@ -142,13 +149,15 @@ class Table:
         said it (:meth:`~referee.session.Session.delay_clock`).
         """
         for said in saids:
+            start = max(said.at, self.busy_until)
+            if said.kind == "countdown" and (
+                start - said.at > LATE_COUNTDOWN or self._player_talking(start)
+            ):
+                continue  # stale, or a player is talking: never a wrong time, never over them
             self.show(f"[{said.at:.1f}] referee: {said.text}" if self.stamp else said.text)
             audio = self._render(said.text)
             if audio is None or audio.seconds == 0:
                 continue
-            start = max(said.at, self.busy_until)
-            if said.kind == "countdown" and start - said.at > LATE_COUNTDOWN:
-                continue  # stale: the next mark is due soon; never say a wrong time
             spoken = Spoken(said.text, start, start + audio.seconds, said.kind)
             self.busy_until = spoken.end
             self.spoken = [s for s in self.spoken if s.end > start - 30.0] + [spoken]
@@ -159,6 +168,12 @@ class Table:
                 self.session.delay_clock(said.at, spoken.end)
             elif said.kind == "question":
                 self.session.question_spoken(said.at, spoken.end)
+
+    def _player_talking(self, at: float) -> bool:
+        """A player talks at ``at``, or starts to within :data:`ECHO_SLACK` (known ahead
+        only on a simulated clock)."""
+        return (self.talking is not None
+                and self.talking[0] - ECHO_SLACK <= at <= self.talking[1])
 
     def _render(self, text: str) -> Audio | None:
         if self._voice_failed:
@@ -173,10 +188,11 @@ class Table:
     def speaking(self, start: float, end: float) -> list[Spoken]:
         """The referee's sentences whose sound overlaps ``start..end``.
 
-        A sentence is heard until :data:`ECHO_TAIL` after it ends: the sound
-        leaves the speaker and reaches the microphone a little late.
+        A sentence is heard until ``echo_tail`` after it ends: from a real
+        speaker the sound reaches the microphone a little late (the live loop
+        uses :data:`ECHO_TAIL`; on a simulated clock the echo is exact).
         """
-        return [s for s in self.spoken if s.start < end and s.end + ECHO_TAIL > start]
+        return [s for s in self.spoken if s.start < end and s.end + self.echo_tail > start]
 
     def cut(self, at: float) -> None:
         """Stop talking now ("stop")."""
@@ -260,9 +276,11 @@ class Table:
         if words and sum(w in said for w in words) / len(words) >= ECHO_SHARE:
             return "echo of the referee's own voice"
         if all(s.kind == "countdown" for s in overlapping):
-            # A player may talk over "Five." (it is their time running out); the
-            # echo of a countdown word lies within the word itself.
-            if any(s.start - ECHO_SLACK <= start and end <= s.end + ECHO_SLACK
+            # A player may talk over "Five." (it is their time running out). The
+            # echo of a countdown word starts and ends with it; a player's words
+            # cannot, as the referee never starts a countdown word over a player.
+            slack = ECHO_SLACK + self.echo_tail
+            if any(abs(start - s.start) <= slack and end <= s.end + slack
                    for s in overlapping):
                 return "echo of the referee's own voice"
             return None
@@ -305,7 +323,7 @@ def read_audio_script(lines: Iterable[str], base: Path) -> Iterator[ScriptLine |
 
 
 def run_audio_script(
-    table: Table, lines: Iterable[str], base: Path, *, end_silence: float = 0.4,
+    table: Table, lines: Iterable[str], base: Path, *, end_silence: float = DEFAULT_END_SILENCE,
     echo: bool = False,
 ) -> None:
     """Play timed WAV utterances through the table on a simulated clock.
@@ -359,25 +377,31 @@ def run_audio_script(
         if item.at < now:
             table.show(f"line {item.number}: time {item.at:g} is before {now:g}; line skipped.")
             continue
+        audio: Audio | None = None
+        speaker: str | None = None
+        if item.path is not None:
+            known, speaker = _speaker(table, item)
+            if not known:
+                continue
+            try:
+                audio = load_wav(item.path)
+            except AudioError as error:
+                table.show(f"line {item.number}: {error}")
+                table.say([Said(item.at, "I could not hear that recording.", "problem")])
+                continue
+            # From here on a player is talking: no countdown word over them.
+            table.talking = (item.at, item.at + audio.seconds + end_silence)
         flush(item.at)
         table.advance(item.at)
         now = item.at
         if session.over:
             break
-        if item.path is None:
-            continue
-        known, speaker = _speaker(table, item)
-        if not known:
-            continue
-        try:
-            audio = load_wav(item.path)
-        except AudioError as error:
-            table.show(f"line {item.number}: {error}")
-            table.say([Said(item.at, "I could not hear that recording.", "problem")])
+        if audio is None:
             continue
         end = item.at + audio.seconds
-        pending.append((end, item.at, audio, speaker or None, "seat" if speaker else "mic"))
+        pending.append((end, item.at, audio, speaker, "seat" if speaker else "mic"))
         flush(end + end_silence)
+        table.talking = None
         now = max(now, end + end_silence)
     closing = True
     flush(float("inf"))

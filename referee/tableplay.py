@@ -37,7 +37,7 @@ from referee.speech.tts import (
     make_voice,
     output_device_available,
 )
-from referee.table import Table, run_audio_script
+from referee.table import ECHO_TAIL, Table, run_audio_script
 
 MAX_SCRIPT_BYTES = 10_000_000
 
@@ -162,8 +162,8 @@ def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: 
              "Ctrl-D ends the game.")
     recognizer = _recognizer(args, session) if microphone is not None else None
     table = Table(session, recognizer=recognizer, voice=voice, output=output,
-                  show=emit, stamp=False,
-                  confirm_calls=args.confirm_calls)
+                  show=emit, stamp=False, confirm_calls=args.confirm_calls,
+                  echo_tail=ECHO_TAIL)
     loop = LiveLoop(table, microphone=microphone, keyboard=sys.stdin.buffer,
                     record=game_log.write if game_log else None)
     loop.run(greet=greet)

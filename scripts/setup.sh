@@ -6,10 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages the project uses: PortAudio for the microphone (sounddevice),
+# Debian packages the project uses: PortAudio for the microphone and speakers
+# (sounddevice), eSpeak NG (libespeak-ng1) for the referee's voice (pyttsx3),
 # eSpeak NG for name pronunciations and test voices, sox for test rooms, and
 # PulseAudio (with its ALSA plugin) as the real audio server the tests use.
-APT_PACKAGES=(libportaudio2 espeak-ng sox pulseaudio pulseaudio-utils libasound2-plugins)
+APT_PACKAGES=(libportaudio2 espeak-ng libespeak-ng1 sox pulseaudio pulseaudio-utils libasound2-plugins)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

@@ -77,6 +77,19 @@ def test_silence_and_steady_noise_are_no_utterances():
     assert segment(chunks(quiet)) == []
 
 
+def test_endless_chatter_is_cut_into_utterances_of_at_most_the_maximum():
+    """Babble keeps the voice detector in speech; the segmenter cuts it anyway."""
+    from benchmarks.fixtures import babble_bed
+
+    bed = babble_bed()[: 20 * RATE]
+    data = (bed / np.max(np.abs(bed)) * 8000).astype("<i2").tobytes()
+    segmenter = Segmenter(max_seconds=5.0)
+    found = [u for c in chunks(data) for u in segmenter.feed(c)]
+    assert len(found) >= 3
+    assert all(u.audio.seconds <= 5.01 for u in found)
+    assert all(b.start >= a.end - 0.01 for a, b in zip(found, found[1:], strict=False))
+
+
 def test_end_silence_must_be_sensible():
     with pytest.raises(ValueError, match="end_silence"):
         Segmenter(5.0)
