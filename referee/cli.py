@@ -138,6 +138,17 @@ def build_parser() -> argparse.ArgumentParser:
     install.add_argument("--dir", type=Path, help="where models live (default: models/)")
 
     commands.add_parser("doctor", help="say which recogniser, model, devices and voice are used")
+
+    hint = commands.add_parser("hint", help="the best move in Shut the Box, computed exactly")
+    hint.add_argument("game", choices=["shut-the-box"], help="the game (shut-the-box)")
+    hint.add_argument("--open", nargs="+", type=int, required=True, metavar="TILE",
+                      help="the open tiles")
+    hint.add_argument("--roll", type=int, help="the roll (without it: how many dice to roll)")
+    hint.add_argument("--goal", choices=["shut", "score"], default="shut",
+                      help="shut: most likely to shut the box (default); score: lowest "
+                      "expected score")
+    hint.add_argument("--tiles", type=int, choices=(9, 12), default=12,
+                      help="tiles in the box (default 12)")
     return parser
 
 
@@ -203,6 +214,27 @@ def cmd_doctor() -> int:
     where = "the speakers" if speaker else "print only: no output device found"
     print(f"voice: {voices[0] if voices else 'none'} (default espeak through pyttsx3; "
           f"available: {', '.join(voices) or 'none'}), to {where}")
+    return 0
+
+
+def cmd_hint(args: argparse.Namespace) -> int:
+    """``{"shut": [3, 4], "value": 0.123}``: the tiles to shut and the value after."""
+    from referee.engine.shutbox_strategy import dice_hint, hint
+
+    tiles = list(args.open)
+    bad = [t for t in tiles if not 1 <= t <= args.tiles]
+    if bad:
+        raise SetupError(f"There is no tile {bad[0]} in a box of {args.tiles}.")
+    if len(set(tiles)) != len(tiles):
+        raise SetupError("Each open tile once, please.")
+    if args.roll is None:
+        count, value = dice_hint(tiles, args.goal)
+        print(json.dumps({"dice": count, "value": round(value, 6)}))
+        return 0
+    if not 1 <= args.roll <= 12:
+        raise SetupError(f"A roll is 1 to 12, not {args.roll}.")
+    shut, value = hint(tiles, args.roll, args.goal)
+    print(json.dumps({"shut": None if shut is None else list(shut), "value": round(value, 6)}))
     return 0
 
 
@@ -324,11 +356,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_models(args)
         if args.command == "doctor":
             return cmd_doctor()
+        if args.command == "hint":
+            return cmd_hint(args)
     except SetupError as error:
         print(f"referee: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\nreferee: stopped.", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (| head): nothing more to say
+        sys.stderr.close()
+        return 141
     parser.print_help()
     return 2

@@ -66,7 +66,8 @@ MAX_CHARS = 500
 ANSWER_SECONDS = 6.0
 #: Matcher scores below this are confirmed before they are acted on.
 SURE_SCORE = 0.9
-MOVES = ("flip", "call", "correction")
+#: Intents that are not moves: everything else is (a flip, a call, a roll, a shut).
+NOT_MOVES = frozenset({"none", "ambiguous", "query", "answer", "stop", "undo", "end"})
 
 Record = dict[str, Any]
 COUNTDOWN_WORDS = {5: "Five.", 4: "Four.", 3: "Three.", 2: "Two.", 1: "One."}
@@ -302,7 +303,7 @@ class Session:
             return said + self._ask_undo(who, at)
         if kind in ("correction", "end"):
             return said + self._ask_agreement(intent, who, at)
-        if not sure and kind in MOVES:
+        if not sure and kind not in NOT_MOVES:
             return said + self._ask(self._confirmation(intent, who), (who,), intent, who, at)
         return said + self._act(intent, who, at)
 
@@ -319,11 +320,11 @@ class Session:
                          at, "answer")
 
     def _act(self, intent: dict[str, Any], speaker: str, at: float) -> list[Said]:
-        if self.over and intent["kind"] in MOVES:
+        if self.over and intent["kind"] not in NOT_MOVES:
             return self._say(["The game is over."],
                              at, "problem")
         try:
-            action = self.spec.action_for(intent, speaker)
+            action = self.spec.action_for(intent, speaker, self.game)
             depth = self.game.depth
             events = self.game.apply(action, at)
         except Rejection as rejection:
@@ -373,7 +374,7 @@ class Session:
             what = "end the game"
         else:
             try:  # refuse an impossible correction before asking anyone
-                action = self.spec.action_for(intent, who)
+                action = self.spec.action_for(intent, who, self.game)
                 self.game.rules.apply(self.game.state, action, at)
             except Rejection as rejection:
                 return self._say([rejection.sentence], at, "problem")

@@ -205,7 +205,7 @@ class Table:
     # --- the clock ----------------------------------------------------------------------
     def advance(self, at: float) -> None:
         """Say everything due by ``at`` (countdown, timeouts, unanswered questions)."""
-        self.say(self.session.tick(at))
+        self.say(self._safely(at, lambda: self.session.tick(at)))
 
     def start(self) -> None:
         self.say(self.session.start())
@@ -247,8 +247,20 @@ class Table:
             self._drop(at, source, speaker, transcript.text, "not a command")
             return result
         sure = self._sure(heard)
-        self.say(self.session.respond(heard, speaker, at, sure=sure, source=source))
+        self.say(self._safely(at, lambda: self.session.respond(
+            heard, speaker, at, sure=sure, source=source)))
         return result
+
+    def _safely(self, at: float, step: Callable[[], list[Said]]) -> list[Said]:
+        """Run one step of the game; a bug in it is reported, never the end of the game."""
+        try:
+            return step()
+        except Exception:  # the last line of defence: the game must go on
+            log.exception("a step of the game failed")
+            if self.session.record is not None:
+                self.session.record({"type": "error", "at": round(at, 3)})
+            return [Said(at, "Sorry, something went wrong with that. The game goes on; "
+                             "please say it again.", "problem")]
 
     def _drop(self, at: float, source: str, speaker: str | None, text: str, reason: str) -> None:
         log.info("not acted on: %r (%s)", text, reason)
@@ -259,7 +271,7 @@ class Table:
     def hear_text(self, text: str, speaker: str | None, at: float) -> None:
         """A typed line (always acted on: typing is not subject to the gate)."""
         self.advance(at)
-        self.say(self.session.hear(text, speaker, at))
+        self.say(self._safely(at, lambda: self.session.hear(text, speaker, at)))
 
     def _sure(self, heard: Heard) -> bool:
         if heard.kind == "call" and self.confirm_calls == "always":

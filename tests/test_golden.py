@@ -48,10 +48,19 @@ def test_golden_transcript(script: Path, capsys: pytest.CaptureFixture[str]) -> 
                                        "was flipped last turn", "Wrong call", "Bob wins!"]),
         ("race65-phase-seven-hard", ["Time!", "flip your 2 back up", "was flipped last turn",
                                      "Wrong call", "already up", "Ann wins!"]),
+        ("shut-the-box-virtual", ["Rolls for the order", "Roll first.", "not Ann's",
+                                  "For 8 you can shut", "your chance of shutting the box",
+                                  "named twice", "is already shut", "Nothing makes",
+                                  "wins with"]),
+        ("shut-the-box-physical", ["Roll your dice and tell me", "Two dice make 2 to 12",
+                                   "There is no tile 10", "tie with 7: a play-off",
+                                   "Bob wins with 15!"]),
     ],
 )
 def test_goldens_cover_the_situations_they_promise(stem: str, must_say: list[str]) -> None:
     text = (GOLDEN / f"{stem}.expected").read_text()
     for phrase in must_say:
         assert phrase in text, f"{stem} never says {phrase!r}"
-    assert '"winner": "' in text.splitlines()[-1]
+    assert '"winner": ' in text.splitlines()[-1]
+    assert '"winner": null' not in text.splitlines()[-1]
+    assert '"winner": []' not in text.splitlines()[-1]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from referee.games.base import GameSpec, SetupError
 from referee.games.race65 import Race65Spec
+from referee.games.shutbox import ShutBoxSpec
 
-GAMES: dict[str, type[GameSpec]] = {spec.name: spec for spec in (Race65Spec,)}
+GAMES: dict[str, type[GameSpec]] = {spec.name: spec for spec in (Race65Spec, ShutBoxSpec)}
 
 
 def find_game(name: str) -> type[GameSpec]:

@@ -92,13 +92,13 @@ class GameSpec(ABC):
 
     def __init__(self, players: Sequence[str], options: argparse.Namespace) -> None:
         self.players = check_players(players, self.min_players, self.max_players)
-        self._options = options
+        self._setup = options
         #: "brief" drops what players can see for themselves (times, flips left).
         self.brief = getattr(options, "verbosity", None) == "brief"
 
     def options(self) -> dict[str, Any]:
         """The game's options as JSON, enough to set the same game up again."""
-        return {name: getattr(self._options, name, None) for name in self.option_names}
+        return {name: getattr(self._setup, name, None) for name in self.option_names}
 
     @classmethod  # noqa: B027 (a hook: most games add options, some need none)
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
@@ -109,8 +109,8 @@ class GameSpec(ABC):
         """A fresh game whose first turn starts ``at``."""
 
     @abstractmethod
-    def action_for(self, intent: dict[str, Any], speaker: str) -> Action:
-        """The engine action a move intent stands for."""
+    def action_for(self, intent: dict[str, Any], speaker: str, game: Game[Any]) -> Action:
+        """The engine action a move intent stands for (may raise a Rejection)."""
 
     @abstractmethod
     def announce(self, event: Event, game: Game[Any]) -> str:

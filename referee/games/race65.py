@@ -140,7 +140,7 @@ class Race65Spec(GameSpec):
         )
 
     # --- intents to actions -------------------------------------------------------
-    def action_for(self, intent: dict[str, Any], speaker: str) -> Action:
+    def action_for(self, intent: dict[str, Any], speaker: str, game: Game[Any]) -> Action:
         if intent["kind"] == "flip":
             return Flip(speaker, intent["owner"], int(intent["tile"]), intent.get("direction"))
         if intent["kind"] == "call":

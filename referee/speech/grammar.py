@@ -54,5 +54,18 @@ def phrase_list(phrases: PhraseSet) -> list[str]:
 
 
 def grammar_words(phrases: PhraseSet) -> set[str]:
-    """Every word a recogniser must be able to say for this grammar."""
-    return {word for sentence in phrase_list(phrases) for word in sentence.split()}
+    """Every word a recogniser must be able to say for this grammar.
+
+    From the templates' words and the slots' values, without expanding every
+    sentence (Shut the Box's "shut 1, 2, 3 and 4" has tens of thousands).
+    """
+    words: set[str] = set()
+    for word in phrases.vocabulary():
+        words.update(spoken_word(w) for w in join_numbers(normalise_words(word)))
+    for slot in phrases.slots.values():
+        for value in slot_values(slot, for_grammar=True):
+            said = slot.words_for(value).split()
+            words.update(said)
+            if slot.kind == "player":
+                words.add(said[-1] + "'s")
+    return words

@@ -207,6 +207,8 @@ class IntentMatcher:
     def _template_weight(self, token: Word | SlotRef) -> float:
         if isinstance(token, SlotRef):
             return self.phrases.slots[token.name].weight
+        if token.text.isdigit():  # "roll 1 die": weighs what a said number weighs
+            return self._token_weight(_Tok(token.text, "number", False))
         return self.phrases.word_weight(token.text)
 
     # --- alignment ---------------------------------------------------------------
@@ -303,6 +305,13 @@ class IntentMatcher:
                 options = [None if token is None else slot.values.get(token, token)]
                 if slot.kind == "player" and token is not None:
                     options = [self._names.get(token, token)]
+            elif isinstance(spec, list):
+                values = []
+                for item in spec:
+                    token = fills.get(str(item)[1:-1])
+                    if token is not None:
+                        values.append(self.phrases.slots[str(item)[1:-1]].values.get(token, token))
+                options = [values]
             elif spec == "$speaker":
                 options = [speaker]
             elif spec == "$addressee":

@@ -10,8 +10,11 @@ the syntax of hassil:
   possessive form of a name slot.
 
 Intent fields are JSON values; a string field ``"{slot}"`` takes the value of
-that slot (null when the sentence has none), ``"$speaker"`` the person who
-spoke and ``"$addressee"`` the one other player.
+that slot (null when the sentence has none), a list of them
+(``["{tile}", "{tile2}"]``) the list of the values the sentence has,
+``"$speaker"`` the person who spoke and ``"$addressee"`` the one other player.
+``include = ["common"]`` adds the intents of ``common.toml`` (conversation and
+questions every game shares).
 
 From the same file come the intent matcher (:mod:`referee.speech.intents`)
 and, through :func:`expand_phrases`, every sentence the recogniser's grammar
@@ -226,6 +229,25 @@ def _read_phrase_file(path: Path) -> dict[str, Any]:
         return tomllib.load(handle)
 
 
+def _with_includes(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The file's data after the files it includes (``include = ["common"]``).
+
+    Included slots, weights and hints are defaults the game's own file
+    overrides; included intents come after the game's own.
+    """
+    merged = {key: dict(data.get(key, {})) for key in ("slots", "weights", "hints")}
+    intents = list(data.get("intents", []))
+    for name in data.get("include", []):
+        other = PHRASE_DIR / f"{name}.toml"
+        if not other.exists():
+            raise TemplateError(f"{path.name} includes {name!r}, which does not exist")
+        extra = _read_phrase_file(other)
+        for key in merged:
+            merged[key] = {**extra.get(key, {}), **merged[key]}
+        intents += extra.get("intents", [])
+    return {**data, **merged, "intents": intents}
+
+
 def phrase_file(game: str) -> Path:
     return PHRASE_DIR / f"{game}.toml"
 
@@ -235,7 +257,7 @@ def load_phrases(game: str, players: Sequence[str]) -> PhraseSet:
     path = phrase_file(game)
     if not path.exists():
         raise TemplateError(f"no phrase file for game {game!r}")
-    data = _read_phrase_file(path)
+    data = _with_includes(_read_phrase_file(path), path)
     slots: dict[str, Slot] = {}
     for name, spec in data.get("slots", {}).items():
         weight = float(spec.get("weight", DEFAULT_SLOT_WEIGHT))

@@ -1,0 +1,312 @@
+"""Shut the Box at the table: options, dice, intents to actions, what the referee says.
+
+Decisions:
+
+* Dice are virtual (``--dice virtual``, the default: the referee rolls when a
+  player says "roll" and announces it; ``--seed`` makes it repeatable) or
+  physical (players roll real dice and say "I rolled five and three" or
+  "rolled eight"). Either way a roll reaches the engine as a :class:`Roll`
+  action, and tests inject the dice (:attr:`ShutBoxSpec.dice`).
+* The order of play is the lowest roll first (the rules): the referee rolls
+  one die pair for each player at the start and announces it; ties keep the
+  order the players were named in. ``--order given`` keeps the named order.
+* "roll" rolls two dice; "roll one" rolls one die, allowed when the open
+  tiles add up to 6 or less. A physical total of 6 or less is taken as one
+  die when one die is allowed.
+* After each roll the referee says the roll; after each shut, what is still
+  open. "options" reads every set that makes the roll; "hint" names the best
+  one (:mod:`referee.engine.shutbox_strategy`), for the chance of shutting the
+  box, or for the lowest expected score with ``--house goal=score``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from referee.engine.core import Action, Event, Game, GameStopped, GameWon, IllegalAction
+from referee.engine.core import TurnStarted as TurnStartedEvent
+from referee.engine.shutbox import (
+    BoxConfig,
+    BoxShut,
+    BoxState,
+    PlayoffStarted,
+    Roll,
+    Rolled,
+    Shut,
+    ShutTheBox,
+    TilesShut,
+    TurnScored,
+    one_die_allowed,
+    order_by_rolls,
+    sets_making,
+)
+from referee.engine.shutbox_strategy import dice_hint, hint
+from referee.games.base import GameSpec, SetupError, sentence, spoken_list
+
+HOUSE_RULES = {
+    "tiles": ("12", "9"),
+    "ties": ("share", "playoff"),
+    "goal": ("shut", "score"),
+}
+
+Dice = Callable[[int], tuple[int, ...]]
+
+
+def parse_house_rules(pairs: Sequence[str]) -> dict[str, str]:
+    rules = {name: values[0] for name, values in HOUSE_RULES.items()}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        name, value = name.strip().replace("-", "_"), value.strip()
+        if name not in HOUSE_RULES:
+            raise SetupError(f"Unknown house rule {name!r}. House rules: "
+                             f"{', '.join(HOUSE_RULES)}.")
+        if value not in HOUSE_RULES[name]:
+            allowed = " or ".join(HOUSE_RULES[name])
+            raise SetupError(f"House rule {name} takes {allowed}, not {value!r}.")
+        rules[name] = value
+    return rules
+
+
+def seeded_dice(seed: int | None) -> Dice:
+    rng = random.Random(seed)
+    return lambda count: tuple(rng.randint(1, 6) for _ in range(count))
+
+
+def tiles_text(tiles: Sequence[int]) -> str:
+    return spoken_list(tiles) if tiles else "none"
+
+
+class ShutBoxSpec(GameSpec):
+    name = "shut-the-box"
+    aliases = ("shutbox", "shut", "stb")
+    min_players = 1
+    max_players = 8
+    option_names = (*GameSpec.option_names, "tiles", "dice", "seed", "order")
+
+    def __init__(
+        self, players: Sequence[str], options: argparse.Namespace, dice: Dice | None = None
+    ) -> None:
+        super().__init__(players, options)
+        house = parse_house_rules(getattr(options, "house", None) or [])
+        tiles = getattr(options, "tiles", None) or int(house["tiles"])
+        try:
+            self.config = BoxConfig(int(tiles), house["ties"])  # type: ignore[arg-type]
+        except ValueError as error:
+            raise SetupError(sentence(str(error)) + ".") from error
+        self.goal: Any = house["goal"]
+        self.physical = (getattr(options, "dice", None) or "virtual") == "physical"
+        #: Where virtual dice come from: count -> faces. Tests replace it.
+        self.dice: Dice = dice or seeded_dice(getattr(options, "seed", None))
+        self.rules = ShutTheBox(self.config)
+        self.order_rolls: list[tuple[str, int]] = []
+        order = getattr(options, "order", None) or "roll"
+        first = getattr(options, "first", None)
+        if first is not None:
+            match = [p for p in self.players if p.casefold() == first.casefold()]
+            if not match:
+                raise SetupError(f"{first} is not one of the players.")
+            self.players = (match[0], *[p for p in self.players if p != match[0]])
+        elif order == "roll" and len(self.players) > 1:
+            rolls = [sum(self.dice(2)) for _ in self.players]
+            self.order_rolls = list(zip(self.players, rolls, strict=True))
+            self.players = order_by_rolls(self.players, rolls)
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        group = parser.add_argument_group("Shut the Box")
+        group.add_argument("--tiles", type=int, choices=(9, 12),
+                           help="tiles in the box (default 12)")
+        group.add_argument("--dice", choices=("virtual", "physical"),
+                           help="the referee rolls (virtual, default) or players roll real dice")
+        group.add_argument("--seed", type=int, help="seed for the virtual dice")
+        group.add_argument("--order", choices=("roll", "given"),
+                           help="order of play: lowest roll first (default) or as named")
+
+    # --- set-up -------------------------------------------------------------------------
+    def new_game(self, at: float) -> Game[BoxState]:
+        return Game(self.rules, self.players, at)
+
+    def opening(self, game: Game[Any]) -> str:
+        dice = "you roll real dice and tell me" if self.physical else "I roll the dice"
+        text = f"Shut the Box with {self.config.tiles} tiles; {dice}."
+        if self.order_rolls:
+            rolls = ", ".join(f"{p} {r}" for p, r in self.order_rolls)
+            text += f" Rolls for the order: {rolls}."
+        order = spoken_list(game.players)
+        first = game.current_player()
+        return f"{text} Order of play: {order}. {first}, {self._roll_prompt()}"
+
+    def _roll_prompt(self) -> str:
+        return "roll and tell me what you rolled." if self.physical else "say roll."
+
+    # --- intents to actions ---------------------------------------------------------------
+    def action_for(self, intent: dict[str, Any], speaker: str, game: Game[Any]) -> Action:
+        kind = intent["kind"]
+        if kind == "roll":
+            if self.physical:
+                raise IllegalAction("Roll your dice and tell me what you rolled, "
+                                    "like: I rolled 5 and 3.")
+            return Roll(speaker, self.dice(1 if intent.get("dice") == 1 else 2))
+        if kind == "rolled":
+            if not self.physical:
+                raise IllegalAction("I roll the dice in this game: say roll.")
+            if intent.get("dice"):
+                return Roll(speaker, tuple(int(d) for d in intent["dice"]))
+            total = int(intent["total"])
+            state: BoxState = game.state
+            count = 1 if total <= 6 and one_die_allowed(state.open) else 2
+            return Roll(speaker, total=total, count=count)
+        if kind == "shut":
+            return Shut(speaker, tuple(int(t) for t in intent["tiles"]))
+        raise ValueError(f"no action for intent {intent!r}")
+
+    def describe_intent(self, intent: dict[str, Any]) -> str:
+        kind = intent["kind"]
+        if kind == "shut":
+            return f"shut {spoken_list(intent['tiles'])}"
+        if kind == "roll":
+            return "roll one die" if intent.get("dice") == 1 else "roll"
+        if kind == "rolled":
+            what = spoken_list(intent["dice"]) if intent.get("dice") else intent.get("total")
+            return f"you rolled {what}"
+        if kind == "query":
+            return f"ask for the {intent['what']}"
+        return super().describe_intent(intent)
+
+    # --- events to sentences -----------------------------------------------------------------
+    def announce(self, event: Event, game: Game[Any]) -> str:
+        state: BoxState = game.state
+        if isinstance(event, Rolled):
+            dice = " and ".join(map(str, event.dice))
+            said = f"{event.player} rolled {dice}" + (
+                f": {event.total}." if len(event.dice) > 1 else "."
+            )
+            if not event.options or self.brief:
+                return said
+            return f"{said} Shut tiles that make {event.total}."
+        if isinstance(event, TilesShut):
+            shut = spoken_list(event.tiles)
+            if self.brief:
+                return f"{shut} shut."
+            again = "Roll again and tell me." if self.physical else "Roll again."
+            return f"{shut} shut. Open: {tiles_text(event.open)}. {again}"
+        if isinstance(event, TurnScored):
+            return (f"Nothing makes {event.roll}. {event.player}'s turn is over with "
+                    f"{tiles_text(event.open)} open: score {event.score}.")
+        if isinstance(event, TurnStartedEvent):
+            return f"{event.player}'s turn: {self._roll_prompt()}"
+        if isinstance(event, BoxShut):
+            return f"{event.player} shut the box!"
+        if isinstance(event, PlayoffStarted):
+            return (f"{spoken_list(event.players)} tie with {event.score}: "
+                    "a play-off round between them.")
+        if isinstance(event, GameWon):
+            if len(event.winners) > 1:
+                score = state.score_of(event.winners[0])
+                return f"{spoken_list(event.winners)} share the win with {score}."
+            winner = event.winners[0]
+            if state.score_of(winner) == 0:
+                return f"{winner} wins!"
+            return f"Everyone has played. {winner} wins with {state.score_of(winner)}!"
+        if isinstance(event, GameStopped):
+            return "Game stopped. No winner."
+        return ""
+
+    # --- questions ------------------------------------------------------------------------
+    def answer(self, what: str, player: str | None, game: Game[Any], at: float) -> str:
+        state: BoxState = game.state
+        if what == "board":
+            return self._board(state)
+        if what == "score":
+            who = list(state.players) if player is None else [player]
+            return " ".join(self._score(state, p) for p in who)
+        if what == "options":
+            return self._options(state)
+        if what == "hint":
+            return self._hint(state)
+        if what == "turn":
+            return self._turn(state)
+        if what == "time":
+            return "There is no timer in this game."
+        if what == "help":
+            return ("Say roll, then the tiles to shut, like: shut 7 and 1. Ask: what's open, "
+                    "options, hint, my score, whose turn is it, repeat that, or rules.")
+        if what == "rules":
+            return (f"Shut the Box. Roll two dice, or one die when the open tiles add up to 6 "
+                    f"or less. Shut any open tiles that add up to the roll, then roll again. "
+                    f"When nothing makes the roll, your score is the sum of the open tiles. "
+                    f"Lowest score wins; shutting all {self.config.tiles} tiles wins at once.")
+        return "I can tell you what's open, the scores, your options or a hint."
+
+    def _board(self, state: BoxState) -> str:
+        if state.over:
+            return "The game is over."
+        text = f"Open: {tiles_text(sorted(state.open))}, adding up to {sum(state.open)}."
+        if state.roll is not None:
+            text += f" {state.active_player} rolled {state.roll}."
+        return text
+
+    def _score(self, state: BoxState, player: str) -> str:
+        score = state.score_of(player)
+        if score is not None:
+            return f"{player} scored {score}."
+        if not state.over and player == state.active_player:
+            return f"{player} is playing: {sum(state.open)} open so far."
+        return f"{player} has not played yet."
+
+    def _options(self, state: BoxState) -> str:
+        if state.over:
+            return "The game is over."
+        if state.roll is None:
+            one = " or one die" if one_die_allowed(state.open) else ""
+            return f"Roll first: two dice{one}."
+        sets = sets_making(state.roll, state.open)
+        said = "; ".join(" and ".join(map(str, s)) for s in sets)
+        return f"For {state.roll} you can shut: {said}."
+
+    def _hint(self, state: BoxState) -> str:
+        if state.over:
+            return "The game is over."
+        goal = "your chance of shutting the box" if self.goal == "shut" else "expected score"
+        if state.roll is None:
+            count, value = dice_hint(state.open, self.goal)
+            dice = "one die" if count == 1 else "both dice"
+            return f"Roll {dice}: {goal} {self._value(value)}."
+        tiles, value = hint(sorted(state.open), state.roll, self.goal)
+        if tiles is None:
+            return f"Nothing makes {state.roll}."
+        return f"Shut {spoken_list(tiles)}: {goal} {self._value(value)}."
+
+    def _value(self, value: float) -> str:
+        if self.goal == "shut":
+            percent = 100 * value
+            return f"{percent:.1f} percent" if percent < 10 else f"{percent:.0f} percent"
+        return f"{value:.1f}"
+
+    def _turn(self, state: BoxState) -> str:
+        if state.winners:
+            return f"The game is over. {spoken_list(state.winners)} won."
+        if state.stopped:
+            return "The game was stopped."
+        if state.roll is None:
+            return f"It's {state.active_player}'s turn: {self._roll_prompt()}"
+        return (f"It's {state.active_player}'s turn: shut tiles that make {state.roll}.")
+
+    def undone(self, before: Any, game: Game[Any]) -> str:
+        return f"Undone. {self._board(game.state)} {self._turn(game.state)}"
+
+    # --- final state -----------------------------------------------------------------------
+    def final_state(self, game: Game[Any]) -> dict[str, Any]:
+        state: BoxState = game.state
+        players = {}
+        for p in state.players:
+            left = state.left_open(p)
+            if left is None and not state.over and p == state.active_player:
+                left = tuple(sorted(state.open))
+            players[p] = {"score": None if left is None else sum(left),
+                          "open": None if left is None else list(left)}
+        return {"winner": list(state.winners), "players": players,
+                "turn": game.current_player()}
