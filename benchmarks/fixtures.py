@@ -44,6 +44,11 @@ from referee.speech.audio import RATE, Audio, from_float, load_wav, wav_bytes
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "audio_fixtures"
 UTTERANCES = FIXTURES / "utterances.tsv"
+#: Each game's utterance list and the table the expected intents assume.
+GAMES = {
+    "race65": (UTTERANCES, ("Ann", "Bob")),
+    "shut-the-box": (FIXTURES / "shut-the-box.tsv", ("Ann", "Bob", "Cy")),
+}
 COMMITTED_VOICE = "piper-joe"
 CACHE = Path(os.environ.get("REFEREE_CACHE", ROOT / "cache")) / "fixtures"
 PAD_SECONDS = 0.3
@@ -62,9 +67,9 @@ class Utterance:
         return bool(self.intent["kind"] != "none")
 
 
-def utterances() -> list[Utterance]:
+def utterances(game: str = "race65") -> list[Utterance]:
     rows = []
-    for line in UTTERANCES.read_text().splitlines():
+    for line in GAMES[game][0].read_text().splitlines():
         if line.startswith("#") or not line.strip():
             continue
         uid, text, intent = line.split("\t")
@@ -262,17 +267,18 @@ def main() -> None:
     parser.add_argument("--commit", action="store_true",
                         help="re-render the committed clean Piper set")
     args = parser.parse_args()
+    every = [u for game in GAMES for u in utterances(game)]
     if args.commit:
-        for utterance in utterances():
+        for utterance in every:
             path = clean_path(COMMITTED_VOICE, utterance)
             path.parent.mkdir(parents=True, exist_ok=True)
             VOICES[COMMITTED_VOICE](utterance.text).write_wav(path)
-        print(f"rendered {len(utterances())} utterances into {FIXTURES / COMMITTED_VOICE}")
+        print(f"rendered {len(every)} utterances into {FIXTURES / COMMITTED_VOICE}")
         return
     count = 0
     for voice in VOICES:
         for condition in CONDITIONS:
-            for utterance in utterances():
+            for utterance in every:
                 fixture(voice, utterance, condition)
                 count += 1
     print(f"{count} fixtures ready in {CACHE}")

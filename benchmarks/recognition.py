@@ -1,6 +1,7 @@
 """Recognition benchmark: speech fixtures -> recogniser -> intent.
 
-Run: ``./run bench recognition [--engine pocketsphinx|vosk] [--voices ...]``.
+Run: ``./run bench recognition [--game race65|shut-the-box] [--engine pocketsphinx|vosk]
+[--voices ...]``.
 
 For every voice and condition of :mod:`benchmarks.fixtures`, each utterance
 is streamed to the recogniser in 100 ms chunks (as from a microphone), then
@@ -20,7 +21,7 @@ import statistics
 import time
 from collections import defaultdict
 
-from benchmarks.fixtures import CONDITIONS, VOICES, fixture, utterances
+from benchmarks.fixtures import CONDITIONS, GAMES, VOICES, fixture, utterances
 from referee.speech.audio import RATE, load_wav, speech_region
 from referee.speech.intents import IntentMatcher
 from referee.speech.listen import understand
@@ -36,6 +37,7 @@ def percentile(values: list[float], q: float) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="recognition benchmark")
+    parser.add_argument("--game", choices=list(GAMES), default="race65")
     parser.add_argument("--engine", choices=["pocketsphinx", "vosk"])
     parser.add_argument("--model", help="Vosk model folder")
     parser.add_argument("--voices", nargs="+", default=list(VOICES))
@@ -43,9 +45,10 @@ def main() -> None:
     parser.add_argument("--errors", action="store_true", help="list every wrong utterance")
     args = parser.parse_args()
 
-    matcher = IntentMatcher.for_game("race65", PLAYERS)
+    players = GAMES[args.game][1]
+    matcher = IntentMatcher.for_game(args.game, players)
     recognizer = make_recognizer(matcher.phrases, args.engine, args.model)
-    cases = utterances()
+    cases = utterances(args.game)
     ok: dict[tuple[str, str], list[bool]] = defaultdict(list)
     talk: dict[str, list[bool]] = defaultdict(list)
     latencies: list[float] = []
@@ -64,7 +67,7 @@ def main() -> None:
                 end_of_audio = time.perf_counter()
                 recognizer.feed(data[len(data) - (len(data) % step or step) :])
                 transcript = recognizer.finish()
-                heard = understand(matcher, transcript, "Ann")
+                heard = understand(matcher, transcript, players[0])
                 done = time.perf_counter()
                 latencies.append(done - end_of_audio)
                 audio_s += audio.seconds
@@ -78,7 +81,7 @@ def main() -> None:
                     errors.append(f"{voice:15} {condition:9} {case.text!r:38} heard "
                                   f"{transcript.text!r} -> {heard.intent}")
 
-    print(f"Engine: {recognizer.describe()}")
+    print(f"Game: {args.game}; engine: {recognizer.describe()}")
     print()
     header = "| voice | " + " | ".join(args.conditions) + " |"
     print(header)
