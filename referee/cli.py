@@ -24,7 +24,6 @@ from referee.textplay import run_script
 
 log = logging.getLogger("referee")
 
-MAX_SCRIPT_BYTES = 10_000_000
 
 
 def _game_options(parser: argparse.ArgumentParser) -> None:
@@ -249,22 +248,13 @@ def cmd_play(args: argparse.Namespace) -> int:
         from referee.tableplay import play_table
 
         return play_table(args, spec)
+    from referee.tableplay import read_lines
+
     session = Session(spec)
-    run_script(session, _read_script(args.script), lambda line: print(line, flush=True))
+    run_script(session, read_lines(args.script), lambda line: print(line, flush=True))
     if args.json:
         print(json.dumps(session.final_state()), flush=True)
     return 0
-
-
-def _read_script(path: Path) -> list[str]:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_SCRIPT_BYTES + 1)
-    except OSError as error:
-        raise SetupError(f"Cannot read the script {path}: {error.strerror or error}.") from error
-    if len(data) > MAX_SCRIPT_BYTES:
-        raise SetupError(f"The script {path} is larger than {MAX_SCRIPT_BYTES} bytes.")
-    return data.decode("utf-8", errors="replace").splitlines()
 
 
 def cmd_hear(args: argparse.Namespace) -> int:

@@ -115,21 +115,26 @@ def play_table(args: argparse.Namespace, spec: GameSpec) -> int:
     live = args.audio_script is None
     game_log = _game_log(args, spec, live)
     session = Session(spec, record=game_log.write if game_log else None)
-    return _run(args, session, game_log, live=live, greet=True)
+    return _run(args, session, game_log, live=live)
 
 
 def _run(args: argparse.Namespace, session: Session, game_log: GameLog | None, *,
-         live: bool, greet: bool) -> int:
+         live: bool, resuming: str | None = None) -> int:
+    """Play to the end; ``resuming`` is what to say instead of the opening."""
     voice, output = voice_and_output(args, live)
     try:
         if not live:
-            lines = _read(args.audio_script)
+            lines = read_lines(args.audio_script)
             table = Table(session, recognizer=_recognizer(args, session), voice=voice,
                           output=output, show=emit, confirm_calls=args.confirm_calls)
             run_audio_script(table, lines, args.audio_script.parent,
                              end_silence=args.end_silence, echo=args.echo)
         else:
-            _run_live(args, session, voice, output, game_log, greet)
+            if resuming is not None:
+                print(resuming, flush=True)
+                if not isinstance(voice, SilentVoice):
+                    output.play(voice.render(resuming), resuming, session.now)
+            _run_live(args, session, voice, output, game_log, greet=resuming is None)
     finally:
         output.close()
     if args.json:
@@ -173,14 +178,15 @@ def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: 
     time.sleep(max(0.0, min(5.0, table.busy_until - loop.now())))
 
 
-def _read(path: Path) -> list[str]:
+def read_lines(path: Path) -> list[str]:
+    """A script's lines (typed or audio), or SetupError saying why not."""
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_SCRIPT_BYTES + 1)
     except OSError as error:
-        raise SetupError(f"Cannot read {path}: {error.strerror or error}.") from error
+        raise SetupError(f"Cannot read the script {path}: {error.strerror or error}.") from error
     if len(data) > MAX_SCRIPT_BYTES:
-        raise SetupError(f"{path} is larger than {MAX_SCRIPT_BYTES} bytes.")
+        raise SetupError(f"The script {path} is larger than {MAX_SCRIPT_BYTES} bytes.")
     return data.decode("utf-8", errors="replace").splitlines()
 
 
@@ -221,22 +227,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         text += " " + time_left
     session.last = [text]
     args.audio_script = None
-    voice, output = voice_and_output(args, live=True)
-    try:
-        _run_live_resumed(args, session, voice, output, game_log, text)
-    finally:
-        output.close()
-    if args.json:
-        print(json.dumps(session.final_state()), flush=True)
-    return 0
-
-
-def _run_live_resumed(args: argparse.Namespace, session: Session, voice: Voice, output: Output,
-                      game_log: GameLog | None, greeting: str) -> None:
-    print(greeting, flush=True)
-    if not isinstance(voice, SilentVoice):
-        output.play(voice.render(greeting), greeting, session.now)
-    _run_live(args, session, voice, output, game_log, greet=False)
+    return _run(args, session, game_log, live=True, resuming=text)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from referee.engine.core import Action, Event, Game
@@ -51,6 +51,27 @@ def plural(n: int, word: str) -> str:
     ('1 flip', '2 flips')
     """
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def parse_house_rules(
+    pairs: Sequence[str], known: Mapping[str, Sequence[str]]
+) -> dict[str, str]:
+    """``["partial_turn=keep"]`` -> every house rule's value (the first listed by default).
+
+    >>> parse_house_rules(["ties=playoff"], {"ties": ("share", "playoff")})
+    {'ties': 'playoff'}
+    """
+    rules = {name: values[0] for name, values in known.items()}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        name, value = name.strip().replace("-", "_"), value.strip()
+        if name not in known:
+            raise SetupError(f"Unknown house rule {name!r}. House rules: {', '.join(known)}.")
+        if value not in known[name]:
+            allowed = " or ".join(known[name])
+            raise SetupError(f"House rule {name} takes {allowed}, not {value!r}.")
+        rules[name] = value
+    return rules
 
 
 _NAME = re.compile(r"^[^\W\d_][\w' -]{0,29}$")

@@ -49,28 +49,19 @@ from referee.engine.race65 import (
     race_config,
     tray_differences,
 )
-from referee.games.base import GameSpec, SetupError, plural, sentence, spoken_list
+from referee.games.base import (
+    GameSpec,
+    SetupError,
+    parse_house_rules,
+    plural,
+    sentence,
+    spoken_list,
+)
 
 HOUSE_RULES = {
     "partial_turn": ("revert", "keep"),
     "announce_totals": ("off", "on"),
 }
-
-
-def parse_house_rules(pairs: Sequence[str]) -> dict[str, str]:
-    """``["partial_turn=keep"]`` -> ``{"partial_turn": "keep"}``, validated."""
-    rules = {name: values[0] for name, values in HOUSE_RULES.items()}
-    for pair in pairs:
-        name, _, value = pair.partition("=")
-        name, value = name.strip().replace("-", "_"), value.strip()
-        if name not in HOUSE_RULES:
-            known = ", ".join(HOUSE_RULES)
-            raise SetupError(f"Unknown house rule {name!r}. House rules: {known}.")
-        if value not in HOUSE_RULES[name]:
-            allowed = " or ".join(HOUSE_RULES[name])
-            raise SetupError(f"House rule {name} takes {allowed}, not {value!r}.")
-        rules[name] = value
-    return rules
 
 
 def _corrections(corrections: Sequence[TileSet], back: bool = True) -> str:
@@ -96,7 +87,7 @@ class Race65Spec(GameSpec):
 
     def __init__(self, players: Sequence[str], options: argparse.Namespace) -> None:
         super().__init__(players, options)
-        house = parse_house_rules(getattr(options, "house", None) or [])
+        house = parse_house_rules(getattr(options, "house", None) or [], HOUSE_RULES)
         try:
             self.config: RaceConfig = race_config(
                 getattr(options, "rules", None) or "phase-seven",

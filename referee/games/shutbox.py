@@ -44,7 +44,13 @@ from referee.engine.shutbox import (
     sets_making,
 )
 from referee.engine.shutbox_strategy import dice_hint, hint
-from referee.games.base import GameSpec, SetupError, sentence, spoken_list
+from referee.games.base import (
+    GameSpec,
+    SetupError,
+    parse_house_rules,
+    sentence,
+    spoken_list,
+)
 
 HOUSE_RULES = {
     "tiles": ("12", "9"),
@@ -53,21 +59,6 @@ HOUSE_RULES = {
 }
 
 Dice = Callable[[int], tuple[int, ...]]
-
-
-def parse_house_rules(pairs: Sequence[str]) -> dict[str, str]:
-    rules = {name: values[0] for name, values in HOUSE_RULES.items()}
-    for pair in pairs:
-        name, _, value = pair.partition("=")
-        name, value = name.strip().replace("-", "_"), value.strip()
-        if name not in HOUSE_RULES:
-            raise SetupError(f"Unknown house rule {name!r}. House rules: "
-                             f"{', '.join(HOUSE_RULES)}.")
-        if value not in HOUSE_RULES[name]:
-            allowed = " or ".join(HOUSE_RULES[name])
-            raise SetupError(f"House rule {name} takes {allowed}, not {value!r}.")
-        rules[name] = value
-    return rules
 
 
 def seeded_dice(seed: int | None) -> Dice:
@@ -90,7 +81,7 @@ class ShutBoxSpec(GameSpec):
         self, players: Sequence[str], options: argparse.Namespace, dice: Dice | None = None
     ) -> None:
         super().__init__(players, options)
-        house = parse_house_rules(getattr(options, "house", None) or [])
+        house = parse_house_rules(getattr(options, "house", None) or [], HOUSE_RULES)
         tiles = getattr(options, "tiles", None) or int(house["tiles"])
         try:
             self.config = BoxConfig(int(tiles), house["ties"])  # type: ignore[arg-type]
