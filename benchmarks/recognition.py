@@ -4,13 +4,13 @@ Run: ``./run bench recognition [--game race65|shut-the-box] [--engine pocketsphi
 [--voices ...]``.
 
 For every voice and condition of :mod:`benchmarks.fixtures`, each utterance
-is streamed to the recogniser in 100 ms chunks (as from a microphone), then
-the intent matcher reads the transcript. An utterance counts as correct only
-if the intent's kind and every field are right; table talk is correct when it
-gives none. Each utterance is first cut to its speech (:func:`speech_region`), as the
-referee does. The latency is from the end of the audio to the intent (the last
-chunk, the end of the utterance, the matcher); the real-time factor is the
-whole decoding time over the audio's length, on one core.
+goes the way the table loop takes it once the voice detector says it has
+ended: prepared (:func:`~referee.speech.listen.prepare`: denoised when noisy,
+cut to its speech), decoded with the game's grammar, read by the intent
+matcher. An utterance counts as correct only if the intent's kind and every
+field are right; table talk is correct when it gives none. The latency is
+from the end of the utterance to the intent (all of that work); the
+real-time factor is the same time over the audio's length, on one core.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import time
 from collections import defaultdict
 
 from benchmarks.fixtures import CONDITIONS, GAMES, VOICES, fixture, utterances
-from referee.speech.audio import RATE, load_wav, speech_region
+from referee.speech.audio import load_wav
 from referee.speech.intents import IntentMatcher
-from referee.speech.listen import understand
+from referee.speech.listen import prepare, understand
 from referee.speech.recognizers import make_recognizer
 
 PLAYERS = ["Ann", "Bob"]
@@ -57,20 +57,16 @@ def main() -> None:
     for voice in args.voices:
         for condition in args.conditions:
             for case in cases:
-                audio = speech_region(load_wav(fixture(voice, case, condition)))
-                data = audio.to_bytes()
-                step = RATE // 10 * 2
+                raw = load_wav(fixture(voice, case, condition))
+                # As the table loop does: the utterance has ended (the voice
+                # detector said so), then it is prepared, decoded and read.
                 start = time.perf_counter()
-                recognizer.start()
-                for i in range(0, len(data) - step, step):
-                    recognizer.feed(data[i : i + step])
-                end_of_audio = time.perf_counter()
-                recognizer.feed(data[len(data) - (len(data) % step or step) :])
-                transcript = recognizer.finish()
+                audio = prepare(raw)
+                transcript = recognizer.decode(audio)
                 heard = understand(matcher, transcript, players[0])
                 done = time.perf_counter()
-                latencies.append(done - end_of_audio)
-                audio_s += audio.seconds
+                latencies.append(done - start)
+                audio_s += raw.seconds
                 decode_s += done - start
                 right = heard.intent == case.intent
                 if case.is_command:

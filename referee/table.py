@@ -45,9 +45,9 @@ from pathlib import Path
 from typing import Any
 
 from referee.session import SURE_SCORE, Said, Session
-from referee.speech.audio import Audio, AudioError, load_wav, speech_region
+from referee.speech.audio import Audio, AudioError, load_wav
 from referee.speech.intents import FLOOR, Heard
-from referee.speech.listen import understand
+from referee.speech.listen import prepare, understand
 from referee.speech.mic import DEFAULT_END_SILENCE
 from referee.speech.numbers import join_numbers
 from referee.speech.recognizers import Recognizer, Transcript
@@ -218,7 +218,7 @@ class Table:
         """One utterance from ``start`` to ``end``, decided on ``at`` (after the end silence)."""
         if self.recognizer is None:
             raise RuntimeError("this table has no recogniser")
-        transcript = self.recognizer.decode(speech_region(audio))
+        transcript = self.recognizer.decode(prepare(audio))
         heard = understand(self.session.matcher, transcript, self.session.attribute(speaker))
         return self.hear_intent(heard, transcript, start, end, at, speaker, source)
 

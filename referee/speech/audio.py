@@ -190,3 +190,47 @@ def speech_region(audio: Audio, below_peak_db: float = 20.0, margin_s: float = 0
     start = max(0, int(loud[0]) * frame - margin)
     end = min(len(audio.samples), (int(loud[-1]) + 1) * frame + margin)
     return Audio(audio.samples[start:end], audio.rate)
+
+
+def estimated_snr(audio: Audio) -> float:
+    """A rough signal-to-noise ratio in dB: loud frames (95th percentile of 20 ms
+    frame energies) against quiet ones (10th percentile).
+
+    Measured on the fixtures: clean and reverberant utterances 54-79 dB, babble
+    at 20 dB 27-29, babble and pink noise at 10 dB 16-19.
+    """
+    frame = audio.rate // 50
+    n = len(audio.samples) // frame
+    if n < 5:
+        return 99.0
+    x = audio.samples[: n * frame].astype(np.float64).reshape(n, frame)
+    energy = 10 * np.log10((x**2).mean(axis=1) + 1.0)
+    return float(np.percentile(energy, 95) - np.percentile(energy, 10))
+
+
+def suppress_noise(audio: Audio, alpha: float = 2.0, floor: float = 0.05) -> Audio:
+    """Spectral subtraction: each frequency loses the noise the quiet frames show.
+
+    The noise spectrum is the 20th percentile of each frequency's power over
+    the utterance (32 ms frames, 8 ms hop), so no separate noise sample is
+    needed; ``alpha`` over-subtracts, ``floor`` keeps some of every bin.
+    """
+    x = audio.samples.astype(np.float64)
+    n, hop = 512, 128
+    if len(x) < n:
+        return audio
+    window = np.hanning(n)
+    count = 1 + (len(x) - n) // hop
+    index = np.arange(n)[None, :] + hop * np.arange(count)[:, None]
+    spectrum = np.fft.rfft(x[index] * window, axis=1)
+    power = np.abs(spectrum) ** 2
+    noise = np.percentile(power, 20, axis=0)
+    gain = np.sqrt(np.maximum(1 - alpha * noise / (power + 1e-9), floor))
+    frames = np.fft.irfft(spectrum * gain, n, axis=1) * window
+    out = np.zeros(len(x))
+    norm = np.zeros(len(x))
+    for i in range(count):
+        out[i * hop : i * hop + n] += frames[i]
+        norm[i * hop : i * hop + n] += window**2
+    out /= np.maximum(norm, 1e-6)
+    return Audio(np.clip(np.round(out), -32768, 32767).astype(np.int16), audio.rate)
