@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_RATE = 175  # words per minute
 RENDER_TIMEOUT = 10.0
+CACHE_SENTENCES = 256
 VOICES = ("espeak", "piper", "none")
 
 
@@ -70,10 +71,18 @@ class Voice(ABC):
             raise VoiceError(f"The volume must be between 0 and 1, not {volume}.")
         self.rate = rate
         self.volume = volume
+        self._cache: dict[str, Audio] = {}
 
     def render(self, text: str) -> Audio:
-        """The sentence as 16 kHz mono audio."""
-        return _scaled(self._render(text), self.volume)
+        """The sentence as 16 kHz mono audio (the countdown and other frequent
+        sentences are rendered once and kept)."""
+        cached = self._cache.get(text)
+        if cached is None:
+            cached = _scaled(self._render(text), self.volume)
+            if len(self._cache) >= CACHE_SENTENCES:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[text] = cached
+        return cached
 
     @abstractmethod
     def _render(self, text: str) -> Audio: ...
@@ -86,6 +95,9 @@ class SilentVoice(Voice):
 
     def _render(self, text: str) -> Audio:
         return Audio(np.zeros(0, dtype=np.int16))
+
+
+_ENGINE_LOCK = threading.Lock()
 
 
 class EspeakVoice(Voice):
@@ -105,13 +117,14 @@ class EspeakVoice(Voice):
                 f"The eSpeak voice is unavailable ({error}). Run ./run again to install "
                 "espeak-ng, or use --voice piper or --voice none."
             ) from error
-        self._engine.setProperty("rate", rate)
-        voices = {v.id: v for v in self._engine.getProperty("voices")}
-        for vid, v in voices.items():
-            if vid.endswith("/" + language) or v.name == language:
-                self._engine.setProperty("voice", vid)
-                break
-        self._lock = threading.Lock()
+        # pyttsx3.init() hands every caller the same engine: set this voice's
+        # properties before each rendering, not once.
+        self._voice_id = next(
+            (v.id for v in self._engine.getProperty("voices")
+             if v.id.endswith("/" + language) or v.name == language),
+            None,
+        )
+        self._lock = _ENGINE_LOCK
         # runAndWait can return before eSpeak has finished (the first call after
         # a property change does): wait for pyttsx3's own end-of-utterance event.
         self._done = threading.Event()
@@ -122,6 +135,9 @@ class EspeakVoice(Voice):
             path = Path(tmp) / "say.wav"
             # pyttsx3 prints "Audio saved to ..." on stdout: keep stdout for the game.
             with contextlib.redirect_stdout(io.StringIO()):
+                self._engine.setProperty("rate", self.rate)
+                if self._voice_id is not None:
+                    self._engine.setProperty("voice", self._voice_id)
                 self._done.clear()
                 self._engine.save_to_file(text, str(path))
                 self._engine.runAndWait()

@@ -1,0 +1,97 @@
+"""The referee's voices, rendered for real, and where their sentences go."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from referee.speech.audio import Audio, load_wav
+from referee.speech.intents import IntentMatcher
+from referee.speech.listen import hear_audio
+from referee.speech.recognizers import make_recognizer
+from referee.speech.tts import (
+    EspeakVoice,
+    PiperVoice,
+    SilentVoice,
+    VoiceError,
+    WavDirOutput,
+    make_voice,
+)
+
+
+@pytest.fixture(scope="module")
+def ears():
+    matcher = IntentMatcher.for_game("race65", ["Ann", "Bob"])
+    return make_recognizer(matcher.phrases), matcher
+
+
+@pytest.mark.parametrize("voice", [EspeakVoice, PiperVoice])
+def test_a_voice_says_what_it_is_given(voice, ears):
+    """What the voice renders is speech the recogniser understands."""
+    recognizer, matcher = ears
+    audio = voice().render("Bob, flip your four up.")
+    assert 0.8 < audio.seconds < 4
+    heard, _ = hear_audio(recognizer, matcher, audio, "Ann")
+    assert heard.intent == {"kind": "flip", "owner": "Bob", "tile": 4, "direction": "up"}
+
+
+def test_rate_and_volume_change_the_rendering():
+    slow, fast = EspeakVoice(rate=120), EspeakVoice(rate=300)
+    text = "Ann, seven down. One more flip."
+    assert slow.render(text).seconds > 1.5 * fast.render(text).seconds
+    loud = EspeakVoice().render(text).samples.astype(float)
+    quiet = EspeakVoice(volume=0.5).render(text).samples.astype(float)
+    assert np.abs(quiet).max() == pytest.approx(np.abs(loud).max() / 2, rel=0.01)
+
+
+@pytest.mark.parametrize(("name", "options", "message"), [
+    ("robot", {}, "Unknown voice 'robot'"),
+    ("espeak", {"rate": 20}, "out of range"),
+    ("espeak", {"volume": 2.0}, "between 0 and 1"),
+])
+def test_bad_voices_are_refused_with_a_reason(name, options, message):
+    with pytest.raises(VoiceError, match=message):
+        make_voice(name, **options)
+
+
+def test_the_silent_voice_says_nothing():
+    assert SilentVoice().render("Five.").seconds == 0
+
+
+def test_sentences_are_rendered_once():
+    class Counting(SilentVoice):
+        calls = 0
+
+        def _render(self, text: str) -> Audio:
+            Counting.calls += 1
+            return Audio(np.ones(160, dtype=np.int16))
+
+    voice = Counting()
+    first = voice.render("Five.")
+    assert voice.render("Five.") is first
+    voice.render("Four.")
+    assert Counting.calls == 2
+
+
+def test_a_wav_folder_gets_one_file_per_sentence_and_a_cut_keeps_what_was_said(tmp_path):
+    out = WavDirOutput(tmp_path / "said")
+    voice = EspeakVoice()
+    rules = voice.render("Race to 70. Each turn, flip exactly two different tiles.")
+    five = voice.render("Five.")
+    out.play(five, "Five.", 1.0)
+    out.play(rules, "Race to 70...", 2.0)
+    out.cut(3.0)
+    files = sorted((tmp_path / "said").glob("*.wav"))
+    assert [f.name for f in files] == ["0001.wav", "0002.wav"]
+    assert load_wav(files[0]).seconds == pytest.approx(five.seconds, abs=0.01)
+    assert load_wav(files[1]).seconds == pytest.approx(1.0, abs=0.01)
+    rows = (tmp_path / "said" / "said.tsv").read_text().splitlines()
+    assert rows[0].split("\t")[3] == "Five."
+    assert rows[-1].endswith("(cut)")
+
+
+def test_an_unwritable_wav_folder_is_a_clear_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(VoiceError, match="Cannot write the referee's speech"):
+        WavDirOutput(blocker / "said")
