@@ -478,3 +478,26 @@ def test_a_voice_game_in_a_noisy_room_never_breaks_the_rules(condition):
     assert not any("something went wrong" in line for line in shown)
     final = session.final_state()
     assert set(final["players"]) == {"Ann"}
+
+
+def test_a_logged_game_without_a_seed_replays_the_same_rolls():
+    """The log keeps the seed the referee chose, so resume rolls the same dice."""
+    from referee.session import replay_records
+
+    records: list[dict[str, Any]] = []
+    options = argparse.Namespace(house=[], first=None, tiles=None, dice=None, seed=None,
+                                 order="roll")
+    first = ShutBoxSpec(["Ann", "Bob"], options)
+    session = Session(first, record=records.append)
+    for t, line in enumerate(["roll", "options", "roll"], start=1):
+        session.hear(line, None, float(t))
+    state = session.game.state
+    if state.roll is not None:
+        session.hear("shut " + " and ".join(map(str, sets_making(state.roll, state.open)[0])),
+                     None, 5.0)
+    again = ShutBoxSpec(["Ann", "Bob"], argparse.Namespace(**first.options()))
+    copy = Session(again)
+    replay_records(copy, records)
+    assert again.players == first.players
+    assert copy.game.state == session.game.state
+    assert again.dice(2) == first.dice(2)  # and the dice go on alike

@@ -61,7 +61,7 @@ HOUSE_RULES = {
 Dice = Callable[[int], tuple[int, ...]]
 
 
-def seeded_dice(seed: int | None) -> Dice:
+def seeded_dice(seed: int) -> Dice:
     rng = random.Random(seed)
     return lambda count: tuple(rng.randint(1, 6) for _ in range(count))
 
@@ -90,7 +90,11 @@ class ShutBoxSpec(GameSpec):
         self.goal: Any = house["goal"]
         self.physical = (getattr(options, "dice", None) or "virtual") == "physical"
         #: Where virtual dice come from: count -> faces. Tests replace it.
-        self.dice: Dice = dice or seeded_dice(getattr(options, "seed", None))
+        seed = getattr(options, "seed", None)
+        #: The virtual dice's seed, chosen now when none is given, so that the game
+        #: log can replay the same rolls (``referee resume``).
+        self.seed: int = random.randrange(2**31) if seed is None else int(seed)
+        self.dice: Dice = dice or seeded_dice(self.seed)
         self.rules = ShutTheBox(self.config)
         self.order_rolls: list[tuple[str, int]] = []
         order = getattr(options, "order", None) or "roll"
@@ -115,6 +119,9 @@ class ShutBoxSpec(GameSpec):
         group.add_argument("--seed", type=int, help="seed for the virtual dice")
         group.add_argument("--order", choices=("roll", "given"),
                            help="order of play: lowest roll first (default) or as named")
+
+    def options(self) -> dict[str, Any]:
+        return {**super().options(), "seed": self.seed}
 
     # --- set-up -------------------------------------------------------------------------
     def new_game(self, at: float) -> Game[BoxState]:
