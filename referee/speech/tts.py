@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
-import os
 import tempfile
 import threading
 import wave
@@ -317,6 +316,3 @@ def output_device_available() -> bool:
     except Exception:  # no PortAudio at all
         return False
 
-
-def voice_from_env() -> str:
-    return os.environ.get("REFEREE_VOICE", "espeak")
