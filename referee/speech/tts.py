@@ -97,6 +97,23 @@ class SilentVoice(Voice):
 
 
 _ENGINE_LOCK = threading.Lock()
+_FINISHED = threading.Event()
+
+
+@cache
+def _espeak_engine() -> Any:
+    """The process's one pyttsx3 engine, kept alive.
+
+    eSpeak has one synthesis callback per process: a second pyttsx3 engine
+    takes it over from the first, so every voice shares this one.
+    """
+    import pyttsx3
+
+    engine = pyttsx3.init()
+    # runAndWait can return before eSpeak has finished (the first call after
+    # a property change does): wait for pyttsx3's own end-of-utterance event.
+    engine.connect("finished-utterance", lambda name, completed: _FINISHED.set())
+    return engine
 
 
 class EspeakVoice(Voice):
@@ -108,39 +125,32 @@ class EspeakVoice(Voice):
                  language: str = "en-us") -> None:
         super().__init__(rate, volume)
         try:
-            import pyttsx3
-
-            self._engine: Any = pyttsx3.init()
+            engine = _espeak_engine()
         except Exception as error:  # pyttsx3 raises whatever its driver raises
             raise VoiceError(
                 f"The eSpeak voice is unavailable ({error}). Run ./run again to install "
                 "espeak-ng, or use --voice piper or --voice none."
             ) from error
-        # pyttsx3.init() hands every caller the same engine: set this voice's
-        # properties before each rendering, not once.
         self._voice_id = next(
-            (v.id for v in self._engine.getProperty("voices")
+            (v.id for v in engine.getProperty("voices")
              if v.id.endswith("/" + language) or v.name == language),
             None,
         )
-        self._lock = _ENGINE_LOCK
-        # runAndWait can return before eSpeak has finished (the first call after
-        # a property change does): wait for pyttsx3's own end-of-utterance event.
-        self._done = threading.Event()
-        self._engine.connect("finished-utterance", lambda name, completed: self._done.set())
 
     def _render(self, text: str) -> Audio:
-        with self._lock, tempfile.TemporaryDirectory(prefix="referee-tts-") as tmp:
+        engine = _espeak_engine()
+        with _ENGINE_LOCK, tempfile.TemporaryDirectory(prefix="referee-tts-") as tmp:
             path = Path(tmp) / "say.wav"
             # pyttsx3 prints "Audio saved to ..." on stdout: keep stdout for the game.
             with contextlib.redirect_stdout(io.StringIO()):
-                self._engine.setProperty("rate", self.rate)
+                # Queued with the rendering, so they apply to it (voices share the engine).
+                engine.setProperty("rate", self.rate)
                 if self._voice_id is not None:
-                    self._engine.setProperty("voice", self._voice_id)
-                self._done.clear()
-                self._engine.save_to_file(text, str(path))
-                self._engine.runAndWait()
-                finished = self._done.wait(RENDER_TIMEOUT)
+                    engine.setProperty("voice", self._voice_id)
+                _FINISHED.clear()
+                engine.save_to_file(text, str(path))
+                engine.runAndWait()
+                finished = _FINISHED.wait(RENDER_TIMEOUT)
             if not finished:
                 raise VoiceError(f"eSpeak did not finish within {RENDER_TIMEOUT:g} seconds.")
             try:
