@@ -35,10 +35,25 @@ def test_a_voice_says_what_it_is_given(voice, ears):
     assert heard.intent == {"kind": "flip", "owner": "Bob", "tile": 4, "direction": "up"}
 
 
-def test_rate_and_volume_change_the_rendering():
-    slow, fast = EspeakVoice(rate=120), EspeakVoice(rate=300)
+def test_rate_and_volume_change_the_rendering(tmp_path):
+    """``--rate`` and ``--volume`` as a user gives them (eSpeak keeps one rate per
+    process, so each rate is its own game here)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    seconds = {}
+    for rate in (120, 300):
+        out = tmp_path / f"rate{rate}"
+        subprocess.run(
+            [sys.executable, "-m", "referee", "play", "race65", "--input", "text",
+             "--voice", f"espeak,wav:{out}", "--rate", str(rate), "--no-log"],
+            input="flip my seven\n", text=True, capture_output=True, cwd=root, check=True)
+        rows = [r.split("\t") for r in (out / "said.tsv").read_text().splitlines()]
+        seconds[rate] = next(float(r[2]) for r in rows if r[3].startswith("Ann, 7 down"))
+    assert seconds[120] > 1.5 * seconds[300]
     text = "Ann, seven down. One more flip."
-    assert slow.render(text).seconds > 1.5 * fast.render(text).seconds
     loud = EspeakVoice().render(text).samples.astype(float)
     quiet = EspeakVoice(volume=0.5).render(text).samples.astype(float)
     assert np.abs(quiet).max() == pytest.approx(np.abs(loud).max() / 2, rel=0.01)
