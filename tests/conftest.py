@@ -10,11 +10,16 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+# Games played by the tests keep their logs out of the repository (subprocesses
+# inherit this too).
+os.environ.setdefault("REFEREE_LOGS", tempfile.mkdtemp(prefix="referee-test-logs-"))
 
 needs_audio_server = pytest.mark.skipif(
     shutil.which("pulseaudio") is None or shutil.which("paplay") is None,
