@@ -181,7 +181,8 @@ def idle_cpu(seconds: float = 20.0) -> tuple[float, float] | None:
 
 
 def _listen_idle(seconds: float) -> tuple[float, float]:
-    from referee.live import LiveLoop, Microphone, reinitialise_portaudio
+    from referee.live import LiveLoop, reinitialise_portaudio
+    from referee.speech.mic import Microphone
     from referee.speech.tts import SpeakerOutput
 
     reinitialise_portaudio()

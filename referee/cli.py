@@ -275,21 +275,30 @@ def cmd_hear(args: argparse.Namespace) -> int:
 def hear_microphone(args: argparse.Namespace, matcher: IntentMatcher, speaker: str) -> int:
     """Print the intent of each utterance heard live, until Ctrl-C."""
     from referee.speech.listen import hear_audio
-    from referee.speech.mic import MicrophoneError, input_device, microphone_utterances
+    from referee.speech.mic import (
+        MicrophoneError,
+        input_device,
+        microphone_utterances,
+        parse_device,
+    )
     from referee.speech.recognizers import RecognizerError, make_recognizer
 
-    device = int(args.device) if args.device and args.device.isdigit() else args.device
+    device = parse_device(args.device)
     try:
         input_device(device)
         recognizer = make_recognizer(matcher.phrases, args.engine, args.model)
     except (MicrophoneError, RecognizerError) as error:
         raise SetupError(str(error)) from error
     print(f"Listening ({recognizer.name}); Ctrl-C stops.", file=sys.stderr, flush=True)
-    for utterance in microphone_utterances(device, args.end_silence):
-        heard, transcript = hear_audio(recognizer, matcher, utterance.audio, speaker)
-        print(json.dumps({**heard.to_json(), "text": transcript.text, "engine": recognizer.name,
-                          "audio_s": round(utterance.audio.seconds, 3),
-                          "decode_s": round(transcript.decode_s, 4)}), flush=True)
+    try:
+        for utterance in microphone_utterances(device, args.end_silence):
+            heard, transcript = hear_audio(recognizer, matcher, utterance.audio, speaker)
+            print(json.dumps({**heard.to_json(), "text": transcript.text,
+                              "engine": recognizer.name,
+                              "audio_s": round(utterance.audio.seconds, 3),
+                              "decode_s": round(transcript.decode_s, 4)}), flush=True)
+    except MicrophoneError as error:  # the stream could not open, or died
+        raise SetupError(str(error)) from error
     return 0
 
 

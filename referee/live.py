@@ -1,11 +1,8 @@
 """The live loop: the microphone, the keyboard and the wall clock drive a table.
 
-* The microphone is read through ``sounddevice`` in 10 ms blocks; one
-  :class:`~referee.speech.mic.Segmenter` on the mix of all channels cuts the
-  stream into utterances. With seat microphones (``--seat-mics Ann=0,Bob=1``)
-  each utterance is attributed to the seat whose channel was loudest during
-  it, so a player's voice leaking into the other microphone does not confuse
-  the referee.
+* The microphone (:class:`~referee.speech.mic.Microphone`) is read in
+  short waits between the other duties; each utterance it finds (with its
+  seat, if the table has seat microphones) goes to the table.
 * Typed lines are always accepted too, so a helper can type for a player and
   the game goes on if the microphone fails.
 * Microphone lost (no sound for a second, or the stream died): the referee
@@ -19,26 +16,18 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
 import select
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-import numpy as np
-
 from referee.session import MAX_CHARS, Said
-from referee.speech.audio import RATE, Audio
-from referee.speech.mic import DEFAULT_END_SILENCE, MicrophoneError, Segmenter, input_device
+from referee.speech.mic import Microphone, MicrophoneError
 from referee.table import Table
 from referee.textplay import SpeakerError, split_speaker
 
 log = logging.getLogger(__name__)
 
-BLOCK = RATE // 100  # 10 ms
-SILENT_FOR = 2.0  # seconds without a block: the microphone is gone
 RETRY_EVERY = 2.0
 HEARTBEAT = 1.0
 
@@ -65,116 +54,6 @@ def parse_seats(text: str | None, players: tuple[str, ...]) -> dict[int, str]:
             raise ValueError(f"--seat-mics: channel {int(channel)} is given twice.")
         seats[int(channel)] = player
     return seats
-
-
-@dataclass(frozen=True)
-class SeatUtterance:
-    audio: Audio
-    start: float  # stream seconds
-    end: float
-    speaker: str | None
-
-
-class Microphone:
-    """A live input stream cut into utterances, with seat attribution."""
-
-    def __init__(self, device: int | str | None = None, seats: dict[int, str] | None = None,
-                 end_silence: float = DEFAULT_END_SILENCE) -> None:
-        self.device = device
-        self.seats = seats or {}
-        self.channels = max(self.seats, default=0) + 1
-        self.end_silence = end_silence
-        self._stream: Any = None
-        self._blocks: queue.Queue[bytes] = queue.Queue()
-        self._last_block = 0.0
-
-    def open(self) -> None:
-        """Open the device, or MicrophoneError saying why not."""
-        import sounddevice
-
-        info = input_device(self.device)
-        if info["max_input_channels"] < self.channels:
-            raise MicrophoneError(
-                f"{info['name']} has {info['max_input_channels']} input channels; "
-                f"the seat microphones need {self.channels}."
-            )
-        self.segmenter = Segmenter(self.end_silence)
-        self._energy: deque[np.ndarray[Any, Any]] = deque(maxlen=6000)  # 60 s of 10 ms frames
-        self._frames = 0
-        #: Seconds of audio received so far (stream time).
-        self.position = 0.0
-        self._blocks = queue.Queue()
-
-        def callback(data: Any, frames: int, when: Any, status: Any) -> None:
-            self._blocks.put(bytes(data))
-
-        try:
-            self._stream = sounddevice.RawInputStream(
-                samplerate=RATE, blocksize=BLOCK, device=info.get("index", self.device),
-                channels=self.channels, dtype="int16", callback=callback, latency="high",
-            )
-            self._stream.start()
-        except Exception as error:  # PortAudioError, OSError
-            self._stream = None
-            raise MicrophoneError(f"Cannot open the microphone ({error}).") from error
-        self._last_block = time.monotonic()
-
-    def read(self, timeout: float) -> list[SeatUtterance]:
-        """Utterances that ended within the next ``timeout`` seconds of audio."""
-        found: list[SeatUtterance] = []
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            try:
-                block = self._blocks.get(timeout=max(0.0, left))
-            except queue.Empty:
-                break
-            self._last_block = time.monotonic()
-            found.extend(self._feed(block))
-        stream = self._stream
-        if stream is None or not stream.active or time.monotonic() - self._last_block > SILENT_FOR:
-            raise MicrophoneError("The microphone stopped sending sound.")
-        return found
-
-    def _feed(self, block: bytes) -> list[SeatUtterance]:
-        samples = np.frombuffer(block, dtype="<i2").reshape(-1, self.channels)
-        self.position += len(samples) / RATE
-        x = samples.astype(np.float64)
-        for i in range(0, len(x), BLOCK):
-            frame = x[i : i + BLOCK]
-            self._energy.append((frame**2).mean(axis=0))
-            self._frames += 1
-        mono = x.mean(axis=1) if self.channels > 1 else x[:, 0]
-        data = np.clip(mono, -32768, 32767).astype("<i2").tobytes()
-        return [
-            SeatUtterance(u.audio, u.start, u.end, self._seat(u.start, u.end))
-            for u in self.segmenter.feed(data)
-        ]
-
-    def _seat(self, start: float, end: float) -> str | None:
-        if not self.seats:
-            return None
-        first = self._frames - len(self._energy)
-        lo, hi = max(first, int(start * 100)), max(first + 1, int(end * 100))
-        frames = list(self._energy)[lo - first : hi - first]
-        if not frames:
-            return None
-        loudest = int(np.argmax(np.sum(frames, axis=0)))
-        return self.seats.get(loudest)
-
-    @property
-    def in_speech(self) -> bool:
-        """Whether somebody is talking right now (as the voice detector hears it)."""
-        return bool(self._stream is not None and self.segmenter.endpointer.in_speech)
-
-    def close(self) -> None:
-        if self._stream is not None:
-            try:
-                self._stream.stop()
-                self._stream.close()
-            except Exception as error:  # a dead device may fail to close
-                log.debug("closing the microphone: %s", error)
-            self._stream = None
 
 
 def reinitialise_portaudio() -> None:

@@ -26,6 +26,7 @@ from referee.gamelog import VERSION, GameLog, LogError, default_path, read_log
 from referee.games import find_game
 from referee.games.base import GameSpec, SetupError
 from referee.session import Session, replay_records
+from referee.speech.mic import parse_device
 from referee.speech.tts import (
     NullOutput,
     Output,
@@ -79,14 +80,10 @@ def voice_and_output(args: argparse.Namespace, live: bool) -> tuple[Voice, Outpu
         note("No speaker found: the referee prints what it says and does not speak.")
         return SilentVoice(), NullOutput()
     try:
-        return voice, SpeakerOutput(_device(args.output_device))
+        return voice, SpeakerOutput(parse_device(args.output_device))
     except VoiceError as error:
         note(f"{error} Printing only.")
         return SilentVoice(), NullOutput()
-
-
-def _device(text: str | None) -> int | str | None:
-    return int(text) if text and text.isdigit() else text
 
 
 def _recognizer(args: argparse.Namespace, session: Session) -> Any:
@@ -146,8 +143,8 @@ def _run(args: argparse.Namespace, session: Session, game_log: GameLog | None, *
 
 def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: Output,
               game_log: GameLog | None, greet: bool) -> None:
-    from referee.live import LiveLoop, Microphone, parse_seats
-    from referee.speech.mic import MicrophoneError, input_device
+    from referee.live import LiveLoop, parse_seats
+    from referee.speech.mic import Microphone, MicrophoneError, input_device
 
     microphone = None
     if args.input != "text":
@@ -156,8 +153,8 @@ def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: 
         except ValueError as error:
             raise SetupError(str(error)) from error
         try:
-            input_device(_device(args.device))
-            microphone = Microphone(_device(args.device), seats, args.end_silence)
+            input_device(parse_device(args.device))
+            microphone = Microphone(parse_device(args.device), seats, args.end_silence)
         except MicrophoneError as error:
             if args.input == "mic":
                 raise SetupError(str(error)) from error

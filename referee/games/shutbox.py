@@ -26,8 +26,15 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from referee.engine.core import Action, Event, Game, GameStopped, GameWon, IllegalAction
-from referee.engine.core import TurnStarted as TurnStartedEvent
+from referee.engine.core import (
+    Action,
+    Event,
+    Game,
+    GameStopped,
+    GameWon,
+    IllegalAction,
+    TurnStarted,
+)
 from referee.engine.shutbox import (
     BoxConfig,
     BoxShut,
@@ -194,7 +201,7 @@ class ShutBoxSpec(GameSpec):
         if isinstance(event, TurnScored):
             return (f"Nothing makes {event.roll}. {event.player}'s turn is over with "
                     f"{tiles_text(event.open)} open: score {event.score}.")
-        if isinstance(event, TurnStartedEvent):
+        if isinstance(event, TurnStarted):
             return f"{event.player}'s turn: {self._roll_prompt()}"
         if isinstance(event, BoxShut):
             return f"{event.player} shut the box!"

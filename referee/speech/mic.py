@@ -7,8 +7,11 @@ referee waits before it answers). Measured on 336 clean fixture utterances of
 four voices: 0.3 s splits none, 0.25 s splits two (the slow voice pausing
 after a name: "Bob, | flip your three down", where the second part alone
 still means the same), 0.2 s splits eight. Each 50 ms less is 50 ms sooner
-an answer. :func:`microphone_utterances` feeds it from
-a live input device through ``sounddevice`` (PortAudio).
+an answer. :class:`Microphone` feeds it from a
+live input device through ``sounddevice`` (PortAudio): one detector on the
+mix of all channels, and with seat microphones (``--seat-mics Ann=0,Bob=1``)
+each utterance goes to the seat whose channel was loudest during it, so a
+voice leaking into the other microphone does not confuse the referee.
 
 The segmenter is pure computation on bytes, so tests drive it with WAV files
 played as a stream; the microphone needs a device, and says so clearly when
@@ -17,7 +20,10 @@ there is none.
 
 from __future__ import annotations
 
+import logging
 import queue
+import time
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +32,11 @@ import numpy as np
 
 from referee.speech.audio import RATE, Audio
 
+log = logging.getLogger(__name__)
+
 DEFAULT_END_SILENCE = 0.25
+BLOCK = RATE // 100  # 10 ms of audio per read from the device
+SILENT_FOR = 2.0  # seconds without a block: the microphone is gone
 #: Longest utterance: background chatter can keep the voice detector "in
 #: speech" for ever, so a long stretch is cut and judged anyway.
 MAX_UTTERANCE = 8.0
@@ -152,22 +162,140 @@ def input_device(device: int | str | None) -> Any:
         raise MicrophoneError(message + choice) from error
 
 
+@dataclass(frozen=True)
+class SeatUtterance:
+    audio: Audio
+    start: float  # stream seconds
+    end: float
+    speaker: str | None
+
+
+class Microphone:
+    """A live input stream cut into utterances, with seat attribution."""
+
+    def __init__(self, device: int | str | None = None, seats: dict[int, str] | None = None,
+                 end_silence: float = DEFAULT_END_SILENCE,
+                 silent_for: float | None = SILENT_FOR) -> None:
+        """``silent_for``: seconds without sound that mean the device is gone
+        (None: wait for sound for ever)."""
+        self.device = device
+        self.silent_for = silent_for
+        self.seats = seats or {}
+        self.channels = max(self.seats, default=0) + 1
+        self.end_silence = end_silence
+        self._stream: Any = None
+        self._blocks: queue.Queue[bytes] = queue.Queue()
+        self._last_block = 0.0
+
+    def open(self) -> None:
+        """Open the device, or MicrophoneError saying why not."""
+        import sounddevice
+
+        info = input_device(self.device)
+        if info["max_input_channels"] < self.channels:
+            raise MicrophoneError(
+                f"{info['name']} has {info['max_input_channels']} input channels; "
+                f"the seat microphones need {self.channels}."
+            )
+        self.segmenter = Segmenter(self.end_silence)
+        self._energy: deque[np.ndarray[Any, Any]] = deque(maxlen=6000)  # 60 s of 10 ms frames
+        self._frames = 0
+        #: Seconds of audio received so far (stream time).
+        self.position = 0.0
+        self._blocks = queue.Queue()
+
+        def callback(data: Any, frames: int, when: Any, status: Any) -> None:
+            self._blocks.put(bytes(data))
+
+        try:
+            self._stream = sounddevice.RawInputStream(
+                samplerate=RATE, blocksize=BLOCK, device=info.get("index", self.device),
+                channels=self.channels, dtype="int16", callback=callback, latency="high",
+            )
+            self._stream.start()
+        except Exception as error:  # PortAudioError, OSError
+            self._stream = None
+            raise MicrophoneError(f"Cannot open the microphone ({error}).") from error
+        self._last_block = time.monotonic()
+
+    def read(self, timeout: float) -> list[SeatUtterance]:
+        """Utterances that ended within the next ``timeout`` seconds of audio."""
+        found: list[SeatUtterance] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                block = self._blocks.get(timeout=max(0.0, left))
+            except queue.Empty:
+                break
+            self._last_block = time.monotonic()
+            found.extend(self._feed(block))
+        stream = self._stream
+        quiet = time.monotonic() - self._last_block
+        if (stream is None or not stream.active
+                or (self.silent_for is not None and quiet > self.silent_for)):
+            raise MicrophoneError("The microphone stopped sending sound.")
+        return found
+
+    def _feed(self, block: bytes) -> list[SeatUtterance]:
+        samples = np.frombuffer(block, dtype="<i2").reshape(-1, self.channels)
+        self.position += len(samples) / RATE
+        x = samples.astype(np.float64)
+        for i in range(0, len(x), BLOCK):
+            frame = x[i : i + BLOCK]
+            self._energy.append((frame**2).mean(axis=0))
+            self._frames += 1
+        mono = x.mean(axis=1) if self.channels > 1 else x[:, 0]
+        data = np.clip(mono, -32768, 32767).astype("<i2").tobytes()
+        return [
+            SeatUtterance(u.audio, u.start, u.end, self._seat(u.start, u.end))
+            for u in self.segmenter.feed(data)
+        ]
+
+    def _seat(self, start: float, end: float) -> str | None:
+        if not self.seats:
+            return None
+        first = self._frames - len(self._energy)
+        lo, hi = max(first, int(start * 100)), max(first + 1, int(end * 100))
+        frames = list(self._energy)[lo - first : hi - first]
+        if not frames:
+            return None
+        loudest = int(np.argmax(np.sum(frames, axis=0)))
+        return self.seats.get(loudest)
+
+    @property
+    def in_speech(self) -> bool:
+        """Whether somebody is talking right now (as the voice detector hears it)."""
+        return bool(self._stream is not None and self.segmenter.endpointer.in_speech)
+
+    def close(self) -> None:
+        if self._stream is not None:
+            try:
+                self._stream.stop()
+                self._stream.close()
+            except Exception as error:  # a dead device may fail to close
+                log.debug("closing the microphone: %s", error)
+            self._stream = None
+
+
+def parse_device(text: str | None) -> int | str | None:
+    """A device as given on the command line: a number, a name, or None (the system's).
+
+    >>> parse_device("2"), parse_device("pulse"), parse_device(None)
+    (2, 'pulse', None)
+    """
+    return int(text) if text and text.isdigit() else text
+
+
 def microphone_utterances(
     device: int | str | None = None, end_silence: float = DEFAULT_END_SILENCE
 ) -> Iterator[Utterance]:
     """Utterances from a live input device, as they end (runs until stopped)."""
-    import sounddevice
-
-    info = input_device(device)
-    segmenter = Segmenter(end_silence)
-    blocks: queue.Queue[bytes] = queue.Queue()
-
-    def callback(data: Any, frames: int, time: Any, status: Any) -> None:
-        blocks.put(bytes(data))
-
-    with sounddevice.RawInputStream(
-        samplerate=RATE, blocksize=segmenter.frame_bytes // 2,
-        device=info.get("index", device), channels=1, dtype="int16", callback=callback,
-    ):
+    microphone = Microphone(device, end_silence=end_silence, silent_for=None)
+    microphone.open()
+    try:
         while True:
-            yield from segmenter.feed(blocks.get())
+            for u in microphone.read(0.2):
+                yield Utterance(u.audio, u.start, u.end)
+    finally:
+        microphone.close()
