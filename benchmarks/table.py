@@ -1,14 +1,24 @@
 """Table benchmark: how quickly and how punctually the referee answers, and at what cost.
 
-Run: ``./run bench table [--voices espeak piper] [--conditions clean babble20]``.
+Run: ``./run bench table [--voices espeak piper] [--conditions clean babble20] [--live N]``.
 
 * **Response time**, from the end of a spoken move to the start of the
   referee's spoken answer = the end-of-utterance detection (the voice
   activity detector waits for ``end_silence`` of quiet, measured here in
-  audio time on each fixture followed by room noise or silence) + decoding,
-  matching, the rules and rendering the first sentence (wall clock). The
-  sound card's own output latency is not included (device dependent); the
-  PulseAudio stream's reported latency is printed when a server is running.
+  audio time on each fixture followed by room noise or silence) + whatever
+  is left to do then (wall clock): decoding, unless the guess decoded ahead
+  during the pause holds (and waiting for that guess if it is still being
+  decoded), matching, the rules, rendering the first sentence and the
+  silence before its first sound. The sound card's own output latency is
+  not included (device dependent); the PulseAudio stream's reported latency
+  is printed when a server is running.
+* **Live response time**: the same, for real: ``N`` commands are played
+  with ``paplay`` into a PulseAudio null sink, one at a time once the
+  referee has fallen silent; the live loop (microphone class, loop, table,
+  eSpeak) listens to its monitor. Measured from the moment the last sample
+  of speech reached the referee (the input callback's clock) to the moment
+  its first sentence was handed to the speaker, plus that sentence's lead-in
+  silence. The input and output streams' own latencies are printed apart.
 * **Countdown error**: a real-time hard game (15-second turns) runs through
   the live loop with the eSpeak voice; each countdown sentence's start is
   compared with its due time (wall clock).
@@ -21,19 +31,20 @@ Run: ``./run bench table [--voices espeak piper] [--conditions clean babble20]``
 from __future__ import annotations
 
 import argparse
-import os
 import resource
-import shutil
 import statistics
 import subprocess
 import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from benchmarks import audioserver
 from benchmarks.fixtures import CONDITIONS, PAD_SECONDS, utterances
 from benchmarks.fixtures import fixture as fixture_path
 from benchmarks.recognition import PLAYERS, percentile
@@ -41,11 +52,11 @@ from referee.games.race65 import Race65Spec
 from referee.session import Session
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.intents import IntentMatcher
-from referee.speech.listen import hear_audio
-from referee.speech.mic import DEFAULT_END_SILENCE, Segmenter
+from referee.speech.listen import Listener, understand
+from referee.speech.mic import BLOCK, DEFAULT_END_SILENCE, Segmenter
 from referee.speech.recognizers import make_recognizer
-from referee.speech.tts import Output, make_voice
-from referee.table import Table
+from referee.speech.tts import SILENT_SHARE, Output, make_voice
+from referee.table import ECHO_TAIL, Table, sentences
 
 HARD = argparse.Namespace(rules="phase-seven", difficulty="hard", house=[], first=None)
 EASY = argparse.Namespace(rules="phase-seven", difficulty="easy", house=[], first=None)
@@ -61,55 +72,94 @@ def speech_end(audio: Audio) -> float:
     return float((int(loud[-1]) + 1) * frame / RATE)
 
 
-def response_times(
-    voice_name: str, condition: str
-) -> tuple[list[float], list[float], int]:
-    """(end-of-utterance detection delays, processing times, commands) for one room.
+def first_sound(audio: Audio) -> float:
+    """Seconds of silence at the start of a rendered sentence (the first word comes after)."""
+    x = np.abs(audio.samples.astype(np.int32))
+    if len(x) == 0 or x.max() == 0:
+        return 0.0
+    return float(np.argmax(x > x.max() * SILENT_SHARE) / audio.rate)
 
-    A command whose end is not detected within the second of room noise that
-    follows it (babble keeps a voice detector busy) has no time.
+
+@dataclass
+class Response:
+    """One spoken command's way to the referee's answer (seconds)."""
+
+    detect: float  # end of speech to the end-of-utterance decision (audio time)
+    wait: float  # decoding ahead still running at that decision (wall clock)
+    process: float  # from then: recognise (or take the guess), judge, render, lead-in
+    ahead: bool  # the transcript decoded ahead was kept
+
+    @property
+    def total(self) -> float:
+        return self.detect + self.wait + self.process
+
+
+def response_times(voice_name: str, condition: str) -> tuple[list[Response], int]:
+    """Each command's response in one room, and the number of commands.
+
+    The stream is fed in 10 ms blocks, as the microphone delivers it; when the
+    speech pauses, the listener decodes ahead (wall clock), and if that is
+    still running when the end is detected the answer waits for it (the loop
+    is one thread). A command whose end is not detected within the second of
+    room noise that follows it (babble keeps a voice detector busy) has no
+    time.
     """
     matcher = IntentMatcher.for_game("race65", PLAYERS)
     recognizer = make_recognizer(matcher.phrases)
     voice = make_voice(voice_name)
     spec = Race65Spec(PLAYERS, HARD)
-    detect: list[float] = []
-    process: list[float] = []
+    found_times: list[Response] = []
     tail = np.zeros(int(1.0 * RATE), dtype=np.int16)
     commands = 0
-    for _ in (condition,):
-        for case in utterances():
-            if not case.is_command:
-                continue
-            commands += 1
-            audio = load_wav(fixture_path("piper-joe", case, condition))
-            if condition != "clean":  # the room's noise goes on after the speech
-                pad = audio.samples[-int(PAD_SECONDS * RATE) :]
-                noise = np.tile(pad, int(np.ceil(len(tail) / len(pad))))[: len(tail)]
-                stream = np.concatenate([audio.samples, noise])
-            else:
-                stream = np.concatenate([audio.samples, tail])
-            data = stream.astype("<i2").tobytes()
-            segmenter = Segmenter(DEFAULT_END_SILENCE)
-            found_at = None
-            found = None
-            step = RATE // 100 * 2
-            for i in range(0, len(data), step):
-                got = list(segmenter.feed(data[i : i + step]))
-                if got:
-                    found_at, found = (i + step) / 2 / RATE, got[-1]
-                    break
-            if found is None or found_at is None:
-                continue
-            detect.append(max(0.0, found_at - speech_end(audio)))
-            session = Session(spec, matcher=matcher)
+    for case in utterances():
+        if not case.is_command:
+            continue
+        commands += 1
+        audio = load_wav(fixture_path("piper-joe", case, condition))
+        if condition != "clean":  # the room's noise goes on after the speech
+            pad = audio.samples[-int(PAD_SECONDS * RATE) :]
+            noise = np.tile(pad, int(np.ceil(len(tail) / len(pad))))[: len(tail)]
+            stream = np.concatenate([audio.samples, noise])
+        else:
+            stream = np.concatenate([audio.samples, tail])
+        data = stream.astype("<i2").tobytes()
+        listener = Listener(recognizer, matcher)
+        clock = {"now": 0.0, "ready": 0.0}
+
+        def paused(so_far: Audio, listener: Listener = listener,
+                   clock: dict[str, float] = clock) -> None:
             start = time.perf_counter()
-            heard, _ = hear_audio(recognizer, matcher, found.audio, "Ann")
-            said = session.respond(heard, "Ann", 1.0, sure=True, source="mic")
-            if said:
-                voice.render(said[0].text)
-            process.append(time.perf_counter() - start)
-    return detect, process, commands
+            listener.pause(so_far)
+            clock["ready"] = clock["now"] + time.perf_counter() - start
+
+        segmenter = Segmenter(DEFAULT_END_SILENCE, on_pause=paused, judge=listener.judge)
+        found = None
+        step = BLOCK * 2
+        for i in range(0, len(data), step):
+            clock["now"] = (i + step) / 2 / RATE
+            got = list(segmenter.feed(data[i : i + step]))
+            if got:
+                found = got[-1]
+                break
+        if found is None:
+            continue
+        decided = clock["now"]
+        kept = listener.kept
+        session = Session(spec, matcher=matcher)
+        start = time.perf_counter()
+        transcript = listener.transcript(found.audio)
+        heard = understand(matcher, transcript, "Ann")
+        said = session.respond(heard, "Ann", 1.0, sure=True, source="mic")
+        lead = 0.0
+        if said:
+            lead = first_sound(voice.render(sentences(said[0].text)[0]))
+        found_times.append(Response(
+            detect=max(0.0, decided - speech_end(audio)),
+            wait=max(0.0, clock["ready"] - decided),
+            process=time.perf_counter() - start + lead,
+            ahead=listener.kept > kept,
+        ))
+    return found_times, commands
 
 
 class Clocked(Output):
@@ -154,30 +204,93 @@ COUNTDOWN_TEXTS = {"Half time.", "10 seconds.", "Five.", "Four.", "Three.", "Two
 
 def idle_cpu(seconds: float = 20.0) -> tuple[float, float] | None:
     """(CPU share of one core, output latency) listening to a silent PulseAudio server."""
-    if shutil.which("pulseaudio") is None:
+    if not audioserver.available():
         return None
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {"XDG_RUNTIME_DIR": tmp, "HOME": tmp}
-        old = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        try:
-            subprocess.run(["pulseaudio", "--daemonize=yes", "--exit-idle-time=-1", "-n",
-                            "--load=module-native-protocol-unix",
-                            "--load=module-null-sink sink_name=table",
-                            "--load=module-always-sink"], check=True, capture_output=True)
-            for _ in range(50):
-                if subprocess.run(["pactl", "info"], capture_output=True).returncode == 0:
-                    break
+    with tempfile.TemporaryDirectory() as tmp, audioserver.audio_server(Path(tmp),
+                                                                         this_process=True):
+        return _listen_idle(seconds)
+
+
+class TimedMicrophone:
+    """Wraps the real microphone: notes when each utterance's speech ended (wall clock)."""
+
+    def __init__(self, microphone: Any) -> None:
+        self.microphone = microphone
+        self.ends: list[float] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.microphone, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in ("microphone", "ends"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.microphone, name, value)
+
+    def read(self, timeout: float) -> Any:
+        found = self.microphone.read(timeout)
+        for u in found:
+            arrived = self.microphone.arrival(u.audio_start + speech_end(u.audio))
+            if arrived is not None:
+                self.ends.append(arrived)
+        return found
+
+
+def live_responses(count: int) -> tuple[list[float], float] | None:
+    """Response times through the live loop and a real audio server, and the input
+    stream's latency.
+
+    Commands are played into PulseAudio's null sink with ``paplay``; the live
+    loop listens to its monitor through the real microphone class and answers
+    with the eSpeak voice (rendered, not played: the answer's sound would come
+    back through the monitor). The time is from the moment the last sample of
+    speech reached the referee to the moment its first sentence was ready to
+    play (plus that sentence's lead-in silence).
+    """
+    if not audioserver.available():
+        return None
+    from referee.live import LiveLoop, reinitialise_portaudio
+    from referee.speech.mic import Microphone
+
+    commands = [c for c in utterances() if c.is_command][:count]
+    with tempfile.TemporaryDirectory() as tmp, audioserver.audio_server(
+            Path(tmp), this_process=True) as env:
+        reinitialise_portaudio()
+        session = Session(Race65Spec(PLAYERS, EASY))
+        output = Clocked()
+        voice = make_voice("espeak")
+        table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+                      voice=voice, output=output, show=lambda line: None, stamp=False,
+                      echo_tail=ECHO_TAIL)
+        microphone = TimedMicrophone(Microphone())
+        loop = LiveLoop(table, microphone=microphone,  # type: ignore[arg-type]
+                        keyboard=None, max_seconds=3600)
+        worker = threading.Thread(target=loop.run, kwargs={"greet": False}, daemon=True)
+        worker.start()
+        time.sleep(1.0)
+        times: list[float] = []
+        for case in commands:
+            heard, said = len(microphone.ends), len(output.started)
+            subprocess.run(["paplay", str(fixture_path("piper-joe", case, "clean"))],
+                           env=env, check=True, timeout=30)
+            deadline = time.monotonic() + 8.0  # a question waits 6 s for its answer
+            while time.monotonic() < deadline and not (
+                    len(microphone.ends) > heard and len(output.started) > said):
+                time.sleep(0.02)
+            time.sleep(0.5)
+            # players wait for the referee to finish (and its echo to fade)
+            while (table.busy_until + ECHO_TAIL > loop.now() or session.question is not None):
                 time.sleep(0.1)
-            subprocess.run(["pactl", "set-default-source", "table.monitor"], check=True)
-            return _listen_idle(seconds)
-        finally:
-            subprocess.run(["pulseaudio", "--kill"], capture_output=True)
-            for k, v in old.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+            if len(microphone.ends) > heard and len(output.started) > said:
+                end = microphone.ends[-1]
+                first = next((t for t, _ in output.started[said:] if t >= end), None)
+                if first is not None:
+                    lead = first_sound(voice.render(output.started[said][1]))
+                    times.append(first - end + lead)
+        latency = float(microphone.microphone._stream.latency)
+        loop.stop()
+        worker.join(timeout=5)
+    return times, latency
 
 
 def _listen_idle(seconds: float) -> tuple[float, float]:
@@ -221,6 +334,8 @@ def main() -> None:
     parser.add_argument("--conditions", nargs="+", default=["clean"],
                         choices=CONDITIONS)
     parser.add_argument("--idle-seconds", type=float, default=20.0)
+    parser.add_argument("--live", type=int, default=64, metavar="N",
+                        help="commands to play through the live loop (0: none)")
     args = parser.parse_args()
 
     print("| response: end of a spoken move to the referee's first word | p50 | p95 | "
@@ -228,14 +343,25 @@ def main() -> None:
     print("|---|---:|---:|---:|")
     for condition in args.conditions:
         for voice in args.voices:
-            detect, process, commands = response_times(voice, condition)
-            total = [d + p for d, p in zip(detect, process, strict=True)]
+            found, commands = response_times(voice, condition)
+            total = [r.total for r in found]
+            after = [r.wait + r.process for r in found]
+            ahead = sum(r.ahead for r in found)
             print(f"| {condition}, {voice} voice: total | {ms(statistics.median(total))} | "
                   f"{ms(percentile(total, 0.95))} | {len(total)}/{commands} |")
-            print(f"| {condition}, {voice} voice: recognise, judge, render | "
-                  f"{ms(statistics.median(process))} | {ms(percentile(process, 0.95))} | |")
+            print(f"| {condition}, {voice} voice: after the end is detected (recognise or "
+                  f"take the guess, judge, render) | {ms(statistics.median(after))} | "
+                  f"{ms(percentile(after, 0.95))} | decoded ahead: {ahead}/{len(found)} |")
+        detect = [r.detect for r in found]
         print(f"| {condition}: end-of-utterance detection ({DEFAULT_END_SILENCE:g} s setting) | "
               f"{ms(statistics.median(detect))} | {ms(percentile(detect, 0.95))} | |")
+    live = live_responses(args.live) if args.live else None
+    input_latency = None
+    if live is not None:
+        times, input_latency = live
+        print(f"| live loop, real audio server, espeak voice: total | "
+              f"{ms(statistics.median(times))} | {ms(percentile(times, 0.95))} | "
+              f"{len(times)}/{args.live} |")
     print()
     print("| measure | value |")
     print("|---|---:|")
@@ -250,6 +376,9 @@ def main() -> None:
         print(f"| CPU while listening idle (one core) | {100 * cpu:.1f} % |")
         print(f"| output stream latency (PulseAudio, not in the totals) | "
               f"{1000 * latency:.0f} ms |")
+    if input_latency is not None:
+        print(f"| input stream latency (PulseAudio, not in the totals) | "
+              f"{1000 * input_latency:.0f} ms |")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"| peak memory (whole process) | {peak:.0f} MB |")
 

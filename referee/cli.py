@@ -53,7 +53,8 @@ def _table_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--seat-mics", metavar="NAME=CH,...",
                        help="one microphone channel per player, e.g. Ann=0,Bob=1")
     group.add_argument("--end-silence", type=float, default=DEFAULT_END_SILENCE, metavar="SECONDS",
-                       help=f"silence that ends an utterance (default {DEFAULT_END_SILENCE:g})")
+                       help="the voice detector's silence that ends an utterance when the words "
+                       f"cannot (default {DEFAULT_END_SILENCE:g})")
     group.add_argument("--engine", choices=["pocketsphinx", "vosk"],
                        help="recogniser (default: Vosk if a model is installed, else PocketSphinx)")
     group.add_argument("--model", type=Path, help="a Vosk model folder")
@@ -120,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="listen to the microphone; one line per utterance")
     hear.add_argument("--device", help="input device (number or name; default: the system's)")
     hear.add_argument("--end-silence", type=float, default=DEFAULT_END_SILENCE, metavar="SECONDS",
-                      help=f"silence that ends an utterance (default {DEFAULT_END_SILENCE:g})")
+                      help="the voice detector's silence that ends an utterance when the words "
+                       f"cannot (default {DEFAULT_END_SILENCE:g})")
     hear.add_argument("--engine", choices=["pocketsphinx", "vosk"],
                       help="recogniser (default: Vosk if a model is installed, else PocketSphinx)")
     hear.add_argument("--model", type=Path, help="a Vosk model folder")
@@ -274,7 +276,7 @@ def cmd_hear(args: argparse.Namespace) -> int:
 
 def hear_microphone(args: argparse.Namespace, matcher: IntentMatcher, speaker: str) -> int:
     """Print the intent of each utterance heard live, until Ctrl-C."""
-    from referee.speech.listen import hear_audio
+    from referee.speech.listen import Listener, understand
     from referee.speech.mic import (
         MicrophoneError,
         input_device,
@@ -291,8 +293,10 @@ def hear_microphone(args: argparse.Namespace, matcher: IntentMatcher, speaker: s
         raise SetupError(str(error)) from error
     print(f"Listening ({recognizer.name}); Ctrl-C stops.", file=sys.stderr, flush=True)
     try:
-        for utterance in microphone_utterances(device, args.end_silence):
-            heard, transcript = hear_audio(recognizer, matcher, utterance.audio, speaker)
+        listener = Listener(recognizer, matcher)  # decodes ahead and judges pauses, as in a game
+        for utterance in microphone_utterances(device, args.end_silence, listener):
+            transcript = listener.transcript(utterance.audio)
+            heard = understand(matcher, transcript, speaker)
             print(json.dumps({**heard.to_json(), "text": transcript.text,
                               "engine": recognizer.name,
                               "audio_s": round(utterance.audio.seconds, 3),

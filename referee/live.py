@@ -96,6 +96,10 @@ class LiveLoop:
         self._next_try = 0.0
         self._next_beat = 0.0
         self._pending = b""
+        self._stopped = False
+        if microphone is not None:
+            microphone.on_pause = table.pause  # decode ahead while the end silence runs
+            microphone.judge = table.judge  # and end at once, or wait longer, by the words
 
     def now(self) -> float:
         return self._base + (self.clock() - self._t0) * self.speed
@@ -106,7 +110,7 @@ class LiveLoop:
         if self.microphone is not None:
             self._open_microphone(announce=False)
         stop_at = None if self.max_seconds is None else self.now() + self.max_seconds
-        while not self.session.over:
+        while not self.session.over and not self._stopped:
             if stop_at is not None and self.now() >= stop_at:
                 break
             if not self._keyboard(0.0 if self._mic_ok else self._wait()):
@@ -121,6 +125,10 @@ class LiveLoop:
             self._heartbeat()
         if self.microphone is not None:
             self.microphone.close()
+
+    def stop(self) -> None:
+        """End the loop from another thread (within one wait)."""
+        self._stopped = True
 
     def _wait(self) -> float:
         wake = self.session.next_wakeup()

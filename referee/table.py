@@ -47,7 +47,7 @@ from typing import Any
 from referee.session import SURE_SCORE, Said, Session
 from referee.speech.audio import Audio, AudioError, load_wav
 from referee.speech.intents import FLOOR, Heard
-from referee.speech.listen import prepare, understand
+from referee.speech.listen import Listener, understand
 from referee.speech.mic import DEFAULT_END_SILENCE
 from referee.speech.numbers import join_numbers
 from referee.speech.recognizers import Recognizer, Transcript
@@ -76,6 +76,18 @@ def content_words(text: str) -> list[str]:
     """
     words = join_numbers(normalise_words(text))
     return [re.sub(r"(?<=[a-z]{3})'?s$", "", w) for w in words]
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of what the referee says, each rendered and played in turn.
+
+    >>> sentences("Ann, 7 down. One more flip.")
+    ['Ann, 7 down.', 'One more flip.']
+    """
+    return [s for s in _SENTENCE_END.split(text.strip()) if s]
 
 
 @dataclass(frozen=True)
@@ -120,6 +132,8 @@ class Table:
             raise ValueError(f"confirm_calls must be one of {CONFIRM_CALLS}")
         self.session = session
         self.recognizer = recognizer
+        self.listener = (Listener(recognizer, session.matcher) if recognizer is not None
+                         else None)
         self.voice = voice or SilentVoice()
         self.output = output or NullOutput()
         self.show = show
@@ -145,8 +159,10 @@ class Table:
     def say(self, saids: Iterable[Said]) -> None:
         """Print and speak each sentence, one after the other.
 
-        When a new turn is announced, its timer starts once the referee has
-        said it (:meth:`~referee.session.Session.delay_clock`).
+        Each sentence is rendered and played before the next one is rendered,
+        so the first word of a long answer comes as soon as its first sentence
+        is ready. When a new turn is announced, its timer starts once the
+        referee has said it (:meth:`~referee.session.Session.delay_clock`).
         """
         for said in saids:
             start = max(said.at, self.busy_until)
@@ -155,19 +171,23 @@ class Table:
             ):
                 continue  # stale, or a player is talking: never a wrong time, never over them
             self.show(f"[{said.at:.1f}] referee: {said.text}" if self.stamp else said.text)
-            audio = self._render(said.text)
-            if audio is None or audio.seconds == 0:
+            end = None
+            for sentence in sentences(said.text):
+                audio = self._render(sentence)
+                if audio is None or audio.seconds == 0:
+                    continue
+                spoken = Spoken(sentence, start, start + audio.seconds, said.kind)
+                self.busy_until = start = end = spoken.end
+                self.spoken = [s for s in self.spoken if s.end > start - 30.0] + [spoken]
+                self.output.play(audio, sentence, spoken.start)
+                if self.on_speech is not None:
+                    self.on_speech(audio, spoken)
+            if end is None:
                 continue
-            spoken = Spoken(said.text, start, start + audio.seconds, said.kind)
-            self.busy_until = spoken.end
-            self.spoken = [s for s in self.spoken if s.end > start - 30.0] + [spoken]
-            self.output.play(audio, said.text, start)
-            if self.on_speech is not None:
-                self.on_speech(audio, spoken)
             if said.kind in ("turn", "answer"):
-                self.session.delay_clock(said.at, spoken.end)
+                self.session.delay_clock(said.at, end)
             elif said.kind == "question":
-                self.session.question_spoken(said.at, spoken.end)
+                self.session.question_spoken(said.at, end)
 
     def _player_talking(self, at: float) -> bool:
         """A player talks at ``at``, or starts to within :data:`ECHO_SLACK` (known ahead
@@ -216,11 +236,30 @@ class Table:
         speaker: str | None = None, source: str = "mic",
     ) -> Hearing:
         """One utterance from ``start`` to ``end``, decided on ``at`` (after the end silence)."""
-        if self.recognizer is None:
+        if self.listener is None:
             raise RuntimeError("this table has no recogniser")
-        transcript = self.recognizer.decode(prepare(audio))
+        transcript = self.listener.transcript(audio)
         heard = understand(self.session.matcher, transcript, self.session.attribute(speaker))
         return self.hear_intent(heard, transcript, start, end, at, speaker, source)
+
+    def pause(self, so_far: Audio) -> None:
+        """A player's speech paused: decode it ahead, in case they are done."""
+        if self.listener is None:
+            return
+        try:
+            self.listener.pause(so_far)
+        except Exception:  # a guess is only a guess: the utterance is decoded again
+            log.exception("decoding ahead failed")
+
+    def judge(self) -> str | None:
+        """What a player's words so far are, at a pause (see the listener)."""
+        if self.listener is None:
+            return None
+        try:
+            return self.listener.judge()
+        except Exception:  # a guess is only a guess: leave the end to the detector
+            log.exception("judging the words so far failed")
+            return None
 
     def hear_intent(
         self, heard: Heard, transcript: Transcript, start: float, end: float, at: float,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
-from referee.speech.audio import RATE, load_wav
+from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.intents import IntentMatcher
 from referee.speech.listen import hear_audio
 from referee.speech.mic import MicrophoneError, Segmenter, input_device, segment
@@ -116,3 +116,125 @@ def test_hear_mic_without_a_device_exits_cleanly():
     assert result.returncode == 2
     assert "There is no input device" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_pause_gives_the_utterance_so_far_which_the_end_then_confirms():
+    """Decoding ahead: what is reported at the pause is the start of the utterance,
+    and it prepares to exactly what the whole utterance prepares to."""
+    from referee.speech.listen import prepare
+
+    cases = utterances()[:6]
+    data, _ = stream_of(cases)
+    pauses: list[Audio] = []
+    segmenter = Segmenter(on_pause=pauses.append)
+    found = []
+    for chunk in chunks(data, 320):
+        for utterance in segmenter.feed(chunk):
+            found.append((utterance, list(pauses)))
+            pauses.clear()
+    assert len(found) == len(cases)
+    for utterance, paused in found:
+        assert paused, "every utterance pauses before it ends"
+        whole = utterance.audio.samples
+        for so_far in paused:
+            assert np.array_equal(so_far.samples, whole[: len(so_far.samples)])
+        assert np.array_equal(prepare(paused[-1]).samples, prepare(utterance.audio).samples)
+
+
+def test_speech_that_goes_on_after_a_pause_is_decoded_whole():
+    """A pause inside an utterance (shorter than the end silence): the guess made
+    at the pause does not hold, and the whole utterance is decoded."""
+    from referee.speech.listen import Listener, prepare
+
+    flip, down = (load_wav(clean_path(COMMITTED_VOICE, c)).samples for c in utterances()[:2])
+    gap = np.zeros(int(0.2 * RATE), dtype=np.int16)  # shorter than the end silence
+    quiet = np.zeros(RATE, dtype=np.int16)
+    data = np.concatenate([quiet, flip, gap, down, quiet]).astype("<i2").tobytes()
+    recognizer = PocketSphinxRecognizer(IntentMatcher.for_game("race65", ["Ann", "Bob"]).phrases)
+    listener = Listener(recognizer)
+    segmenter = Segmenter(0.5, on_pause=listener.pause)
+    found = [u for chunk in chunks(data, 320) for u in segmenter.feed(chunk)]
+    assert len(found) == 1
+    assert listener.guessed >= 2  # one at the gap, one at the end
+    transcript = listener.transcript(found[0].audio)
+    assert listener.kept == 1  # the guess at the end, not the one at the gap
+    assert transcript.text == recognizer.decode(prepare(found[0].audio)).text
+    # Without a fresh guess the utterance is decoded again, to the same words.
+    assert listener.transcript(found[0].audio).text == transcript.text
+    assert listener.kept == 1
+
+
+class _StandInStream:
+    """Stands in for a sound card's input stream (none here): always running."""
+
+    active = True
+
+
+def test_the_microphone_hands_over_an_utterance_as_soon_as_it_ends():
+    """read() returns when an utterance has ended, not when its wait is over:
+    the sound after it is still waiting to be read."""
+    from referee.speech.mic import BLOCK, Microphone
+
+    data, _ = stream_of(utterances()[:1], gap=1.0)
+    microphone = Microphone()
+    microphone.reset()
+    microphone._stream = _StandInStream()
+    for chunk in chunks(data, BLOCK * 2):
+        microphone._blocks.put((chunk, 0.0))
+    found = microphone.read(timeout=30.0)
+    assert len(found) == 1
+    assert 0 < microphone._blocks.qsize() < RATE / BLOCK  # the rest of the gap
+    assert microphone.arrival(found[0].end) == 0.0
+    assert microphone.read(timeout=0.0) == []
+
+
+def _joined(*parts: object) -> bytes:
+    """Committed recordings (by text) and silences (by seconds) as one stream."""
+    by_text = {c.text: c for c in utterances()}
+    pieces = []
+    for part in parts:
+        if isinstance(part, str):
+            pieces.append(load_wav(clean_path(COMMITTED_VOICE, by_text[part])).samples)
+        else:
+            pieces.append(np.zeros(int(float(part) * RATE), dtype=np.int16))  # type: ignore[arg-type]
+    return np.concatenate(pieces).astype("<i2").tobytes()
+
+
+def _listen(data: bytes, judged: bool) -> tuple[list[tuple[float, str]], PocketSphinxRecognizer]:
+    """(when each utterance was handed over, its words) with or without judging words."""
+    from referee.speech.listen import Listener
+
+    matcher = IntentMatcher.for_game("race65", ["Ann", "Bob"])
+    recognizer = PocketSphinxRecognizer(matcher.phrases)
+    listener = Listener(recognizer, matcher)
+    segmenter = Segmenter(on_pause=listener.pause, judge=listener.judge if judged else None)
+    found = []
+    for i, chunk in enumerate(chunks(data, 320)):
+        for utterance in segmenter.feed(chunk):
+            found.append(((i + 1) * 160 / RATE, listener.transcript(utterance.audio).text))
+    found += [(len(data) / 2 / RATE, listener.transcript(u.audio).text) for u in segmenter.close()]
+    return found, recognizer
+
+
+def test_a_whole_command_is_answered_before_the_detector_hears_its_end():
+    data = _joined(0.5, "what's my score", 1.0)
+    plain, _ = _listen(data, judged=False)
+    judged, _ = _listen(data, judged=True)
+    assert [t for _, t in judged] == [t for _, t in plain] == ["what's my score"]
+    assert judged[0][0] < plain[0][0] - 0.1  # handed over >100 ms sooner, same words
+
+
+def test_words_that_are_no_command_yet_are_waited_for():
+    """Table talk, a pause the detector takes for the end, then a command: judged,
+    the pause is waited out and the whole is one utterance (the matcher decides)."""
+    data = _joined(0.5, "let me think", 0.3, "flip my seven", 1.0)
+    plain, _ = _listen(data, judged=False)
+    judged, _ = _listen(data, judged=True)
+    assert len(plain) == 2
+    assert len(judged) == 1
+
+
+def test_what_follows_a_command_answered_early_is_an_utterance_of_its_own():
+    data = _joined(0.5, "what's my score", 0.22, "flip my seven", 1.0)
+    judged, _ = _listen(data, judged=True)
+    assert [t for _, t in judged] == ["what's my score", "flip my seven"]

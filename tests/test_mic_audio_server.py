@@ -19,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.audioserver import start_audio_server, stop_audio_server
 from benchmarks.fixtures import utterances
 from referee.speech.audio import Audio
-from tests.conftest import needs_audio_server, start_audio_server, stop_audio_server
+from tests.conftest import needs_audio_server
 from tests.test_mic import stream_of
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -24,7 +24,7 @@ from referee.session import Session
 from referee.speech.audio import load_wav
 from referee.speech.recognizers import make_recognizer
 from referee.speech.tts import EspeakVoice, WavDirOutput
-from referee.table import Table, content_words, run_audio_script
+from referee.table import Table, content_words, run_audio_script, sentences
 
 ROOT = Path(__file__).resolve().parent.parent
 F = ROOT / "tests" / "audio_fixtures" / "piper-joe"
@@ -77,15 +77,18 @@ def test_a_hard_game_is_won_by_a_confirmed_call_with_the_referee_hearing_itself(
     texts = said(out)
     assert "Ann, did you call 70?" in texts
     assert texts[-2:] == ["70! Ann has exactly 70.", "Ann wins!"]
-    # Every sentence spoken is a real recording of it, listed with its start time.
+    # Every sentence spoken is a real recording of it (each sentence of an
+    # announcement rendered and played in turn), listed with its start time.
     rows = [r.split("\t") for r in (voice_dir / "said.tsv").read_text().splitlines()]
     # (a countdown mark the referee could not say on time is skipped, never said late)
     countdown = {"10 seconds.", "Five.", "Four.", "Three.", "Two.", "One."}
     assert [r[3] for r in rows if r[3] not in countdown] == [
-        t for t in texts if t not in countdown
+        s for t in texts if t not in countdown for s in sentences(t)
     ]
+    assert any(len(sentences(t)) > 1 for t in texts)
     starts = [float(r[1]) for r in rows]
-    assert starts == sorted(starts)
+    ends = [float(r[1]) + float(r[2]) for r in rows]
+    assert all(b >= a - 0.002 for a, b in zip(ends, starts[1:], strict=False))  # one at a time
     for name, _, seconds, text in rows:
         audio = load_wav(voice_dir / name)
         assert audio.seconds == pytest.approx(float(seconds), abs=0.01)
@@ -178,24 +181,31 @@ def test_stop_cuts_the_referee_and_other_speech_over_it_is_ignored(tmp_path):
     table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
                   voice=EspeakVoice(), output=WavDirOutput(out_dir), show=lambda text: None)
     run_audio_script(table, [line("+0.5", RULES)], ROOT)
-    rules = table.spoken[-1]
-    assert rules.text.startswith("Race to 70, phase-seven hard. Down tiles count")
-    assert rules.end - rules.start > 10
+    first = next(s for s in table.spoken if s.text == "Race to 70, phase-seven hard.")
+    rules = [s for s in table.spoken if s.start >= first.start]  # one Spoken a sentence
+    assert len(rules) > 3
+    assert rules[1].text == "Down tiles count their number."
+    assert rules[-1].end - first.start > 10
     before = session.game.state
     flip = load_wav(F / f"{FLIP_12}.wav")
-    talk_over = table.hear_audio(flip, rules.start + 2, rules.start + 2 + flip.seconds,
-                                 rules.start + 2.4 + flip.seconds)
+    talk_over = table.hear_audio(flip, first.start + 2, first.start + 2 + flip.seconds,
+                                 first.start + 2.4 + flip.seconds)
     assert talk_over.dropped == "the referee was speaking"
     assert session.game.state is before
     stop = load_wav(F / f"{STOP}.wav")
-    at = rules.start + 5
+    at = first.start + 5
     heard = table.hear_audio(stop, at, at + stop.seconds, at + stop.seconds + 0.4)
     assert heard.dropped is None
     assert heard.heard.kind == "stop"
     cut_at = at + stop.seconds + 0.4
     assert table.busy_until == pytest.approx(cut_at)
-    last = sorted(out_dir.glob("*.wav"))[-1]
-    assert load_wav(last).seconds == pytest.approx(cut_at - rules.start, abs=0.01)
+    # The sentence being said is cut where "stop" was decided; the later ones are gone.
+    playing = next(s for s in rules if s.start <= cut_at < s.end)
+    files = sorted(out_dir.glob("*.wav"))
+    rows = [r.split("\t") for r in (out_dir / "said.tsv").read_text().splitlines()]
+    assert next(r[3] for r in rows if r[0] == files[-1].name) == playing.text
+    assert load_wav(files[-1]).seconds == pytest.approx(cut_at - playing.start, abs=0.01)
+    assert table.spoken[-1].end == pytest.approx(cut_at)
     assert session.game.state is before
 
 

@@ -13,10 +13,12 @@ sentence a person can act on.
 from __future__ import annotations
 
 import io
+import math
 import struct
 import wave
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -53,8 +55,24 @@ class Audio:
             out.writeframes(self.to_bytes())
 
 
+def _fast_length(n: int) -> int:
+    """The smallest number >= ``n`` with no prime factor above 7 (a quick FFT size)."""
+    while True:
+        m = n
+        for p in (2, 3, 5, 7):
+            while m % p == 0:
+                m //= p
+        if m == 1:
+            return n
+        n += 1
+
+
 def resample(signal: npt.NDArray[np.float64], rate: int, new_rate: int) -> npt.NDArray[np.float64]:
     """Band-limited resampling by the Fourier method (fine for utterances).
+
+    The signal is padded with silence to a length whose transforms are quick
+    at both rates (22,050 -> 16,000 Hz: multiples of 441 -> of 320), then the
+    padding is cut off again.
 
     >>> len(resample(np.zeros(441), 44100, 16000))
     160
@@ -62,12 +80,17 @@ def resample(signal: npt.NDArray[np.float64], rate: int, new_rate: int) -> npt.N
     if rate == new_rate or len(signal) == 0:
         return signal
     n = len(signal)
-    m = max(1, round(n * new_rate / rate))
-    spectrum = np.fft.rfft(signal)
+    g = math.gcd(rate, new_rate)
+    p, q = rate // g, new_rate // g
+    k = _fast_length(-(-n // p))
+    padded = np.zeros(p * k)
+    padded[:n] = signal
+    m = q * k
+    spectrum = np.fft.rfft(padded)
     keep = min(len(spectrum), m // 2 + 1)
     out = np.zeros(m // 2 + 1, dtype=complex)
     out[:keep] = spectrum[:keep]
-    return np.fft.irfft(out, m) * (m / n)
+    return np.fft.irfft(out, m)[: max(1, round(n * new_rate / rate))] * (m / (p * k))
 
 
 def to_int16(signal: npt.NDArray[np.float64]) -> Samples:
@@ -170,7 +193,33 @@ def wav_bytes(audio: Audio) -> bytes:
     return buffer.getvalue()
 
 
-def speech_region(audio: Audio, below_peak_db: float = 20.0, margin_s: float = 0.15) -> Audio:
+#: Frames within this many dB of an utterance's loudest frame hold its speech.
+SPEECH_DB = 20.0
+#: Audio kept around the speech when an utterance is cut to it (seconds).
+SPEECH_MARGIN = 0.15
+
+
+def frame_energies(samples: np.ndarray[Any, Any], frame: int) -> np.ndarray[Any, Any]:
+    """Energy (dB) of each whole ``frame``-sample frame."""
+    n = len(samples) // frame
+    x = samples[: n * frame].astype(np.float64).reshape(n, frame)
+    return np.asarray(10 * np.log10((x**2).mean(axis=1) + 1e-3))
+
+
+def speech_bounds(energy: np.ndarray[Any, Any], frame: int, length: int,
+                  below_peak_db: float = SPEECH_DB,
+                  margin: int = int(SPEECH_MARGIN * RATE)) -> tuple[int, int] | None:
+    """Sample bounds of the speech given 20 ms frame energies, or None (silence)."""
+    if len(energy) == 0 or energy.max() < 20.0:  # digital silence or nearly
+        return None
+    loud = np.nonzero(energy >= energy.max() - below_peak_db)[0]
+    start = max(0, int(loud[0]) * frame - margin)
+    end = min(length, (int(loud[-1]) + 1) * frame + margin)
+    return start, end
+
+
+def speech_region(audio: Audio, below_peak_db: float = SPEECH_DB,
+                  margin_s: float = SPEECH_MARGIN) -> Audio:
     """The part of an utterance that holds the speech, with a margin.
 
     Frames of 20 ms within ``below_peak_db`` of the loudest frame count as
@@ -178,18 +227,12 @@ def speech_region(audio: Audio, below_peak_db: float = 20.0, margin_s: float = 0
     edges makes a grammar decoder invent words). Silence is returned as is.
     """
     frame = audio.rate // 50
-    n = len(audio.samples) // frame
-    if n == 0:
+    energy = frame_energies(audio.samples, frame)
+    bounds = speech_bounds(energy, frame, len(audio.samples), below_peak_db,
+                           int(margin_s * audio.rate))
+    if bounds is None:
         return audio
-    x = audio.samples[: n * frame].astype(np.float64).reshape(n, frame)
-    energy = 10 * np.log10((x**2).mean(axis=1) + 1e-3)
-    if energy.max() < 20.0:  # digital silence or nearly: nothing to find
-        return audio
-    loud = np.nonzero(energy >= energy.max() - below_peak_db)[0]
-    margin = int(margin_s * audio.rate)
-    start = max(0, int(loud[0]) * frame - margin)
-    end = min(len(audio.samples), (int(loud[-1]) + 1) * frame + margin)
-    return Audio(audio.samples[start:end], audio.rate)
+    return Audio(audio.samples[bounds[0] : bounds[1]], audio.rate)
 
 
 def estimated_snr(audio: Audio) -> float:

@@ -3,14 +3,27 @@
 :func:`hear_audio` is the whole path for one utterance: denoise it when it is
 noisy, cut it to its speech, decode it with the grammar, read the words with
 the intent matcher and decide whether to believe them (:func:`understand`).
+
+:class:`Listener` does the same for a live stream, and decodes *ahead*: when
+the speech pauses (:class:`~referee.speech.mic.Segmenter` ``on_pause``), the
+utterance so far is prepared and decoded while the voice detector is still
+waiting out the end silence. When the utterance does end there, it prepares
+to the very same samples and the transcript is ready; if somebody went on
+talking, the guess is thrown away and the whole utterance is decoded as
+usual. Either way the recogniser decodes exactly what it would have without
+the guess.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from referee.speech.audio import Audio, estimated_snr, speech_region, suppress_noise
+from referee.speech.grammar import phrase_list
 from referee.speech.intents import NONE, Heard, IntentMatcher
+from referee.speech.mic import COMPLETE, EXTENDABLE, INCOMPLETE
 from referee.speech.recognizers import Recognizer, Transcript
 
 
@@ -41,3 +54,60 @@ def hear_audio(
     """Recognise and understand one utterance."""
     transcript = recognizer.decode(prepare(audio))
     return understand(matcher, transcript, speaker), transcript
+
+
+class Listener:
+    """Recognition for a live stream, decoding ahead during the end silence."""
+
+    def __init__(self, recognizer: Recognizer, matcher: IntentMatcher | None = None) -> None:
+        self.recognizer = recognizer
+        self.matcher = matcher
+        #: Every word sequence that is the start of a longer sentence of the grammar.
+        self._prefixes = {
+            tuple(words[:n])
+            for words in (p.split() for p in (phrase_list(matcher.phrases) if matcher else []))
+            for n in range(1, len(words))
+        }
+        self._guess: tuple[Audio, Transcript] | None = None
+        #: How many utterances were decoded ahead, and how many of those guesses held.
+        self.guessed = 0
+        self.kept = 0
+
+    def pause(self, so_far: Audio) -> None:
+        """The speech paused: decode what was said so far, in case it was all.
+
+        Noisy utterances are not guessed: their denoising depends on the whole
+        utterance, so the guess would never hold.
+        """
+        if estimated_snr(so_far) < NOISY_SNR:
+            return
+        audio = speech_region(so_far)
+        self._guess = (audio, self.recognizer.decode(audio))
+        self.guessed += 1
+
+    def judge(self) -> str | None:
+        """What the words decoded ahead are, for the segmenter to end on.
+
+        :data:`~referee.speech.mic.COMPLETE`: a command nothing can follow
+        ("what's my score": answer at once); :data:`~referee.speech.mic.EXTENDABLE`:
+        one that more words could change ("flip my seven" could become "flip
+        my seven up"); :data:`~referee.speech.mic.INCOMPLETE`: no command yet
+        ("Bob, ..." decodes to nothing). None: nothing was decoded ahead.
+        """
+        if self._guess is None or self.matcher is None:
+            return None
+        heard = understand(self.matcher, self._guess[1], self.matcher.players[0])
+        if heard.kind == "none":
+            return INCOMPLETE
+        if tuple(self._guess[1].text.split()) in self._prefixes:
+            return EXTENDABLE
+        return COMPLETE
+
+    def transcript(self, audio: Audio) -> Transcript:
+        """What was said in the utterance that ended (the guess, if it holds)."""
+        prepared = prepare(audio)
+        guess, self._guess = self._guess, None
+        if guess is not None and np.array_equal(guess[0].samples, prepared.samples):
+            self.kept += 1
+            return replace(guess[1], extra={**guess[1].extra, "ahead": True})
+        return self.recognizer.decode(prepared)

@@ -60,6 +60,28 @@ def _scaled(audio: Audio, volume: float) -> Audio:
     return Audio(samples.astype(np.int16), audio.rate)
 
 
+#: Silence kept before and after the speech of a rendered sentence (seconds).
+#: Voices add their own (Piper ~50 ms before, eSpeak ~300 ms after): the lead
+#: delays every answer, the tail keeps the referee "speaking" (and the
+#: microphone gated) after it has fallen silent.
+LEAD_SILENCE = 0.005
+TAIL_SILENCE = 0.15
+#: Samples quieter than this share of the sentence's peak are silence (-46 dB).
+SILENT_SHARE = 0.005
+
+
+def trim_silence(audio: Audio) -> Audio:
+    """The sentence with at most :data:`LEAD_SILENCE` before and :data:`TAIL_SILENCE`
+    after its sound."""
+    x = np.abs(audio.samples.astype(np.int32))
+    if len(x) == 0 or x.max() == 0:
+        return audio
+    sound = np.nonzero(x > x.max() * SILENT_SHARE)[0]
+    start = max(0, int(sound[0]) - int(LEAD_SILENCE * audio.rate))
+    end = min(len(x), int(sound[-1]) + 1 + int(TAIL_SILENCE * audio.rate))
+    return Audio(audio.samples[start:end], audio.rate)
+
+
 class Voice(ABC):
     """Text to audio."""
 
@@ -79,7 +101,7 @@ class Voice(ABC):
         sentences are rendered once and kept)."""
         cached = self._cache.get(text)
         if cached is None:
-            cached = _scaled(self._render(text), self.volume)
+            cached = _scaled(trim_silence(self._render(text)), self.volume)
             if len(self._cache) >= CACHE_SENTENCES:
                 self._cache.pop(next(iter(self._cache)))
             self._cache[text] = cached
@@ -144,6 +166,15 @@ class EspeakVoice(Voice):
         self._render("Ready.")
 
     def _render(self, text: str) -> Audio:
+        try:
+            return self._render_once(text)
+        except VoiceError as error:
+            # Seen once in CI-like runs: eSpeak reported the end of a rendering
+            # without having written it. A second try has always worked.
+            log.warning("eSpeak rendering failed (%s); trying once more", error)
+            return self._render_once(text)
+
+    def _render_once(self, text: str) -> Audio:
         engine = _espeak_engine()
         with _ENGINE_LOCK, tempfile.TemporaryDirectory(prefix="referee-tts-") as tmp:
             path = Path(tmp) / "say.wav"

@@ -1,0 +1,64 @@
+"""A real audio server for tests and benchmarks: PulseAudio with a null sink "table".
+
+Whatever is played into the sink (``paplay``, or the referee's own voice
+through sounddevice) comes out of its monitor, which is the default input, so
+the microphone path runs for real on a machine without a sound card.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+def available() -> bool:
+    return shutil.which("pulseaudio") is not None and shutil.which("paplay") is not None
+
+
+def start_audio_server(env: dict[str, str]) -> None:
+    """Start PulseAudio with the null sink "table" whose monitor is the default input."""
+    subprocess.run(
+        ["pulseaudio", "--daemonize=yes", "--exit-idle-time=-1", "-n",
+         "--load=module-native-protocol-unix", "--load=module-null-sink sink_name=table",
+         "--load=module-always-sink"],
+        env=env, check=True, capture_output=True, timeout=30,
+    )
+    for _ in range(50):
+        if subprocess.run(["pactl", "info"], env=env, capture_output=True).returncode == 0:
+            break
+        time.sleep(0.1)
+    subprocess.run(["pactl", "set-default-source", "table.monitor"], env=env, check=True)
+
+
+def stop_audio_server(env: dict[str, str]) -> None:
+    subprocess.run(["pulseaudio", "--kill"], env=env, capture_output=True, timeout=30)
+
+
+@contextmanager
+def audio_server(directory: Path, *, this_process: bool = False) -> Iterator[dict[str, str]]:
+    """A running server whose files live in ``directory``; yields the environment
+    that reaches it. With ``this_process`` the process's own environment points
+    at it too (for sounddevice here), and is put back afterwards."""
+    runtime = directory / "pulse-runtime"
+    runtime.mkdir(parents=True, exist_ok=True)
+    mine = {"XDG_RUNTIME_DIR": str(runtime), "HOME": str(directory)}
+    env = {**os.environ, **mine}
+    old = {k: os.environ.get(k) for k in mine}
+    if this_process:
+        os.environ.update(mine)
+    start_audio_server(env)
+    try:
+        yield env
+    finally:
+        stop_audio_server(env)
+        if this_process:
+            for k, v in old.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
