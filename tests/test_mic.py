@@ -238,3 +238,18 @@ def test_what_follows_a_command_answered_early_is_an_utterance_of_its_own():
     data = _joined(0.5, "what's my score", 0.22, "flip my seven", 1.0)
     judged, _ = _listen(data, judged=True)
     assert [t for _, t in judged] == ["what's my score", "flip my seven"]
+
+
+@pytest.mark.parametrize(("text", "verdict"), [
+    ("what's my score", "complete"),  # nothing can follow
+    ("flip my seven", "extendable"),  # ... "up" would change it
+    ("let me think", "incomplete"),  # no command (yet)
+])
+def test_the_listener_judges_the_words_decoded_ahead(text, verdict):
+    from referee.speech.listen import Listener
+
+    matcher = IntentMatcher.for_game("race65", ["Ann", "Bob"])
+    listener = Listener(PocketSphinxRecognizer(matcher.phrases), matcher)
+    assert listener.judge() is None  # nothing decoded ahead yet
+    listener.pause(load_wav(clean_path(COMMITTED_VOICE, {c.text: c for c in utterances()}[text])))
+    assert listener.judge() == verdict
