@@ -8,9 +8,10 @@ the recogniser in tests.
 
 Voices (``--voice``):
 
-* ``espeak`` (default): eSpeak NG through ``pyttsx3``, rendered with
-  ``save_to_file``. eSpeak keeps one global state per process, so a process
-  speaks at one rate (the referee has one voice). pyttsx3's own ``say`` on
+* ``espeak`` (default): eSpeak NG through ``pyttsx3`` (its engine sets eSpeak
+  up and lists the voices; sentences are rendered in memory through its
+  eSpeak binding). eSpeak keeps one global state per process, so the rate
+  and voice are set again for every sentence. pyttsx3's own ``say`` on
   Linux shells out to ``aplay`` and can neither be interrupted nor pointed at
   a device, so it is not used.
 * ``piper``: the Piper neural voice ``joe`` (``piper-tts`` with
@@ -26,9 +27,9 @@ referee said.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
 import logging
-import tempfile
 import threading
 import wave
 from abc import ABC, abstractmethod
@@ -39,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from referee.speech.audio import RATE, Audio, AudioError, load_wav
+from referee.speech.audio import RATE, Audio, from_float, load_wav
 
 log = logging.getLogger(__name__)
 
@@ -122,26 +123,48 @@ class SilentVoice(Voice):
 
 _ENGINE_LOCK = threading.Lock()
 _FINISHED = threading.Event()
+_CHUNKS: list[bytes] = []
+#: eSpeak NG's output rate (what pyttsx3 initialises it to).
+ESPEAK_RATE = 22050
+
+
+def _collect(wav: Any, numsamples: int, events: Any) -> int:
+    """eSpeak's synthesis callback: keep every chunk of audio, note the end.
+
+    pyttsx3's own callback writes its WAV file when the end event comes and
+    only then adds the samples that came with that event, so audio delivered
+    with the end is lost (seen: an empty rendering now and then in a live
+    game); it also polls every 10 ms and goes through a file. This one keeps
+    every chunk in memory: a short sentence renders in 1-3 ms instead of 14.
+    """
+    from pyttsx3.drivers import _espeak
+
+    if numsamples > 0:
+        _CHUNKS.append(ctypes.string_at(wav, numsamples * 2))
+    i = 0
+    while events[i].type != _espeak.EVENT_LIST_TERMINATED:
+        if events[i].type == _espeak.EVENT_MSG_TERMINATED:
+            _FINISHED.set()
+        i += 1
+    return 0
 
 
 @cache
 def _espeak_engine() -> Any:
-    """The process's one pyttsx3 engine, kept alive.
-
-    eSpeak has one synthesis callback per process: a second pyttsx3 engine
-    takes it over from the first, so every voice shares this one.
+    """The process's pyttsx3 engine, kept alive: it initialises eSpeak NG (once per
+    process) and lists its voices; rendering goes through pyttsx3's binding of
+    eSpeak with :func:`_collect` as the synthesis callback.
     """
     import pyttsx3
+    from pyttsx3.drivers import _espeak
 
     engine = pyttsx3.init()
-    # runAndWait can return before eSpeak has finished (the first call after
-    # a property change does): wait for pyttsx3's own end-of-utterance event.
-    engine.connect("finished-utterance", lambda name, completed: _FINISHED.set())
+    _espeak.SetSynthCallback(_collect)
     return engine
 
 
 class EspeakVoice(Voice):
-    """eSpeak NG through pyttsx3, rendered to a temporary WAV file."""
+    """eSpeak NG through pyttsx3's binding, rendered in memory."""
 
     name = "espeak"
 
@@ -160,40 +183,33 @@ class EspeakVoice(Voice):
              if v.id.endswith("/" + language) or v.name == language),
             None,
         )
-        # eSpeak applies a new rate from the rendering after the one it was set
-        # for (measured: the first sentence came out at the old rate), so one
-        # short sentence is rendered and thrown away now.
-        self._render("Ready.")
 
     def _render(self, text: str) -> Audio:
         try:
             return self._render_once(text)
-        except VoiceError as error:
-            # Seen once in CI-like runs: eSpeak reported the end of a rendering
-            # without having written it. A second try has always worked.
+        except VoiceError as error:  # not seen since the callback is ours; kept as a net
             log.warning("eSpeak rendering failed (%s); trying once more", error)
             return self._render_once(text)
 
     def _render_once(self, text: str) -> Audio:
-        engine = _espeak_engine()
-        with _ENGINE_LOCK, tempfile.TemporaryDirectory(prefix="referee-tts-") as tmp:
-            path = Path(tmp) / "say.wav"
-            # pyttsx3 prints "Audio saved to ..." on stdout: keep stdout for the game.
-            with contextlib.redirect_stdout(io.StringIO()):
-                # Queued with the rendering, so they apply to it (voices share the engine).
-                engine.setProperty("rate", self.rate)
-                if self._voice_id is not None:
-                    engine.setProperty("voice", self._voice_id)
-                _FINISHED.clear()
-                engine.save_to_file(text, str(path))
-                engine.runAndWait()
-                finished = _FINISHED.wait(RENDER_TIMEOUT)
-            if not finished:
+        from pyttsx3.drivers import _espeak
+
+        _espeak_engine()
+        with _ENGINE_LOCK:
+            # Set for every rendering: voices share eSpeak's one global state.
+            _espeak.SetParameter(_espeak.RATE, self.rate, 0)
+            if self._voice_id is not None:
+                _espeak.SetVoiceByName(self._voice_id.encode("utf-8"))
+            _CHUNKS.clear()
+            _FINISHED.clear()
+            _espeak.Synth(text.encode("utf-8"), flags=_espeak.ENDPAUSE | _espeak.CHARS_UTF8)
+            if not _FINISHED.wait(RENDER_TIMEOUT):
                 raise VoiceError(f"eSpeak did not finish within {RENDER_TIMEOUT:g} seconds.")
-            try:
-                return load_wav(path, "eSpeak output")
-            except AudioError as error:
-                raise VoiceError(f"eSpeak produced no audio: {error}") from error
+            data = b"".join(_CHUNKS)
+        if not data:
+            raise VoiceError("eSpeak produced no audio.")
+        samples = np.frombuffer(data, dtype="<i2").astype(np.float64) / 32768.0
+        return from_float(samples, ESPEAK_RATE)
 
 
 @cache
