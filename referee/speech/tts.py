@@ -26,6 +26,7 @@ referee said.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import io
@@ -160,6 +161,8 @@ def _espeak_engine() -> Any:
 
     engine = pyttsx3.init()
     _espeak.SetSynthCallback(_collect)
+    # Let the engine go while the interpreter is whole (its __del__ fails at teardown).
+    atexit.register(_espeak_engine.cache_clear)
     return engine
 
 
