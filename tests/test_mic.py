@@ -235,7 +235,9 @@ def test_words_that_are_no_command_yet_are_waited_for():
 
 
 def test_what_follows_a_command_answered_early_is_an_utterance_of_its_own():
-    data = _joined(0.5, "what's my score", 0.22, "flip my seven", 1.0)
+    # Only the recordings' own silence between them: the endpointer never hears
+    # an end in between, the words do.
+    data = _joined(0.5, "what's my score", "flip my seven", 1.0)
     judged, _ = _listen(data, judged=True)
     assert [t for _, t in judged] == ["what's my score", "flip my seven"]
 
@@ -253,3 +255,30 @@ def test_the_listener_judges_the_words_decoded_ahead(text, verdict):
     assert listener.judge() is None  # nothing decoded ahead yet
     listener.pause(load_wav(clean_path(COMMITTED_VOICE, {c.text: c for c in utterances()}[text])))
     assert listener.judge() == verdict
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_no_speech_is_lost_whatever_the_pauses(seed):
+    """Random commands and table talk with random gaps (50 ms to 1 s), judged by
+    their words: every loud 20 ms frame of the stream is in some utterance."""
+    from referee.speech.audio import frame_energies
+
+    rng = np.random.default_rng(seed)
+    cases = utterances()
+    parts: list[object] = [0.5]
+    for _ in range(6):
+        parts += [cases[int(rng.integers(len(cases)))].text, float(rng.uniform(0.05, 1.0))]
+    data = _joined(*parts)
+    matcher = IntentMatcher.for_game("race65", ["Ann", "Bob"])
+    from referee.speech.listen import Listener
+
+    listener = Listener(PocketSphinxRecognizer(matcher.phrases), matcher)
+    segmenter = Segmenter(on_pause=listener.pause, judge=listener.judge)
+    found = [u for chunk in chunks(data, 320) for u in segmenter.feed(chunk)]
+    found += list(segmenter.close())
+    samples = np.frombuffer(data, dtype="<i2")
+    energy = frame_energies(samples, RATE // 50)
+    loud = np.nonzero(energy >= energy.max() - 20)[0] * 0.02
+    spans = [(u.audio_start, u.audio_start + u.audio.seconds) for u in found]
+    lost = [t for t in loud if not any(a - 0.02 <= t <= b for a, b in spans)]
+    assert not lost, f"speech at {lost[:5]} s is in no utterance"
