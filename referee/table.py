@@ -380,7 +380,8 @@ def run_audio_script(
     """Play timed WAV utterances through the table on a simulated clock.
 
     Each utterance starts at its time and is decided ``end_silence`` after it
-    ends, as the microphone's end-of-utterance detection would. A time
+    ends: the microphone's acoustic rule, the slower one (live, the words of
+    a whole command end it sooner), so recorded games err on the late side. A time
     ``[+2]`` means two seconds after the referee has answered the previous
     line and fallen silent, as players at a table wait for it. With
     ``echo``, every sentence the referee says is also heard by the
