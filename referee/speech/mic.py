@@ -66,6 +66,8 @@ COMPLETE, EXTENDABLE, INCOMPLETE = "complete", "extendable", "incomplete"
 #: change ends; extra silence after the endpointer's end for words that are
 #: no command yet.
 HOLD_INCOMPLETE = 0.3
+#: ... renewed while the speech is loud again before the endpointer notices.
+HOLD_RECHECK = 0.1
 #: Quiet (every 20 ms frame within QUIET_DB of the room's noise floor) that
 #: ends a whole command at once, and one that more words could change.
 QUIET_COMPLETE = 0.15
@@ -209,7 +211,7 @@ class Segmenter:
             return self._utterance(self._end)
         if holding and not speaking and self.now >= (self._hold_until or 0.0):
             if self._sounding():  # speech again, before the endpointer has noticed
-                self._hold_until = self.now + 0.1
+                self._hold_until = self.now + HOLD_RECHECK
                 return None
             return self._utterance(self._end)
         if speaking and len(self._raw) >= self._max_bytes:
