@@ -53,9 +53,9 @@ from referee.session import Session
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.intents import IntentMatcher
 from referee.speech.listen import Listener, understand
-from referee.speech.mic import BLOCK, DEFAULT_END_SILENCE, Segmenter
+from referee.speech.mic import BLOCK, DEFAULT_END_SILENCE, Microphone, SeatUtterance, Segmenter
 from referee.speech.recognizers import make_recognizer
-from referee.speech.tts import SILENT_SHARE, Output, make_voice
+from referee.speech.tts import Output, make_voice, sound_span
 from referee.table import ECHO_TAIL, Table, sentences
 
 HARD = argparse.Namespace(rules="phase-seven", difficulty="hard", house=[], first=None)
@@ -74,10 +74,8 @@ def speech_end(audio: Audio) -> float:
 
 def first_sound(audio: Audio) -> float:
     """Seconds of silence at the start of a rendered sentence (the first word comes after)."""
-    x = np.abs(audio.samples.astype(np.int32))
-    if len(x) == 0 or x.max() == 0:
-        return 0.0
-    return float(np.argmax(x > x.max() * SILENT_SHARE) / audio.rate)
+    span = sound_span(audio)
+    return 0.0 if span is None else span[0] / audio.rate
 
 
 @dataclass
@@ -211,26 +209,17 @@ def idle_cpu(seconds: float = 20.0) -> tuple[float, float] | None:
         return _listen_idle(seconds)
 
 
-class TimedMicrophone:
-    """Wraps the real microphone: notes when each utterance's speech ended (wall clock)."""
+class TimedMicrophone(Microphone):
+    """The real microphone, noting when each utterance's speech ended (wall clock)."""
 
-    def __init__(self, microphone: Any) -> None:
-        self.microphone = microphone
+    def __init__(self) -> None:
+        super().__init__()
         self.ends: list[float] = []
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.microphone, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in ("microphone", "ends"):
-            object.__setattr__(self, name, value)
-        else:
-            setattr(self.microphone, name, value)
-
-    def read(self, timeout: float) -> Any:
-        found = self.microphone.read(timeout)
+    def read(self, timeout: float) -> list[SeatUtterance]:
+        found = super().read(timeout)
         for u in found:
-            arrived = self.microphone.arrival(u.audio_start + speech_end(u.audio))
+            arrived = self.arrival(u.audio_start + speech_end(u.audio))
             if arrived is not None:
                 self.ends.append(arrived)
         return found
@@ -250,7 +239,6 @@ def live_responses(count: int) -> tuple[list[float], float] | None:
     if not audioserver.available():
         return None
     from referee.live import LiveLoop, reinitialise_portaudio
-    from referee.speech.mic import Microphone
 
     commands = [c for c in utterances() if c.is_command][:count]
     with tempfile.TemporaryDirectory() as tmp, audioserver.audio_server(
@@ -262,9 +250,8 @@ def live_responses(count: int) -> tuple[list[float], float] | None:
         table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
                       voice=voice, output=output, show=lambda line: None, stamp=False,
                       echo_tail=ECHO_TAIL)
-        microphone = TimedMicrophone(Microphone())
-        loop = LiveLoop(table, microphone=microphone,  # type: ignore[arg-type]
-                        keyboard=None, max_seconds=3600)
+        microphone = TimedMicrophone()
+        loop = LiveLoop(table, microphone=microphone, keyboard=None, max_seconds=3600)
         worker = threading.Thread(target=loop.run, kwargs={"greet": False}, daemon=True)
         worker.start()
         time.sleep(1.0)
@@ -287,7 +274,7 @@ def live_responses(count: int) -> tuple[list[float], float] | None:
                 if first is not None:
                     lead = first_sound(voice.render(output.started[said][1]))
                     times.append(first - end + lead)
-        latency = float(microphone.microphone._stream.latency)
+        latency = float(microphone._stream.latency)
         loop.stop()
         worker.join(timeout=5)
     return times, latency
@@ -295,7 +282,6 @@ def live_responses(count: int) -> tuple[list[float], float] | None:
 
 def _listen_idle(seconds: float) -> tuple[float, float]:
     from referee.live import LiveLoop, reinitialise_portaudio
-    from referee.speech.mic import Microphone
     from referee.speech.tts import SpeakerOutput
 
     reinitialise_portaudio()

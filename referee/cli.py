@@ -40,6 +40,19 @@ def _game_options(parser: argparse.ArgumentParser) -> None:
         spec.add_arguments(parser)
 
 
+def _ear_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The microphone and the recogniser (play, resume and hear)."""
+    parser.add_argument("--device", help="input device (number or name; default: the system's)")
+    parser.add_argument("--end-silence", type=float, default=DEFAULT_END_SILENCE,
+                        metavar="SECONDS",
+                        help="the voice detector's silence that ends an utterance when the "
+                        f"words cannot (default {DEFAULT_END_SILENCE:g})")
+    parser.add_argument("--engine", choices=["pocketsphinx", "vosk"],
+                        help="recogniser (default: Vosk if a model is installed, "
+                        "else PocketSphinx)")
+    parser.add_argument("--model", type=Path, help="a Vosk model folder")
+
+
 def _table_options(parser: argparse.ArgumentParser) -> None:
     """How the referee listens and speaks (play and resume)."""
     from referee.table import CONFIRM_CALLS
@@ -49,15 +62,9 @@ def _table_options(parser: argparse.ArgumentParser) -> None:
         "--input", choices=["auto", "mic", "text"], default="auto",
         help="auto: the microphone if there is one, else typed lines (default)",
     )
-    group.add_argument("--device", help="input device (number or name; default: the system's)")
+    _ear_options(group)
     group.add_argument("--seat-mics", metavar="NAME=CH,...",
                        help="one microphone channel per player, e.g. Ann=0,Bob=1")
-    group.add_argument("--end-silence", type=float, default=DEFAULT_END_SILENCE, metavar="SECONDS",
-                       help="the voice detector's silence that ends an utterance when the words "
-                       f"cannot (default {DEFAULT_END_SILENCE:g})")
-    group.add_argument("--engine", choices=["pocketsphinx", "vosk"],
-                       help="recogniser (default: Vosk if a model is installed, else PocketSphinx)")
-    group.add_argument("--model", type=Path, help="a Vosk model folder")
     group.add_argument(
         "--voice", metavar="VOICE[,wav:DIR]",
         help="espeak (default when live), piper or none; add ,wav:DIR (or give wav:DIR alone) "
@@ -119,13 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="WAV files, one utterance each")
     source.add_argument("--mic", action="store_true",
                         help="listen to the microphone; one line per utterance")
-    hear.add_argument("--device", help="input device (number or name; default: the system's)")
-    hear.add_argument("--end-silence", type=float, default=DEFAULT_END_SILENCE, metavar="SECONDS",
-                      help="the voice detector's silence that ends an utterance when the words "
-                       f"cannot (default {DEFAULT_END_SILENCE:g})")
-    hear.add_argument("--engine", choices=["pocketsphinx", "vosk"],
-                      help="recogniser (default: Vosk if a model is installed, else PocketSphinx)")
-    hear.add_argument("--model", type=Path, help="a Vosk model folder")
+    _ear_options(hear)
     hear.add_argument("--json", action="store_true",
                       help="one JSON object per line (the only output format)")
     models = commands.add_parser("models", help="list or install speech models")

@@ -78,6 +78,16 @@ def _stereo(path: Path, left: bool, out: Path) -> Path:
     return out
 
 
+def _live_game(env: dict[str, str], *options: str) -> subprocess.Popen[str]:
+    """``referee play race65`` listening to the audio server's microphone."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "referee", "play", "race65", *options, "--input", "mic",
+         "--json"],
+        env=env, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )
+
+
 class Lines:
     """A process's stdout lines as they come, to wait on."""
 
@@ -118,12 +128,8 @@ def test_a_live_game_by_voice_with_seat_microphones_through_an_audio_server(
         ("cmd48", "Bob", "Game stopped. No winner."),
     ]
     log = tmp_path / "game.jsonl"
-    game = subprocess.Popen(
-        [sys.executable, "-m", "referee", "play", "race65", "--difficulty", "easy",
-         "--input", "mic", "--seat-mics", "Ann=0,Bob=1", "--log", str(log), "--json"],
-        env=audio_server, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
-    )
+    game = _live_game(audio_server, "--difficulty", "easy", "--seat-mics", "Ann=0,Bob=1",
+                      "--log", str(log))
     out = Lines(game.stdout)
     answered = []
     try:
@@ -161,12 +167,8 @@ def test_a_live_game_by_voice_with_seat_microphones_through_an_audio_server(
 def test_a_lost_microphone_pauses_the_timer_until_it_is_back(audio_server, tmp_path):
     """The audio server dies mid-turn and comes back: announced, timer held, game goes on."""
     log = tmp_path / "game.jsonl"
-    game = subprocess.Popen(
-        [sys.executable, "-m", "referee", "play", "race65", "--difficulty", "hard",
-         "--input", "mic", "--voice", "none", "--log", str(log), "--json"],
-        env=audio_server, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
-    )
+    game = _live_game(audio_server, "--difficulty", "hard", "--voice", "none",
+                      "--log", str(log))
     out = Lines(game.stdout)
     try:
         assert out.wait("Ann starts.", 0)

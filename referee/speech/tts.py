@@ -72,15 +72,23 @@ TAIL_SILENCE = 0.15
 SILENT_SHARE = 0.005
 
 
+def sound_span(audio: Audio) -> tuple[int, int] | None:
+    """The first and last sample of a sentence's sound (None: all silence)."""
+    x = np.abs(audio.samples.astype(np.int32))
+    if len(x) == 0 or x.max() == 0:
+        return None
+    sound = np.nonzero(x > x.max() * SILENT_SHARE)[0]
+    return int(sound[0]), int(sound[-1])
+
+
 def trim_silence(audio: Audio) -> Audio:
     """The sentence with at most :data:`LEAD_SILENCE` before and :data:`TAIL_SILENCE`
     after its sound."""
-    x = np.abs(audio.samples.astype(np.int32))
-    if len(x) == 0 or x.max() == 0:
+    span = sound_span(audio)
+    if span is None:
         return audio
-    sound = np.nonzero(x > x.max() * SILENT_SHARE)[0]
-    start = max(0, int(sound[0]) - int(LEAD_SILENCE * audio.rate))
-    end = min(len(x), int(sound[-1]) + 1 + int(TAIL_SILENCE * audio.rate))
+    start = max(0, span[0] - int(LEAD_SILENCE * audio.rate))
+    end = min(len(audio.samples), span[1] + 1 + int(TAIL_SILENCE * audio.rate))
     return Audio(audio.samples[start:end], audio.rate)
 
 
