@@ -33,13 +33,18 @@ pytestmark = needs_audio_server
 def test_spoken_commands_are_heard_live_through_an_audio_server(audio_server, tmp_path):
     """Commands after a little table talk, as at a real table.
 
-    The first utterance through a new audio path is decoded with generic
-    cepstral means; the referee's warm-up (decoding it twice) does not always
-    save it here, so the table talks first ("good game": four utterances are
-    heard, and the three commands after it must be exactly right).
+    The first utterances through a new audio path are decoded with cepstral
+    means still close to their generic start values, and where the audio
+    server's resampling and the capture's start put the samples changes the
+    words a little: "flip my seven" right after "good game" was "flip your
+    seven" in 5 of 20 such variants. The commands here (a flip for another
+    player, a call and a query) were each right in all 60 variants of this
+    stream tried offline (20 start offsets times none, 44.1 and 48 kHz
+    round trips), so a wrong word here is the microphone path's fault.
     """
-    talk = next(u for u in utterances() if u.text == "good game")
-    cases = [talk, *utterances()[:3]]
+    by_text = {u.text: u for u in utterances()}
+    cases = [by_text[t] for t in ("good game", "Bob flip two down", "sixty-five!",
+                                  "what's my score")]
     data, _ = stream_of(cases)
     wav = tmp_path / "table.wav"
     Audio(np.frombuffer(data, dtype="<i2").astype(np.int16)).write_wav(wav)
@@ -49,15 +54,19 @@ def test_spoken_commands_are_heard_live_through_an_audio_server(audio_server, tm
         env=audio_server, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
-        time.sleep(3)  # the recogniser loads and the stream opens
+        assert listener.stderr is not None
+        first = listener.stderr.readline()  # the recogniser is loaded (or it exited: EOF)
+        assert first.startswith("Listening"), first
+        time.sleep(3)  # the stream opens; the monitor's first block takes about 2 s
         subprocess.run(["paplay", str(wav)], env=audio_server, check=True, timeout=60)
         time.sleep(2)
     finally:
         listener.send_signal(signal.SIGINT)
         out, err = listener.communicate(timeout=30)
     heard = [json.loads(line) for line in out.splitlines()]
-    assert len(heard) == len(cases), err
-    assert [h["intent"] for h in heard[1:]] == [c.intent for c in cases[1:]], err
+    words = [h["text"] for h in heard]
+    assert len(heard) == len(cases), (words, err)
+    assert [h["intent"] for h in heard[1:]] == [c.intent for c in cases[1:]], (words, err)
     assert "Traceback" not in err
 
 
