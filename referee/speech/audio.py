@@ -199,11 +199,13 @@ SPEECH_DB = 20.0
 SPEECH_MARGIN = 0.15
 
 
-def frame_energies(samples: np.ndarray[Any, Any], frame: int) -> np.ndarray[Any, Any]:
-    """Energy (dB) of each whole ``frame``-sample frame."""
+def frame_energies(samples: np.ndarray[Any, Any], frame: int,
+                   floor: float = 1e-3) -> np.ndarray[Any, Any]:
+    """Energy (dB) of each whole ``frame``-sample frame (``floor`` added to the
+    mean square, so digital silence has a finite level)."""
     n = len(samples) // frame
     x = samples[: n * frame].astype(np.float64).reshape(n, frame)
-    return np.asarray(10 * np.log10((x**2).mean(axis=1) + 1e-3))
+    return np.asarray(10 * np.log10((x**2).mean(axis=1) + floor))
 
 
 def speech_bounds(energy: np.ndarray[Any, Any], frame: int, length: int,
@@ -242,12 +244,9 @@ def estimated_snr(audio: Audio) -> float:
     Measured on the fixtures: clean and reverberant utterances 54-79 dB, babble
     at 20 dB 27-29, babble and pink noise at 10 dB 16-19.
     """
-    frame = audio.rate // 50
-    n = len(audio.samples) // frame
-    if n < 5:
+    energy = frame_energies(audio.samples, audio.rate // 50, floor=1.0)
+    if len(energy) < 5:
         return 99.0
-    x = audio.samples[: n * frame].astype(np.float64).reshape(n, frame)
-    energy = 10 * np.log10((x**2).mean(axis=1) + 1.0)
     return float(np.percentile(energy, 95) - np.percentile(energy, 10))
 
 

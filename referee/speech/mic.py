@@ -76,6 +76,8 @@ QUIET_DB = 6.0
 #: ... or this far below the utterance's loudest frame (digital silence has no floor).
 QUIET_BELOW_PEAK = 40.0
 BLOCK = RATE // 100  # 10 ms of audio per read from the device
+#: The 20 ms frames whose energies tell speech from quiet (as in speech_region).
+FRAME = RATE // 50
 SILENT_FOR = 2.0  # seconds without a block: the microphone is gone
 #: A stream may take a while to send its first block (measured: PulseAudio's
 #: null-sink monitor here takes 2.0 s), so a new stream gets this much longer.
@@ -253,27 +255,25 @@ class Segmenter:
             max(self._energies) - SPEECH_DB)
 
     def _update_energies(self) -> None:
-        frame = RATE // 50
         done = len(self._energies)
-        if len(self._raw) // 2 // frame > done:
-            samples = np.frombuffer(self._raw, dtype="<i2")[done * frame :]
-            self._energies.extend(frame_energies(samples, frame).tolist())
+        if len(self._raw) // 2 // FRAME > done:
+            samples = np.frombuffer(self._raw, dtype="<i2")[done * FRAME :]
+            self._energies.extend(frame_energies(samples, FRAME).tolist())
 
     def _check_pause(self) -> None:
         """Report the utterance so far when its speech has paused for the margin;
         forget the verdict on it when the speech goes on."""
         if self.on_pause is None or (self._after_early and not self._loud()):
             return
-        frame = RATE // 50
         self._update_energies()
-        bounds = speech_bounds(np.asarray(self._energies), frame, len(self._raw) // 2)
+        bounds = speech_bounds(np.asarray(self._energies), FRAME, len(self._raw) // 2)
         if bounds is None:
             return
-        last_loud = (bounds[1] - int(SPEECH_MARGIN * RATE)) // frame
+        last_loud = (bounds[1] - int(SPEECH_MARGIN * RATE)) // FRAME
         if last_loud == self._paused_at:
             return
         self._verdict, self._quiet_for = None, None  # (more) speech since the last pause
-        if bounds[1] + frame <= len(self._raw) // 2:
+        if bounds[1] + FRAME <= len(self._raw) // 2:
             self._paused_at = last_loud
             self.on_pause(Audio(np.frombuffer(bytes(self._raw), dtype="<i2").copy()))
             self._verdict = self.judge() if self.judge is not None else None
@@ -283,9 +283,8 @@ class Segmenter:
 
     def _noise_floor(self) -> float:
         """The room's noise level (dB): the 10th percentile of the recent stream's frames."""
-        frame = RATE // 50
         return float(np.percentile(frame_energies(
-            np.frombuffer(self._history, dtype="<i2"), frame), 10))
+            np.frombuffer(self._history, dtype="<i2"), FRAME), 10))
 
     def _quiet_long_enough(self) -> bool:
         """Whether the stream has been back at the noise floor for the verdict's quiet."""
@@ -298,8 +297,7 @@ class Segmenter:
 
     def _early(self) -> Utterance:
         """End the utterance at its pause, before the endpointer hears its end."""
-        frame = RATE // 50
-        end = self._audio_start + (self._paused_at + 1) * frame / RATE
+        end = self._audio_start + (self._paused_at + 1) * FRAME / RATE
         self._peak = max(self._energies)
         utterance = self._utterance(end)
         self._after_early = True
