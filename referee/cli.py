@@ -47,10 +47,10 @@ def _ear_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> N
                         metavar="SECONDS",
                         help="the voice detector's silence that ends an utterance when the "
                         f"words cannot (default {DEFAULT_END_SILENCE:g})")
-    parser.add_argument("--engine", choices=["pocketsphinx", "vosk"],
-                        help="recogniser (default: Vosk if a model is installed, "
-                        "else PocketSphinx)")
-    parser.add_argument("--model", type=Path, help="a Vosk model folder")
+    parser.add_argument("--engine", choices=["whisper", "pocketsphinx", "vosk"],
+                        help="recogniser (default: Whisper tiny.en when its model is "
+                        "installed, else Vosk if a model is installed, else PocketSphinx)")
+    parser.add_argument("--model", type=Path, help="a model folder (Whisper or Vosk)")
 
 
 def _table_options(parser: argparse.ArgumentParser) -> None:
@@ -134,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing = model_commands.add_parser("list", help="installed and installable models")
     listing.add_argument("--dir", type=Path, help="where models live (default: models/)")
     install = model_commands.add_parser("install", help="download and install a model")
-    install.add_argument("name", help="the model, e.g. vosk-small-en")
+    install.add_argument("name", help="the model: whisper-tiny.en or vosk-small-en")
     install.add_argument("--url", help="download from this address instead (a mirror)")
     install.add_argument("--sha256", help="the archive's expected SHA-256")
     install.add_argument("--dir", type=Path, help="where models live (default: models/)")
@@ -179,18 +179,27 @@ def cmd_doctor() -> int:
 
     from referee.speech.recognizers import (
         MODELS_DIR,
-        VOSK_MODEL_ENV,
+        default_engine,
         find_vosk_model,
+        find_whisper_model,
         pocketsphinx_model_dir,
     )
+    from referee.speech.whisper import ModelError, check_model_files
 
-    vosk_model = find_vosk_model()
-    if vosk_model is not None:
-        print(f"recogniser: Vosk, model {vosk_model} "
-              f"(found via ${VOSK_MODEL_ENV} or in {MODELS_DIR})")
+    print(f"recogniser: {default_engine()} (the default; --engine chooses another)")
+    whisper_model = find_whisper_model()
+    if whisper_model is None:
+        print("whisper: not installed (./run installs it; or 'referee models install "
+              "whisper-tiny.en')")
     else:
-        print(f"recogniser: PocketSphinx, US English model in {pocketsphinx_model_dir()} "
-              f"(no Vosk model in {MODELS_DIR}; 'referee models install vosk-small-en' adds one)")
+        try:
+            check_model_files(whisper_model)
+            print(f"whisper: tiny.en in {whisper_model} (every file matches its SHA-256)")
+        except ModelError as error:
+            print(f"whisper: unusable: {error}")
+    vosk_model = find_vosk_model()
+    print(f"vosk: {f'model {vosk_model}' if vosk_model else f'no model in {MODELS_DIR}'}")
+    print(f"pocketsphinx: US English model in {pocketsphinx_model_dir()}")
     try:
         import sounddevice
 

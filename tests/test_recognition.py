@@ -18,6 +18,7 @@ from referee.speech.pronounce import ipa_to_arpabet, pronounce
 from referee.speech.recognizers import (
     PocketSphinxRecognizer,
     RecognizerError,
+    WhisperRecognizer,
     find_vosk_model,
     make_recognizer,
 )
@@ -176,7 +177,16 @@ def test_vosk_without_a_model_says_how_to_get_one(matcher, tmp_path, monkeypatch
     monkeypatch.setattr("referee.speech.recognizers.MODELS_DIR", tmp_path)
     with pytest.raises(RecognizerError, match="No Vosk model is installed"):
         make_recognizer(matcher.phrases, "vosk")
+    assert isinstance(make_recognizer(matcher.phrases), WhisperRecognizer)
+
+
+def test_without_whisper_or_vosk_the_default_is_pocketsphinx(matcher, tmp_path, monkeypatch):
+    monkeypatch.delenv("REFEREE_VOSK_MODEL", raising=False)
+    monkeypatch.setattr("referee.speech.recognizers.MODELS_DIR", tmp_path)
+    monkeypatch.setattr("referee.speech.recognizers.find_whisper_model", lambda model=None: None)
     assert isinstance(make_recognizer(matcher.phrases), PocketSphinxRecognizer)
+    with pytest.raises(RecognizerError, match="Whisper's model is not installed"):
+        make_recognizer(matcher.phrases, "whisper")
 
 
 def test_vosk_rejects_a_folder_that_is_no_model(matcher, tmp_path):

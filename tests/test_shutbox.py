@@ -422,10 +422,9 @@ def test_order_of_play_by_the_referees_rolls():
 
 # --- a whole game by voice ---------------------------------------------------------------
 
-VOICE_GAME = [  # (recording, what it says); a box of 9, physical dice, Ann alone
+MOVES = [  # (recording, what it says); a box of 9, physical dice, Ann's turn (see voice_game)
     ("stb04", "I rolled five and three"), ("stb07", "shut seven and one"),
     ("stb12", "I rolled six and three"), ("stb11", "nine"),
-    ("stb28", "yes"),  # answers "did you say: shut 9?" if the referee was unsure
     ("stb18", "what's open"),
     ("stb04", "I rolled five and three"), ("stb08", "close eight"),
     ("stb06", "I got a six"), ("stb10", "shut two and four"),
@@ -433,51 +432,72 @@ VOICE_GAME = [  # (recording, what it says); a box of 9, physical dice, Ann alon
     ("stb13", "rolled eleven"), ("stb14", "shut five and six"),
     ("stb15", "I rolled a three"), ("stb16", "shut three"),
 ]
-
-
-def voice_game(condition: str) -> tuple[Session, list[str]]:
-    from benchmarks.fixtures import COMMITTED_VOICE, fixture, utterances
+def voice_game(condition: str, tmp_path: Path) -> tuple[Session, list[str]]:
+    """Ann's turn by voice, as a player at the table would play it: each move is
+    said (the committed Piper recording), followed by "yes" (it answers "Ann,
+    did you say: ...?" when the referee was unsure of the move, and is ignored
+    when nothing was asked), and said once more in other words, by eSpeak, in
+    case the referee did not catch it (Whisper rejects a few of these
+    recordings): when the first was taken, the repeat is refused and changes
+    nothing ("Roll first.")."""
+    from benchmarks.fixtures import COMMITTED_VOICE, apply_condition, fixture, utterances
     from referee.speech.recognizers import make_recognizer
+    from referee.speech.tts import EspeakVoice
     from referee.table import Table, run_audio_script
 
     cases = {u.id: u for u in utterances("shut-the-box")}
     options = argparse.Namespace(house=[], first=None, tiles=9, dice="physical", seed=None,
                                  order="given")
-    session = Session(ShutBoxSpec(["Ann"], options))
+    # The table the recordings' expected intents assume (tests/audio_fixtures/shut-the-box.tsv);
+    # Ann plays first, and shutting the box wins at once.
+    session = Session(ShutBoxSpec(["Ann", "Bob", "Cy"], options))
     shown: list[str] = []
     table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
                   show=shown.append)
-    lines = [f"[+1] {fixture(COMMITTED_VOICE, cases[uid], condition)}" for uid, _ in VOICE_GAME]
+    yes = fixture(COMMITTED_VOICE, cases["stb28"], condition)
+    voice = EspeakVoice()
+    lines = []
+    for i, (uid, text) in enumerate(MOVES):
+        lines.append(f"[+1] {fixture(COMMITTED_VOICE, cases[uid], condition)}")
+        if text.startswith(("what", "my")):
+            continue  # a question: nothing to confirm or repeat
+        again = tmp_path / f"{i:02d}.wav"
+        apply_condition(voice.render(text), condition, f"test/{i}").write_wav(again)
+        lines += [f"[+1] {yes}", f"[+1] {again}", f"[+1] {yes}"]
     run_audio_script(table, lines, ROOT)
     return session, shown
 
 
-def test_a_whole_game_by_voice_ends_with_the_box_shut():
-    session, shown = voice_game("clean")
+def test_a_whole_game_by_voice_ends_with_the_box_shut(tmp_path):
+    session, shown = voice_game("clean", tmp_path)
     assert "[" in shown[1]
     said = [line.split("referee: ", 1)[1] for line in shown if "referee: " in line]
     assert "Open: 2, 3, 4, 5, 6 and 8, adding up to 28." in said  # "what's open"
     assert "Ann is playing: 14 open so far." in said
-    assert said[-2:] == ["Ann shut the box!", "Ann wins!"]
+    win = said.index("Ann shut the box!")
+    assert said[win + 1] == "Ann wins!"
+    assert all(line == "The game is over." or "did you say" in line for line in said[win + 2:])
     assert session.final_state() == {"winner": ["Ann"],
-                                      "players": {"Ann": {"score": 0, "open": []}},
+                                      "players": {"Ann": {"score": 0, "open": []},
+                                                  "Bob": {"score": None, "open": None},
+                                                  "Cy": {"score": None, "open": None}},
                                       "turn": None}
 
 
 @pytest.mark.parametrize("condition", ["reverb", "babble20", "babble10", "babble5", "pink10"])
-def test_a_voice_game_in_a_noisy_room_never_breaks_the_rules(condition):
+def test_a_voice_game_in_a_noisy_room_never_breaks_the_rules(condition, tmp_path):
     """Misheard moves may happen in noise; the game must stay legal and never crash.
 
     The accuracy per room is measured by ``./run bench recognition --game shut-the-box``.
     """
-    session, shown = voice_game(condition)
+    session, shown = voice_game(condition, tmp_path)
     state = session.game.state
     assert state.open <= frozenset(range(1, 10))
     if state.roll is not None:  # waiting for a set that makes the roll: one exists
         assert sets_making(state.roll, state.open)
     assert not any("something went wrong" in line for line in shown)
     final = session.final_state()
-    assert set(final["players"]) == {"Ann"}
+    assert set(final["players"]) == {"Ann", "Bob", "Cy"}
 
 
 def test_a_logged_game_without_a_seed_replays_the_same_rolls():

@@ -2,7 +2,7 @@
 
 Every game here is a timed sequence of WAV files (the committed Piper
 recordings in tests/audio_fixtures/piper-joe) played on a simulated clock
-through PocketSphinx, the intent matcher, the session and the table; the
+through the default recogniser (Whisper), the intent matcher, the session and the table; the
 referee speaks with the real eSpeak voice (pyttsx3), rendered to WAV files,
 and with ``echo`` its own voice is fed back into the recogniser as a
 microphone beside the loudspeaker would hear it. ``[+0.5]`` lines start half
@@ -34,7 +34,7 @@ FLIP_12, FLIP_11, FLIP_8_DOWN, FLIP_7, FLIP_3 = "cmd54", "cmd62", "cmd29", "cmd0
 FLIP_10_BACK_UP = "cmd30"
 ANN_10_DOWN, ANN_9_DOWN, ANN_6_DOWN, ANN_4_DOWN = "cmd55", "cmd56", "cmd57", "cmd58"
 BOB_10_DOWN, BOB_1_DOWN = "cmd07", "cmd64"
-SEVENTY, BOB_CALLS_70, RULES = "cmd13", "cmd15", "cmd23"
+SEVENTY, BOB_CALLS_70, RULES = "cmd13", "cmd15", "cmd47"  # "what are the rules"
 YES, STOP, TAKE_THAT_BACK = "cmd48", "cmd51", "cmd60"
 
 
@@ -43,12 +43,19 @@ def line(when: str, wav: str | None = None, speaker: str | None = None) -> str:
     return f"[{when}] {who}{F / (wav + '.wav')}" if wav else f"[{when}]"
 
 
+def move(wav: str, speaker: str | None = None) -> list[str]:
+    """A spoken move, then "yes" from the same player: it answers the referee when
+    it asks "did you say ...?" (Whisper is unsure of some of these recordings:
+    "flip my eleven" comes out "flip my loving"), and is ignored otherwise."""
+    return [line("+0.5", wav, speaker), line("+0.5", YES, speaker)]
+
+
 WIN = [
-    line("+0.5", FLIP_12), line("+0.5", FLIP_11),
-    line("+0.5", ANN_10_DOWN, "Bob"), line("+0.5", ANN_9_DOWN, "Bob"),
-    line("+0.5", FLIP_8_DOWN), line("+0.5", FLIP_7),
-    line("+0.5", ANN_6_DOWN, "Bob"), line("+0.5", ANN_4_DOWN, "Bob"),
-    line("+0.5", FLIP_3), line("+0.5", BOB_1_DOWN),
+    *move(FLIP_12), *move(FLIP_11),
+    *move(ANN_10_DOWN, "Bob"), *move(ANN_9_DOWN, "Bob"),
+    *move(FLIP_8_DOWN), *move(FLIP_7),
+    *move(ANN_6_DOWN, "Bob"), *move(ANN_4_DOWN, "Bob"),
+    *move(FLIP_3), *move(BOB_1_DOWN),
     line("+0.5", SEVENTY, "Ann"), line("+0.5", YES, "Ann"),
 ]
 
@@ -134,7 +141,7 @@ def test_a_consecutive_tile_loses_the_turn(tmp_path, capsys):
 
 
 def test_an_incorrect_call_resets_the_callers_tray(tmp_path, capsys):
-    out, final = play(tmp_path, [line("+0.5", FLIP_12), line("+0.5", FLIP_11),
+    out, final = play(tmp_path, [*move(FLIP_12), *move(FLIP_11),
                                  line("+0.5", SEVENTY, "Ann"), line("+0.5", YES, "Ann")],
                       capsys)
     assert any(t.startswith("Wrong call: Ann has 23, not 70. All of Ann's tiles go up")

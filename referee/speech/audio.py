@@ -237,6 +237,29 @@ def speech_region(audio: Audio, below_peak_db: float = SPEECH_DB,
     return Audio(audio.samples[bounds[0] : bounds[1]], audio.rate)
 
 
+def trailing_cut(audio: Audio, margin_s: float = SPEECH_MARGIN) -> Audio:
+    """The utterance up to its last speech frame (as in :func:`speech_region`)
+    plus ``margin_s``: the quiet after it dropped, the start kept."""
+    frame = audio.rate // 50
+    bounds = speech_bounds(frame_energies(audio.samples, frame), frame, len(audio.samples),
+                           margin=int(margin_s * audio.rate))
+    if bounds is None:
+        return audio
+    return Audio(audio.samples[: bounds[1]], audio.rate)
+
+
+def peak_dbfs(audio: Audio) -> float:
+    """The level of the loudest 20 ms frame, in dB below full scale.
+
+    >>> round(peak_dbfs(Audio(np.full(1600, 16384, dtype=np.int16))), 1)
+    -6.0
+    """
+    energy = frame_energies(audio.samples, audio.rate // 50, floor=1e-9)
+    if len(energy) == 0:
+        return -math.inf
+    return float(energy.max()) - 20 * math.log10(32768)
+
+
 def estimated_snr(audio: Audio) -> float:
     """A rough signal-to-noise ratio in dB: loud frames (95th percentile of 20 ms
     frame energies) against quiet ones (10th percentile).

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from referee.speech.audio import Audio, estimated_snr, speech_region, suppress_noise
+from referee.speech.audio import Audio
 from referee.speech.grammar import phrase_list
 from referee.speech.intents import NONE, Heard, IntentMatcher
 from referee.speech.mic import COMPLETE, EXTENDABLE, INCOMPLETE
@@ -28,31 +28,23 @@ from referee.speech.recognizers import Recognizer, Transcript
 
 
 def understand(matcher: IntentMatcher, transcript: Transcript, speaker: str) -> Heard:
-    """The intent of a recognised utterance, or none when it is not believable."""
+    """The intent of a recognised utterance, or none when it is not believable.
+
+    Its score is the lower of how well the words fit a sentence (the matcher)
+    and how sure the recogniser is of the words: a move below
+    :data:`~referee.session.SURE_SCORE` is asked about before it is played.
+    """
     if not transcript.text:
         return Heard(transcript.text, dict(NONE), 0.0)
     heard = matcher.match(transcript.text, speaker)
-    return replace(heard, score=round(min(heard.score, 1.0), 3))
-
-
-#: Below this estimated SNR (dB) an utterance is denoised before decoding.
-#: Measured (PocketSphinx, 3 voices): babble 10 dB 23 -> 34 % of commands right,
-#: pink 10 dB 87 -> 88 %; at babble 20 dB it cost 4 points, so it is not used there.
-NOISY_SNR = 22.0
-
-
-def prepare(audio: Audio) -> Audio:
-    """What the recogniser gets: noisy utterances denoised, then cut to their speech."""
-    if estimated_snr(audio) < NOISY_SNR:
-        audio = suppress_noise(audio)
-    return speech_region(audio)
+    return replace(heard, score=round(min(heard.score, transcript.confidence, 1.0), 3))
 
 
 def hear_audio(
     recognizer: Recognizer, matcher: IntentMatcher, audio: Audio, speaker: str
 ) -> tuple[Heard, Transcript]:
     """Recognise and understand one utterance."""
-    transcript = recognizer.decode(prepare(audio))
+    transcript = recognizer.decode(recognizer.prepare(audio))
     return understand(matcher, transcript, speaker), transcript
 
 
@@ -76,12 +68,12 @@ class Listener:
     def pause(self, so_far: Audio) -> None:
         """The speech paused: decode what was said so far, in case it was all.
 
-        Noisy utterances are not guessed: their denoising depends on the whole
-        utterance, so the guess would never hold.
+        Not when the recogniser's preparation depends on the whole utterance
+        (PocketSphinx denoises noisy ones): the guess would never hold.
         """
-        if estimated_snr(so_far) < NOISY_SNR:
+        if not self.recognizer.can_guess(so_far):
             return
-        audio = speech_region(so_far)
+        audio = self.recognizer.prepare(so_far)
         self._guess = (audio, self.recognizer.decode(audio))
         self.guessed += 1
 
@@ -105,7 +97,7 @@ class Listener:
 
     def transcript(self, audio: Audio) -> Transcript:
         """What was said in the utterance that ended (the guess, if it holds)."""
-        prepared = prepare(audio)
+        prepared = self.recognizer.prepare(audio)
         guess, self._guess = self._guess, None
         if guess is not None and np.array_equal(guess[0].samples, prepared.samples):
             self.kept += 1

@@ -210,6 +210,12 @@ class PhraseSet:
     intents: tuple[IntentTemplate, ...]
     #: Advice for a transcript that is no command but has a telling word.
     hints: Mapping[str, str] = field(default_factory=dict)
+    #: The game's name as players say it ("Race to 65"), for the recogniser's context.
+    title: str = ""
+    #: Phrases a player may put before or after a command ("okay", "please"):
+    #: a recogniser may hear them around a sentence; they mean nothing.
+    fillers_before: tuple[str, ...] = ()
+    fillers_after: tuple[str, ...] = ()
 
     def vocabulary(self) -> frozenset[str]:
         """Every literal word of every template."""
@@ -235,7 +241,7 @@ def _with_includes(data: dict[str, Any], path: Path) -> dict[str, Any]:
     Included slots, weights and hints are defaults the game's own file
     overrides; included intents come after the game's own.
     """
-    merged = {key: dict(data.get(key, {})) for key in ("slots", "weights", "hints")}
+    merged = {key: dict(data.get(key, {})) for key in ("slots", "weights", "hints", "fillers")}
     intents = list(data.get("intents", []))
     for name in data.get("include", []):
         other = PHRASE_DIR / f"{name}.toml"
@@ -293,7 +299,10 @@ def load_phrases(game: str, players: Sequence[str]) -> PhraseSet:
             IntentTemplate(fields, tuple(dict.fromkeys(expansions)), tuple(sentences))
         )
     hints = {str(word): str(text) for word, text in data.get("hints", {}).items()}
-    return PhraseSet(game, slots, weights, tuple(intents), hints)
+    fillers = data.get("fillers", {})
+    return PhraseSet(game, slots, weights, tuple(intents), hints, str(data.get("title", "")),
+                     tuple(map(str, fillers.get("before", []))),
+                     tuple(map(str, fillers.get("after", []))))
 
 
 # --- expansion into sentences (for grammars and tests) -------------------------------------
