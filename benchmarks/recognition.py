@@ -1,33 +1,54 @@
 """Recognition benchmark: speech fixtures -> recogniser -> intent.
 
-Run: ``./run bench recognition [--game race65|shut-the-box] [--engine pocketsphinx|vosk]
-[--voices ...]``.
+Run: ``./run bench recognition [--game race65|shut-the-box] [--engine whisper|pocketsphinx|vosk]
+[--voices ...] [--conditions ...] [--dump FILE.json]``.
 
-For every voice and condition of :mod:`benchmarks.fixtures`, each utterance
-goes the way the table loop takes it once the voice detector says it has
-ended: prepared (:func:`~referee.speech.listen.prepare`: denoised when noisy,
-cut to its speech), decoded with the game's grammar, read by the intent
-matcher. An utterance counts as correct only if the intent's kind and every
-field are right; table talk is correct when it gives none. The latency is
-from the end of the utterance to the intent (all of that work); the
-real-time factor is the same time over the audio's length, on one core.
+For every voice and room of :mod:`benchmarks.fixtures`, each utterance goes
+the way the table loop takes it once the voice detector says it has ended:
+prepared by the recogniser (:meth:`~referee.speech.recognizers.Recognizer.prepare`),
+decoded with the game's grammar, read by the intent matcher
+(:func:`~referee.speech.listen.understand`). A command counts as right only
+if the intent's kind and every field are right, whether the referee would act
+at once or ask first ("asked" is the share it would ask about); table talk
+counts as taken for a command when it gives any intent but none, asked or not.
+
+Voices and sentences come in two splits: the tuning split (the six voices and
+the sentence lists every earlier change was measured on, and the ``pd``
+paraphrases) and the held-out split (six other voices, the ``pt`` paraphrases
+and the ``tt`` table talk), which nothing was ever tuned on. The summary
+table gives both.
+
+The latency is from the end of the utterance to the intent (all of that
+work), on whatever else the machine is doing; the real-time factor is the
+same time over the audio's length.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import resource
 import statistics
 import time
-from collections import defaultdict
+from dataclasses import dataclass
 
-from benchmarks.fixtures import CONDITIONS, GAMES, VOICES, fixture, utterances
+from benchmarks.fixtures import (
+    CONDITIONS,
+    DEV_VOICES,
+    GAMES,
+    HELD_OUT_VOICES,
+    VOICES,
+    Utterance,
+    fixture,
+    utterances,
+)
+from referee.session import SURE_SCORE
 from referee.speech.audio import load_wav
 from referee.speech.intents import IntentMatcher
-from referee.speech.listen import prepare, understand
+from referee.speech.listen import understand
 from referee.speech.recognizers import make_recognizer
 
-PLAYERS = ["Ann", "Bob"]
+PLAYERS = GAMES["race65"][1]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -35,76 +56,159 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description="recognition benchmark")
-    parser.add_argument("--game", choices=list(GAMES), default="race65")
-    parser.add_argument("--engine", choices=["pocketsphinx", "vosk"])
-    parser.add_argument("--model", help="Vosk model folder")
-    parser.add_argument("--voices", nargs="+", default=list(VOICES))
-    parser.add_argument("--conditions", nargs="+", default=list(CONDITIONS))
-    parser.add_argument("--errors", action="store_true", help="list every wrong utterance")
-    args = parser.parse_args()
+@dataclass(frozen=True)
+class Row:
+    """One utterance as the benchmark heard it."""
 
-    players = GAMES[args.game][1]
-    matcher = IntentMatcher.for_game(args.game, players)
-    recognizer = make_recognizer(matcher.phrases, args.engine, args.model)
-    cases = utterances(args.game)
-    ok: dict[tuple[str, str], list[bool]] = defaultdict(list)
-    talk: dict[str, list[bool]] = defaultdict(list)
-    latencies: list[float] = []
-    audio_s = decode_s = 0.0
-    errors: list[str] = []
-    for voice in args.voices:
-        for condition in args.conditions:
+    voice: str
+    condition: str
+    id: str
+    text: str
+    kind: str  # "command", "paraphrase-dev", "paraphrase-test", "talk", "talk-test"
+    heard: str
+    intent: dict[str, object]
+    expected: dict[str, object]
+    score: float
+    seconds: float
+    audio_s: float
+    extra: dict[str, object]
+
+    @property
+    def right(self) -> bool:
+        return self.intent == self.expected
+
+    @property
+    def taken(self) -> bool:
+        """Table talk taken for a command (acted on, or asked about)."""
+        return self.intent.get("kind") not in ("none", None)
+
+    @property
+    def asked(self) -> bool:
+        return self.taken and self.score < SURE_SCORE
+
+
+def kind_of(utterance: Utterance) -> str:
+    prefix = utterance.id[:2]
+    if prefix == "pd":
+        return "paraphrase-dev"
+    if prefix == "pt":
+        return "paraphrase-test"
+    if prefix == "tt":
+        return "talk-test"
+    return "command" if utterance.is_command else "talk"
+
+
+def run(game: str, engine: str | None, model: str | None, voices: list[str],
+        conditions: list[str], paraphrase_conditions: list[str]) -> tuple[list[Row], str]:
+    players = GAMES[game][1]
+    matcher = IntentMatcher.for_game(game, players)
+    recognizer = make_recognizer(matcher.phrases, engine, model)
+    rows: list[Row] = []
+    # One room at a time, as at a table (PocketSphinx adapts its cepstral mean
+    # normalisation from one utterance to the next).
+    for voice in voices:
+        for condition in dict.fromkeys([*conditions, *paraphrase_conditions]):
+            cases = [*(utterances(game) if condition in conditions else []),
+                     *(utterances(game, held_out=True) if condition in paraphrase_conditions
+                       else [])]
             for case in cases:
                 raw = load_wav(fixture(voice, case, condition))
                 # As the table loop does: the utterance has ended (the voice
                 # detector said so), then it is prepared, decoded and read.
                 start = time.perf_counter()
-                audio = prepare(raw)
-                transcript = recognizer.decode(audio)
+                transcript = recognizer.decode(recognizer.prepare(raw))
                 heard = understand(matcher, transcript, players[0])
                 done = time.perf_counter()
-                latencies.append(done - start)
-                audio_s += raw.seconds
-                decode_s += done - start
-                right = heard.intent == case.intent
-                if case.is_command:
-                    ok[(voice, condition)].append(right)
-                else:
-                    talk[condition].append(right)
-                if not right:
-                    errors.append(f"{voice:15} {condition:9} {case.text!r:38} heard "
-                                  f"{transcript.text!r} -> {heard.intent}")
+                rows.append(Row(voice, condition, case.id, case.text, kind_of(case),
+                                transcript.text, heard.intent, case.intent, heard.score,
+                                done - start, raw.seconds, dict(transcript.extra)))
+    return rows, recognizer.describe()
 
-    print(f"Game: {args.game}; engine: {recognizer.describe()}")
+
+def _pct(rows: list[Row], test: str = "right") -> str:
+    if not rows:
+        return "-"
+    hits = sum(bool(getattr(r, test)) for r in rows)
+    return f"{100 * hits / len(rows):.1f} %"
+
+
+def report(rows: list[Row], game: str, engine: str, voices: list[str],
+           conditions: list[str]) -> None:
+    print(f"Game: {game}; engine: {engine}")
     print()
-    header = "| voice | " + " | ".join(args.conditions) + " |"
-    print(header)
-    print("|---|" + "---:|" * len(args.conditions))
-    for voice in args.voices:
-        cells = [f"{100 * sum(ok[(voice, c)]) / len(ok[(voice, c)]):.1f} %"
-                 for c in args.conditions]
-        print(f"| {voice} | " + " | ".join(cells) + " |")
-    cells = []
-    for c in args.conditions:
-        results = [r for v in args.voices for r in ok[(v, c)]]
-        cells.append(f"**{100 * sum(results) / len(results):.1f} %**")
-    print("| **all voices** | " + " | ".join(cells) + " |")
-    fa = [not r for c in args.conditions for r in talk[c]]
+    commands = [r for r in rows if r.kind == "command"]
+    print("Commands right, by voice and room (held-out voices marked *):")
+    print()
+    print("| voice | " + " | ".join(conditions) + " |")
+    print("|---|" + "---:|" * len(conditions))
+    for voice in voices:
+        mark = " *" if voice in HELD_OUT_VOICES else ""
+        cells = [_pct([r for r in commands if r.voice == voice and r.condition == c])
+                 for c in conditions]
+        print(f"| {voice}{mark} | " + " | ".join(cells) + " |")
+    print()
+    print("Summary by split (commands by room; paraphrases and table talk over the rooms "
+          "they were played in):")
+    print()
+    columns = [*conditions, "paraphrases", "talk taken", "asked"]
+    print("| split | " + " | ".join(columns) + " |")
+    print("|---|" + "---:|" * len(columns))
+    for split, group, para in (
+        ("tuning", DEV_VOICES, "paraphrase-dev"),
+        ("held out", HELD_OUT_VOICES, "paraphrase-test"),
+    ):
+        mine = [r for r in rows if r.voice in group]
+        if not mine:
+            continue
+        cells = [_pct([r for r in mine if r.kind == "command" and r.condition == c])
+                 for c in conditions]
+        cells.append(_pct([r for r in mine if r.kind == para]))
+        talk_rows = [r for r in mine if r.kind in ("talk", "talk-test")]
+        cells.append(_pct(talk_rows, "taken"))
+        cells.append(_pct([r for r in mine if r.kind == "command"], "asked"))
+        print(f"| {split} | " + " | ".join(cells) + " |")
+    latencies = [r.seconds for r in rows]
+    audio_s = sum(r.audio_s for r in rows)
     print()
     print("| measure | value |")
     print("|---|---:|")
-    print(f"| table-talk false accepts | {100 * sum(fa) / len(fa):.1f} % ({sum(fa)}/{len(fa)}) |")
-    print(f"| real-time factor (one core) | {decode_s / audio_s:.3f} |")
+    talk = [r for r in rows if r.kind in ("talk", "talk-test")]
+    print(f"| table talk taken for a command (all) | {_pct(talk, 'taken')} "
+          f"({sum(r.taken for r in talk)}/{len(talk)}) |")
+    print(f"| real-time factor | {sum(latencies) / audio_s:.3f} |")
     print(f"| end of audio to intent, p50 | {1000 * statistics.median(latencies):.0f} ms |")
     print(f"| end of audio to intent, p95 | {1000 * percentile(latencies, 0.95):.0f} ms |")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"| peak memory (whole process) | {peak:.0f} MB |")
-    print(f"| utterances | {len(latencies)} ({audio_s / 60:.1f} min of audio) |")
+    print(f"| utterances | {len(rows)} ({audio_s / 60:.1f} min of audio) |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="recognition benchmark")
+    parser.add_argument("--game", choices=list(GAMES), default="race65")
+    parser.add_argument("--engine", choices=["whisper", "pocketsphinx", "vosk"])
+    parser.add_argument("--model", help="model folder (Whisper or Vosk)")
+    parser.add_argument("--voices", nargs="+", default=list(VOICES))
+    parser.add_argument("--conditions", nargs="+", default=list(CONDITIONS))
+    parser.add_argument("--paraphrase-conditions", nargs="+", default=["clean", "babble20"],
+                        help="rooms the paraphrases and held-out table talk are played in")
+    parser.add_argument("--errors", action="store_true", help="list every wrong utterance")
+    parser.add_argument("--dump", help="write every utterance's result to this JSON file")
+    args = parser.parse_args()
+
+    rows, engine = run(args.game, args.engine, args.model, args.voices, args.conditions,
+                       args.paraphrase_conditions)
+    report(rows, args.game, engine, args.voices, args.conditions)
     if args.errors:
         print()
-        print("\n".join(errors))
+        for r in rows:
+            wrong = r.taken if r.kind.startswith("talk") else not r.right
+            if wrong:
+                print(f"{r.voice:18} {r.condition:9} {r.text!r:38} heard {r.heard!r} -> "
+                      f"{r.intent} {r.extra}")
+    if args.dump:
+        with open(args.dump, "w") as out:
+            json.dump([r.__dict__ for r in rows], out)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Table benchmark: how quickly and how punctually the referee answers, and at what cost.
 
-Run: ``./run bench table [--voices espeak piper] [--conditions clean babble20] [--live N]``.
+Run: ``./run bench table [--voices espeak piper] [--conditions clean babble20] [--live N]
+[--engine whisper|pocketsphinx]``.
 
 * **Response time**, from the end of a spoken move to the start of the
   referee's spoken answer = the end-of-utterance detection (the voice
@@ -92,6 +93,10 @@ class Response:
         return self.detect + self.wait + self.process
 
 
+#: The recogniser the benchmark uses (``--engine``; None: the default).
+ENGINE: str | None = None
+
+
 def response_times(voice_name: str, condition: str) -> tuple[list[Response], int]:
     """Each command's response in one room, and the number of commands.
 
@@ -103,7 +108,7 @@ def response_times(voice_name: str, condition: str) -> tuple[list[Response], int
     time.
     """
     matcher = IntentMatcher.for_game("race65", PLAYERS)
-    recognizer = make_recognizer(matcher.phrases)
+    recognizer = make_recognizer(matcher.phrases, ENGINE)
     voice = make_voice(voice_name)
     spec = Race65Spec(PLAYERS, HARD)
     found_times: list[Response] = []
@@ -247,7 +252,7 @@ def live_responses(count: int) -> tuple[list[float], float] | None:
         session = Session(Race65Spec(PLAYERS, EASY))
         output = Clocked()
         voice = make_voice("espeak")
-        table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+        table = Table(session, recognizer=make_recognizer(session.matcher.phrases, ENGINE),
                       voice=voice, output=output, show=lambda line: None, stamp=False,
                       echo_tail=ECHO_TAIL)
         microphone = TimedMicrophone()
@@ -288,7 +293,7 @@ def _listen_idle(seconds: float) -> tuple[float, float]:
     session = Session(Race65Spec(PLAYERS, EASY))
     speaker = SpeakerOutput()
     latency = float(speaker._stream.latency)
-    table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+    table = Table(session, recognizer=make_recognizer(session.matcher.phrases, ENGINE),
                   show=lambda line: None, stamp=False)
     loop = LiveLoop(table, microphone=Microphone(), keyboard=None, max_seconds=seconds + 2)
     usage: dict[str, float] = {}
@@ -322,7 +327,12 @@ def main() -> None:
     parser.add_argument("--idle-seconds", type=float, default=20.0)
     parser.add_argument("--live", type=int, default=64, metavar="N",
                         help="commands to play through the live loop (0: none)")
+    parser.add_argument("--engine", choices=["whisper", "pocketsphinx", "vosk"])
     args = parser.parse_args()
+    global ENGINE
+    ENGINE = args.engine
+    print(f"Recogniser: {args.engine or 'the default'}")
+    print()
 
     print("| response: end of a spoken move to the referee's first word | p50 | p95 | "
           "ended within 1 s |")
