@@ -6,11 +6,18 @@ options); then, in order:
 * ``input``: something a player said or typed and what the referee made of
   it (time, source, speaker, transcript, intent, score, whether it was sure);
 * ``dropped``: speech heard while the referee spoke and not acted on;
-* ``event``: what happened in the game; ``said``: what the referee said;
+* ``event``: what happened in the game (the event's class and its fields);
+  ``said``: what the referee said;
 * ``clock``: a heartbeat each second while a turn timer runs, so a resumed
   game gets back the time that was left within a second;
+* ``delay``, ``asked``, ``hold``, ``release``: the timer held while the
+  referee talks, a question's answer time, a pause for a lost microphone;
 * ``stop``: the table ended the game; ``resumed``: the log continues after
-  ``referee resume``.
+  ``referee resume``; ``error``: a step failed and the game went on.
+
+Each type is a frozen dataclass (:class:`Record` and its subclasses) with
+``to_json`` and ``Record.from_json``; reading checks every field's type, so a
+hand-edited log gives a message naming the line, never a traceback.
 
 Every record is flushed and fsync'd before the referee goes on, so a crash
 (even a power cut) loses nothing that was announced. A truncated last line
@@ -20,15 +27,21 @@ that cannot be written is announced once; the game goes on without it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
+import types
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, ClassVar, TextIO
 
-VERSION = 1
+#: The log format: 2 has typed records and structured events; 1 (events as
+#: ``repr`` strings) is still read, as nothing read back depends on them.
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
 LOGS_DIR = Path(os.environ.get("REFEREE_LOGS", "logs"))
 
 
@@ -38,6 +51,221 @@ class LogError(ValueError):
 
 def default_path(game: str) -> Path:
     return LOGS_DIR / f"{game}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+
+
+# --- the records ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Record:
+    """One line of the log. Each subclass is one ``type``; ``at`` is game time."""
+
+    type: ClassVar[str]
+    at: float
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as the JSON object written on its line."""
+        data = {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        return {"type": self.type, **data}
+
+    @staticmethod
+    def from_json(data: Any) -> Record:
+        """The record a JSON object stands for, or LogError saying what is wrong."""
+        if not isinstance(data, dict):
+            raise LogError("a line is not a JSON object")
+        kind = data.get("type")
+        cls = RECORD_TYPES.get(kind) if isinstance(kind, str) else None
+        if cls is None:
+            raise LogError(f"unknown record type {kind!r}")
+        hints = typing.get_type_hints(cls)
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            if f.name in data:
+                values[f.name] = _checked(data[f.name], hints[f.name], f"{kind}.{f.name}")
+            elif (f.default is dataclasses.MISSING
+                  and f.default_factory is dataclasses.MISSING):
+                raise LogError(f"the {kind} record has no {f.name}")
+        if cls is EventRecord and isinstance(values.get("event"), str) and "fields" not in data:
+            values["event"] = values["event"].split("(", 1)[0]  # version 1: a repr string
+        return cls(**values)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GameHeader(Record):
+    """The first line: which game, who plays, its options (enough to set it up again)."""
+
+    type: ClassVar[str] = "game"
+    at: float = 0.0
+    game: str
+    players: tuple[str, ...]
+    options: dict[str, Any] = field(default_factory=dict)
+    version: int = VERSION
+    started: str = ""
+
+
+@dataclass(frozen=True)
+class InputRecord(Record):
+    """Something a player said or typed, and what the referee made of it."""
+
+    type: ClassVar[str] = "input"
+    source: str
+    speaker: str | None
+    #: Who the referee took it to come from.
+    by: str | None
+    text: str
+    intent: dict[str, Any]
+    score: float
+    sure: bool
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class DroppedRecord(Record):
+    """Speech heard and not acted on (the referee's echo, table talk)."""
+
+    type: ClassVar[str] = "dropped"
+    source: str
+    speaker: str | None
+    text: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class EventRecord(Record):
+    """Something that happened in the game: the event's class name and fields."""
+
+    type: ClassVar[str] = "event"
+    event: str
+    #: (Logs of the first format have the event's repr instead: no fields.)
+    fields: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, event: object, at: float) -> EventRecord:
+        fields = ({f.name: _plain(getattr(event, f.name)) for f in dataclasses.fields(event)}
+                  if dataclasses.is_dataclass(event) else {})
+        return cls(at, type(event).__name__, fields)
+
+
+@dataclass(frozen=True)
+class SaidRecord(Record):
+    """A sentence the referee said (``kind``: announce, turn, countdown, answer, ...)."""
+
+    type: ClassVar[str] = "said"
+    text: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class ClockRecord(Record):
+    """A heartbeat each second while a turn timer runs (resume gets the time back)."""
+
+    type: ClassVar[str] = "clock"
+
+
+@dataclass(frozen=True)
+class DelayRecord(Record):
+    """The turn timer held while the referee talks, until ``until``."""
+
+    type: ClassVar[str] = "delay"
+    until: float
+
+
+@dataclass(frozen=True)
+class AskedRecord(Record):
+    """The open question finished being said at ``until``."""
+
+    type: ClassVar[str] = "asked"
+    until: float
+
+
+@dataclass(frozen=True)
+class HoldRecord(Record):
+    """The timer paused for something outside the game (a lost microphone)."""
+
+    type: ClassVar[str] = "hold"
+    text: str
+
+
+@dataclass(frozen=True)
+class ReleaseRecord(Record):
+    """The end of a hold."""
+
+    type: ClassVar[str] = "release"
+    text: str
+
+
+@dataclass(frozen=True)
+class StopRecord(Record):
+    """The table ended the game."""
+
+    type: ClassVar[str] = "stop"
+
+
+@dataclass(frozen=True)
+class ErrorRecord(Record):
+    """A step of the game failed (a bug); the game went on."""
+
+    type: ClassVar[str] = "error"
+
+
+@dataclass(frozen=True)
+class ResumedRecord(Record):
+    """The log goes on after ``referee resume``."""
+
+    type: ClassVar[str] = "resumed"
+    when: str
+
+
+RECORD_TYPES: dict[str, type[Record]] = {
+    cls.type: cls for cls in (GameHeader, InputRecord, DroppedRecord, EventRecord, SaidRecord,
+                              ClockRecord, DelayRecord, AskedRecord, HoldRecord, ReleaseRecord,
+                              StopRecord, ErrorRecord, ResumedRecord)
+}
+
+
+def _plain(value: Any) -> Any:
+    """A value as JSON has it (tuples as lists, dataclasses as objects)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def _checked(value: Any, hint: Any, where: str) -> Any:
+    """``value`` read from JSON if it fits the field's type, else LogError."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        for option in typing.get_args(hint):
+            try:
+                return _checked(value, option, where)
+            except LogError:
+                continue
+        raise LogError(f"{where} is {value!r}")
+    if hint is type(None):
+        if value is None:
+            return None
+        raise LogError(f"{where} is {value!r}")
+    if origin is tuple:
+        (item, *_) = typing.get_args(hint)
+        if not isinstance(value, list):
+            raise LogError(f"{where} is {value!r}, not a list")
+        return tuple(_checked(v, item, where) for v in value)
+    if origin is dict or hint is dict:
+        if not isinstance(value, dict):
+            raise LogError(f"{where} is {value!r}, not an object")
+        return value
+    if hint is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        raise LogError(f"{where} is {value!r}, not a number")
+    if hint is Any:
+        return value
+    if not isinstance(value, hint) or (hint is int and isinstance(value, bool)):
+        raise LogError(f"{where} is {value!r}")
+    return value
 
 
 class GameLog:
@@ -62,11 +290,11 @@ class GameLog:
         self.warn(f"I cannot write the game log {self.path} ({error.strerror or error}). "
                   "The game goes on without a log.")
 
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, record: Record) -> None:
         if self._file is None:
             return
         try:
-            self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
+            self._file.write(json.dumps(record.to_json(), separators=(",", ":")) + "\n")
             self._file.flush()
             os.fsync(self._file.fileno())
         except OSError as error:
@@ -82,18 +310,24 @@ class GameLog:
 
 @dataclass
 class LoggedGame:
-    header: dict[str, Any]
-    records: list[dict[str, Any]] = field(default_factory=list)
+    header: GameHeader
+    records: list[Record] = field(default_factory=list)
     #: Lines that could not be read (a crash mid-write leaves one at the end).
     damaged: int = 0
 
     @property
     def last_time(self) -> float:
-        return max((float(r.get("at", 0.0)) for r in self.records), default=0.0)
+        return max((r.at for r in self.records), default=0.0)
 
 
 def read_log(path: Path | str) -> LoggedGame:
-    """The header and records of a game log, or LogError."""
+    """The header and records of a game log, or LogError.
+
+    A line that is not JSON is damaged and skipped (a crash mid-write leaves
+    one at the end); a line that is JSON but not a record the referee writes
+    (a bad field, an unknown type) means the log was changed by hand or by
+    something else, and is an error naming the line.
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -101,25 +335,33 @@ def read_log(path: Path | str) -> LoggedGame:
         raise LogError(f"Cannot read the game log {path}: {error.strerror or error}.") from error
     game: LoggedGame | None = None
     damaged = 0
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            data = json.loads(line)
         except json.JSONDecodeError:
             damaged += 1
             continue
-        if not isinstance(record, dict):
-            damaged += 1
-        elif game is None:
-            if record.get("type") != "game":
+        if game is None:
+            if not isinstance(data, dict) or data.get("type") != "game":
                 raise LogError(f"{path} is not a referee game log (no game line first).")
+            if data.get("version") not in READABLE_VERSIONS:
+                raise LogError(f"{path} was written by another version of the referee "
+                               f"(log format {data.get('version')!r}; this one reads "
+                               f"{' and '.join(map(str, READABLE_VERSIONS))}).")
+        try:
+            record = Record.from_json(data)
+        except LogError as error:
+            raise LogError(f"{path}, line {number}: {error}.") from None
+        if game is None:
+            assert isinstance(record, GameHeader)
             game = LoggedGame(record)
+        elif isinstance(record, GameHeader):
+            raise LogError(f"{path}, line {number}: a second game line.")
         else:
             game.records.append(record)
     if game is None:
         raise LogError(f"{path} is empty: there is no game in it.")
-    if game.header.get("version") != VERSION:
-        raise LogError(f"{path} was written by another version of the referee.")
     game.damaged = damaged
     return game

@@ -19,8 +19,9 @@ import os
 import select
 import time
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
+from referee.gamelog import ClockRecord, Record
 from referee.session import MAX_CHARS, Said
 from referee.speech.mic import Microphone, MicrophoneError
 from referee.table import Table
@@ -77,7 +78,7 @@ class LiveLoop:
         microphone: Microphone | None,
         keyboard: BinaryIO | None,
         clock: Callable[[], float] = time.monotonic,
-        record: Callable[[dict[str, Any]], None] | None = None,
+        record: Callable[[Record], None] | None = None,
         max_seconds: float | None = None,
         speed: float = 1.0,
     ) -> None:
@@ -219,4 +220,4 @@ class LiveLoop:
             return
         self._next_beat = at + HEARTBEAT
         if self.session.game.deadline() is not None:
-            self.record({"type": "clock", "at": round(at, 3)})
+            self.record(ClockRecord(round(at, 3)))

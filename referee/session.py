@@ -58,6 +58,17 @@ from referee.engine.core import (
     Timeout,
     TurnStarted,
 )
+from referee.gamelog import (
+    AskedRecord,
+    DelayRecord,
+    EventRecord,
+    HoldRecord,
+    InputRecord,
+    Record,
+    ReleaseRecord,
+    SaidRecord,
+    StopRecord,
+)
 from referee.games.base import GameSpec, spoken_list
 from referee.speech.intents import Heard, IntentMatcher
 
@@ -71,7 +82,6 @@ SURE_SCORE = 0.9
 #: Intents that are not moves: everything else is (a flip, a call, a roll, a shut).
 NOT_MOVES = frozenset({"none", "ambiguous", "query", "answer", "stop", "undo", "end"})
 
-Record = dict[str, Any]
 COUNTDOWN_WORDS = {5: "Five.", 4: "Four.", 3: "Three.", 2: "Two.", 1: "One."}
 
 
@@ -169,9 +179,9 @@ class Session:
     def over(self) -> bool:
         return self.game.is_over()
 
-    def _log(self, type_: str, at: float, **fields: Any) -> None:
+    def _log(self, record: Record) -> None:
         if self.record is not None:
-            self.record({"type": type_, "at": round(at, 3), **fields})
+            self.record(record)
 
     # --- what the referee says ------------------------------------------------------
     def _say(self, texts: Sequence[str], at: float, kind: str = "announce") -> list[Said]:
@@ -179,13 +189,13 @@ class Session:
         if said and kind != "countdown":
             self.last = [s.text for s in said]
         for s in said:
-            self._log("said", at, text=s.text, kind=kind)
+            self._log(SaidRecord(round(at, 3), s.text, kind))
         return said
 
     def _events(self, events: Sequence[Event], at: float) -> list[Said]:
         said: list[Said] = []
         for event in events:
-            self._log("event", at, event=repr(event))
+            self._log(EventRecord.of(event, round(at, 3)))
             kind = "announce"
             if isinstance(event, TurnStarted):
                 self._fired = set()
@@ -282,8 +292,8 @@ class Session:
         """
         said = self.tick(at)
         who = self.attribute(speaker)
-        self._log("input", at, source=source, speaker=speaker, by=who, text=heard.text,
-                  intent=heard.intent, score=heard.score, sure=sure, message=heard.message)
+        self._log(InputRecord(round(at, 3), source, speaker, who, heard.text, heard.intent,
+                              heard.score, sure, heard.message))
         intent = heard.intent
         kind = intent["kind"]
         if kind in ("answer", "stop"):
@@ -317,7 +327,7 @@ class Session:
             if not self.last:
                 return self._say(["I haven't said anything yet."], at, "answer")
             for text in self.last:
-                self._log("said", at, text=text, kind="answer")
+                self._log(SaidRecord(round(at, 3), text, "answer"))
             return [Said(at, t, "answer") for t in self.last]
         if intent["what"] == "help" and self.question is not None:
             return self._say([f"Please answer yes or no. {self.question.text}"], at, "answer")
@@ -405,7 +415,7 @@ class Session:
             before = self.game.undo_to(question.undo_to, at)
             self._moves.pop()
             self._fired = set()
-            self._log("event", at, event="Undone()")
+            self._log(EventRecord(round(at, 3), "Undone"))
             return self._say([self.spec.undone(before, self.game)], at)
         if not yes:
             said += self._say(["OK."], at, "answer")
@@ -427,14 +437,14 @@ class Session:
         <= ``at`` ends it now: the referee was cut short).
         """
         if self._resume_at is not None:
-            self._log("delay", at, until=round(until, 3))
+            self._log(DelayRecord(round(at, 3), round(until, 3)))
             self._resume_at = max(at, until)
             return
         if self.over or self.question is not None or self.game.deadline() is None:
             return
         if until <= at:
             return
-        self._log("delay", at, until=round(until, 3))
+        self._log(DelayRecord(round(at, 3), round(until, 3)))
         self.game.apply(PauseClock(), at)
         self._resume_at = until
 
@@ -444,12 +454,12 @@ class Session:
             return
         deadline = max(self.question.deadline, until + self.answer_seconds)
         if deadline != self.question.deadline:
-            self._log("asked", at, until=round(until, 3))
+            self._log(AskedRecord(round(at, 3), round(until, 3)))
             self.question = replace(self.question, deadline=deadline)
 
     def hold(self, at: float, text: str) -> list[Said]:
         """Pause the turn timer for something outside the game (a lost microphone)."""
-        self._log("hold", at, text=text)
+        self._log(HoldRecord(round(at, 3), text))
         if not self.over and self.question is None and self.game.deadline() is not None:
             self.game.apply(PauseClock(), at)
             self._held = True
@@ -459,7 +469,7 @@ class Session:
 
     def release(self, at: float, text: str) -> list[Said]:
         """End a :meth:`hold`: the timer runs again with the time that was left."""
-        self._log("release", at, text=text)
+        self._log(ReleaseRecord(round(at, 3), text))
         said = self._say([text], at, "announce")
         if self._held and not self.over and self.game.deadline() is None:
             said += self._events(self.game.apply(ResumeClock(), at), at)
@@ -470,7 +480,7 @@ class Session:
         """The table ends the game."""
         if self.over:
             return []
-        self._log("stop", at)
+        self._log(StopRecord(round(at, 3)))
         self.question = None
         return self._events(self.game.apply(StopGame(), at), at)
 
@@ -487,22 +497,20 @@ def replay_records(session: Session, records: Iterable[Record]) -> float:
     """
     last = session.now
     for record in records:
-        at = float(record.get("at", last))
+        at = record.at
         last = max(last, at)
-        if record.get("type") == "input":
-            heard = Heard(record.get("text", ""), record["intent"], float(record.get("score", 1.0)),
-                          record.get("message"))
-            session.respond(heard, record.get("speaker"), at, sure=bool(record.get("sure", True)),
-                            source=record.get("source", "text"))
-        elif record.get("type") == "stop":
+        if isinstance(record, InputRecord):
+            heard = Heard(record.text, record.intent, record.score, record.message)
+            session.respond(heard, record.speaker, at, sure=record.sure, source=record.source)
+        elif isinstance(record, StopRecord):
             session.stop(at)
-        elif record.get("type") == "asked":
-            session.question_spoken(at, float(record["until"]))
-        elif record.get("type") == "delay":
-            session.delay_clock(at, float(record["until"]))
-        elif record.get("type") == "hold":
-            session.hold(at, str(record.get("text", "")))
-        elif record.get("type") == "release":
-            session.release(at, str(record.get("text", "")))
+        elif isinstance(record, AskedRecord):
+            session.question_spoken(at, record.until)
+        elif isinstance(record, DelayRecord):
+            session.delay_clock(at, record.until)
+        elif isinstance(record, HoldRecord):
+            session.hold(at, record.text)
+        elif isinstance(record, ReleaseRecord):
+            session.release(at, record.text)
     session.tick(last)
     return last

@@ -44,6 +44,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from referee.gamelog import DroppedRecord, ErrorRecord
 from referee.session import SURE_SCORE, Said, Session
 from referee.speech.audio import Audio, AudioError, load_wav
 from referee.speech.intents import FLOOR, Heard
@@ -297,15 +298,14 @@ class Table:
         except Exception:  # the last line of defence: the game must go on
             log.exception("a step of the game failed")
             if self.session.record is not None:
-                self.session.record({"type": "error", "at": round(at, 3)})
+                self.session.record(ErrorRecord(round(at, 3)))
             return [Said(at, "Sorry, something went wrong with that. The game goes on; "
                              "please say it again.", "problem")]
 
     def _drop(self, at: float, source: str, speaker: str | None, text: str, reason: str) -> None:
         log.info("not acted on: %r (%s)", text, reason)
         if self.session.record is not None:
-            self.session.record({"type": "dropped", "at": round(at, 3), "source": source,
-                                 "speaker": speaker, "text": text, "reason": reason})
+            self.session.record(DroppedRecord(round(at, 3), source, speaker, text, reason))
 
     def hear_text(self, text: str, speaker: str | None, at: float) -> None:
         """A typed line (always acted on: typing is not subject to the gate)."""

@@ -22,7 +22,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from referee.gamelog import VERSION, GameLog, LogError, default_path, read_log
+from referee.gamelog import (
+    DroppedRecord,
+    GameHeader,
+    GameLog,
+    InputRecord,
+    LogError,
+    Record,
+    ResumedRecord,
+    SaidRecord,
+    StopRecord,
+    default_path,
+    read_log,
+)
 from referee.games import find_game
 from referee.games.base import GameSpec, SetupError
 from referee.session import Session, replay_records
@@ -101,9 +113,9 @@ def _game_log(args: argparse.Namespace, spec: GameSpec, live: bool) -> GameLog |
     path = args.log or default_path(spec.name)
     game_log = GameLog(path, note)
     if game_log.working:
-        game_log.write({"type": "game", "version": VERSION, "game": spec.name,
-                        "players": list(spec.players), "options": spec.options(),
-                        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+        game_log.write(GameHeader(game=spec.name, players=tuple(spec.players),
+                                  options=spec.options(),
+                                  started=time.strftime("%Y-%m-%dT%H:%M:%S%z")))
         note(f"game log: {path}")
     return game_log
 
@@ -190,19 +202,25 @@ def read_lines(path: Path) -> list[str]:
 # --- resume and replay -----------------------------------------------------------------
 
 
-def _logged_session(path: Path) -> tuple[Session, float, list[dict[str, Any]]]:
+def _logged_session(path: Path) -> tuple[Session, float, list[Record]]:
     try:
         logged = read_log(path)
     except LogError as error:
         raise SetupError(str(error)) from error
     header = logged.header
     try:
-        spec_class = find_game(str(header["game"]))
-        spec = spec_class(header["players"], argparse.Namespace(**header.get("options", {})))
+        spec_class = find_game(header.game)
+        spec = spec_class(list(header.players), argparse.Namespace(**header.options))
     except (KeyError, TypeError) as error:
         raise SetupError(f"{path} does not describe a game the referee knows.") from error
     session = Session(spec)
-    last = replay_records(session, logged.records)
+    try:
+        last = replay_records(session, logged.records)
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        # Records of the right types whose contents the game cannot take (an
+        # intent edited by hand): a message, not a traceback.
+        raise SetupError(f"{path} cannot be replayed: a record does not fit the game "
+                         f"({type(error).__name__}: {error}).") from error
     if logged.damaged:
         note(f"{logged.damaged} damaged line(s) in {path} were skipped (a crash mid-write).")
     return session, last, logged.records
@@ -214,8 +232,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         raise SetupError(f"The game in {args.log_file} is over; there is nothing to resume.")
     game_log = None if args.no_log else GameLog(args.log or args.log_file, note)
     if game_log is not None:
-        game_log.write({"type": "resumed", "at": round(last, 3),
-                        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+        game_log.write(ResumedRecord(round(last, 3), time.strftime("%Y-%m-%dT%H:%M:%S%z")))
         session.record = game_log.write
     spec = session.spec
     text = "Resuming the game. " + spec.answer("turn", None, session.game, last)
@@ -230,17 +247,17 @@ def cmd_resume(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     session, _, records = _logged_session(args.log_file)
     for r in records:
-        at = f"[{float(r.get('at', 0.0)):.1f}]"
-        kind = r.get("type")
-        if kind == "input":
-            who = r.get("speaker") or r.get("by") or "?"
-            print(f"{at} {who} ({r.get('source', 'text')}): {r.get('text', '')}")
-        elif kind == "said":
-            print(f"{at} referee: {r.get('text', '')}")
-        elif kind == "dropped":
-            print(f"{at} (not acted on, {r.get('reason')}): {r.get('text', '')}")
-        elif kind in ("stop", "resumed"):
-            print(f"{at} ({'game stopped by the table' if kind == 'stop' else 'resumed'})")
+        at = f"[{r.at:.1f}]"
+        if isinstance(r, InputRecord):
+            print(f"{at} {r.speaker or r.by or '?'} ({r.source}): {r.text}")
+        elif isinstance(r, SaidRecord):
+            print(f"{at} referee: {r.text}")
+        elif isinstance(r, DroppedRecord):
+            print(f"{at} (not acted on, {r.reason}): {r.text}")
+        elif isinstance(r, StopRecord):
+            print(f"{at} (game stopped by the table)")
+        elif isinstance(r, ResumedRecord):
+            print(f"{at} (resumed)")
     if args.json:
         print(json.dumps(session.final_state()))
     return 0

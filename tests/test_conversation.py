@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
+from referee.gamelog import Record
 from referee.games.race65 import Race65Spec
 from referee.session import ANSWER_SECONDS, Session, replay_records
 
@@ -115,7 +115,7 @@ def test_ending_the_game_needs_agreement():
 
 
 def test_replaying_the_records_rebuilds_state_timer_and_open_question():
-    records: list[dict[str, Any]] = []
+    records: list[Record] = []
     options = argparse.Namespace(rules="phase-seven", difficulty="hard", house=[], first=None)
     s = Session(Race65Spec(["Ann", "Bob"], options), record=records.append)
     s.start()

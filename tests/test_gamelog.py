@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -10,10 +11,22 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from referee.gamelog import GameLog, LogError, read_log
+from referee.engine.race65 import TileCorrected, TileSet, TurnLost
+from referee.gamelog import (
+    RECORD_TYPES,
+    ClockRecord,
+    EventRecord,
+    GameHeader,
+    GameLog,
+    InputRecord,
+    LogError,
+    Record,
+    read_log,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 HARD = ["race65", "--rules", "phase-seven", "--difficulty", "hard"]
@@ -54,9 +67,12 @@ def test_a_killed_game_resumes_with_the_same_state_and_time_left(tmp_path):
     game.wait(timeout=10)
 
     logged = read_log(log)
-    assert logged.header["game"] == "race65"
-    assert [r["text"] for r in logged.records if r["type"] == "input"] == ["flip my seven"]
-    assert any(r["type"] == "clock" for r in logged.records)
+    assert logged.header.game == "race65"
+    assert [r.text for r in logged.records if isinstance(r, InputRecord)] == ["flip my seven"]
+    assert any(isinstance(r, ClockRecord) for r in logged.records)
+    flips = [r for r in logged.records if isinstance(r, EventRecord) and r.event == "TileFlipped"]
+    assert flips[0].fields == {"by": "Ann", "owner": "Ann", "tile": 7, "down": True,
+                               "flips_left": 1}
     left = math.ceil(15 - logged.last_time)
 
     result = referee("resume", str(log), *QUIET, "--json", stdin="flip my eight\n")
@@ -110,25 +126,41 @@ def test_a_log_that_cannot_be_written_is_announced_and_the_game_goes_on(tmp_path
 def test_writing_after_the_disk_fails_warns_once(tmp_path):
     warnings: list[str] = []
     log = GameLog(tmp_path / "g.jsonl", warnings.append)
-    log.write({"type": "game"})
+    log.write(GameHeader(game="race65", players=("Ann", "Bob")))
     assert log._file is not None
     log._file.close()  # the file goes away under the referee's feet
-    log.write({"type": "input"})
-    log.write({"type": "input"})
+    log.write(InputRecord(1.0, "text", "Ann", "Ann", "flip my seven", {"kind": "flip"}, 1.0, True))
+    log.write(InputRecord(2.0, "text", "Ann", "Ann", "flip my eight", {"kind": "flip"}, 1.0, True))
     assert len(warnings) == 1
     assert not log.working
+
+
+HEADER = '{"type":"game","version":2,"game":"race65","players":["Ann","Bob"],"options":{}}\n'
 
 
 @pytest.mark.parametrize(("content", "message"), [
     ("", "is empty"),
     ('{"type": "input"}\n', "not a referee game log"),
     ('{"type": "game", "version": 99}\n', "another version"),
+    (HEADER + '{"type":"input","at":"soon","text":"flip my seven"}\n', "line 2: input.at"),
+    (HEADER + '{"type":"input","at":1,"source":"text","speaker":null,"by":"Ann","text":"x",'
+     '"intent":["flip"],"score":1,"sure":true}\n', "line 2: input.intent"),
+    (HEADER + '{"type":"input","at":1,"text":"flip my seven"}\n',
+     "line 2: the input record has no source"),
+    (HEADER + '{"type":"teleport","at":1}\n', "line 2: unknown record type 'teleport'"),
+    (HEADER + '{"type":"delay","at":1}\n', "line 2: the delay record has no until"),
+    (HEADER + '[1, 2]\n', "line 2: a line is not a JSON object"),
+    (HEADER + HEADER, "line 2: a second game line"),
+    ('{"type":"game","version":2,"game":"race65","players":"Ann"}\n', "line 1: game.players"),
+    (HEADER + '{"type":"input","at":1,"source":"text","speaker":null,"by":"Ann","text":"x",'
+     '"intent":{"kind":"flip"},"score":1,"sure":true}\n', "cannot be replayed"),
 ])
 def test_bad_logs_are_refused_clearly(tmp_path, content, message):
     path = tmp_path / "bad.jsonl"
     path.write_text(content)
-    with pytest.raises(LogError, match=message):
-        read_log(path)
+    if "replayed" not in message:  # a record of the right shape the game cannot take
+        with pytest.raises(LogError, match=message):
+            read_log(path)
     result = referee("resume", str(path), *QUIET)
     assert result.returncode == 2
     assert message in result.stderr
@@ -141,3 +173,59 @@ def test_resuming_a_finished_game_says_so(tmp_path):
     result = referee("resume", str(log), *QUIET)
     assert result.returncode == 2
     assert "is over; there is nothing to resume" in result.stderr
+
+
+def _example(cls: type[Record]) -> Record:
+    """A record of ``cls`` with a value in every field that differs from its default."""
+    values: dict[str, Any] = {
+        "at": 12.5, "game": "shut-the-box", "players": ("Ann", "Bob", "Cy"),
+        "options": {"tiles": 9, "house": ["ties=playoff"]}, "version": 2,
+        "started": "2026-11-22T20:00:00+0000", "source": "seat", "speaker": "Bob", "by": "Bob",
+        "text": "shut three and four", "intent": {"kind": "shut", "tiles": [3, 4]},
+        "score": 0.75, "sure": False, "message": "There is no tile 13.", "reason": "echo",
+        "event": "TilesShut", "fields": {"player": "Bob", "tiles": [3, 4], "open": [1, 2]},
+        "kind": "answer", "until": 14.25, "when": "2026-11-22T20:05:00+0000",
+    }
+    return cls(**{f.name: values[f.name] for f in dataclasses.fields(cls)})
+
+
+@pytest.mark.parametrize("kind", sorted(RECORD_TYPES))
+def test_every_record_type_round_trips_through_json(kind):
+    record = _example(RECORD_TYPES[kind])
+    line = json.dumps(record.to_json())
+    assert json.loads(line)["type"] == kind
+    assert Record.from_json(json.loads(line)) == record
+
+
+def test_events_are_logged_as_their_fields_nested_values_included():
+    event = TurnLost("Ann", "time", (TileSet("Ann", 3, False), TileSet("Ann", 7, False)))
+    record = EventRecord.of(event, 3.0)
+    assert record.to_json() == {
+        "type": "event", "at": 3.0, "event": "TurnLost",
+        "fields": {"player": "Ann", "reason": "time",
+                   "corrections": [{"owner": "Ann", "tile": 3, "down": False},
+                                   {"owner": "Ann", "tile": 7, "down": False}]}}
+    assert EventRecord.of(TileCorrected("Bob", 4, True), 1.0).fields == {
+        "owner": "Bob", "tile": 4, "down": True}
+
+
+def test_a_log_of_the_first_format_still_resumes(tmp_path):
+    """Version 1 logged events as repr strings; its inputs replay as before."""
+    log = tmp_path / "old.jsonl"
+    log.write_text(
+        '{"type":"game","version":1,"game":"race65","players":["Ann","Bob"],'
+        '"options":{"rules":"phase-seven","difficulty":"easy","house":[],"first":null,'
+        '"verbosity":null},"started":"2026-11-20T10:00:00+0000"}\n'
+        '{"type":"said","at":0.0,"text":"Ann starts.","kind":"turn"}\n'
+        '{"type":"input","at":2.0,"source":"text","speaker":null,"by":"Ann",'
+        '"text":"flip my seven","intent":{"kind":"flip","owner":"Ann","tile":7,'
+        '"direction":null},"score":1.0,"sure":true,"message":null}\n'
+        '{"type":"event","at":2.0,"event":"TileFlipped(by=\'Ann\', owner=\'Ann\', tile=7, '
+        'down=True, flips_left=1)"}\n')
+    logged = read_log(log)
+    assert [r.event for r in logged.records if isinstance(r, EventRecord)] == ["TileFlipped"]
+    result = referee("resume", str(log), *QUIET, "--json", "--no-log", stdin="flip my eight\n")
+    assert result.returncode == 0, result.stderr
+    assert "Ann, 8 down." in result.stdout
+    assert json.loads(result.stdout.splitlines()[-1])["players"]["Ann"] == {
+        "total": 15, "down": [7, 8]}

@@ -36,6 +36,7 @@ from referee.engine.shutbox import (
     sets_making,
 )
 from referee.engine.shutbox_strategy import dice_hint, hint, mask_of, tiles_of, value
+from referee.gamelog import Record
 from referee.games.shutbox import ShutBoxSpec
 from referee.session import Session
 from referee.speech.audio import Audio
@@ -535,7 +536,7 @@ def test_a_logged_game_without_a_seed_replays_the_same_rolls():
     """The log keeps the seed the referee chose, so resume rolls the same dice."""
     from referee.session import replay_records
 
-    records: list[dict[str, Any]] = []
+    records: list[Record] = []
     options = argparse.Namespace(house=[], first=None, tiles=None, dice=None, seed=None,
                                  order="roll")
     first = ShutBoxSpec(["Ann", "Bob"], options)
