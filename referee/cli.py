@@ -16,7 +16,7 @@ from pathlib import Path
 
 from referee import __version__
 from referee.games import GAMES, SetupError, find_game
-from referee.games.base import GameSpec
+from referee.games.base import GameSpec, Tool
 from referee.session import Session
 from referee.speech.intents import IntentMatcher
 from referee.speech.mic import DEFAULT_END_SILENCE
@@ -27,6 +27,7 @@ log = logging.getLogger("referee")
 
 
 def _game_options(parser: argparse.ArgumentParser) -> None:
+    """What every game has: its players, who starts, house rules."""
     parser.add_argument(
         "--players", nargs="+", default=["Ann", "Bob"], metavar="NAME",
         help="names of the players in turn order (default: Ann Bob)",
@@ -34,10 +35,8 @@ def _game_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--first", metavar="NAME", help="who starts (default: the first named)")
     parser.add_argument(
         "--house", action="append", default=[], metavar="RULE=VALUE",
-        help="a house rule, e.g. partial_turn=keep (repeatable; see README)",
+        help="a house rule, e.g. partial_turn=keep (repeatable; see docs/playing.md)",
     )
-    for spec in GAMES.values():
-        spec.add_arguments(parser)
 
 
 def _ear_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -55,8 +54,6 @@ def _ear_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> N
 
 def _table_options(parser: argparse.ArgumentParser) -> None:
     """How the referee listens and speaks (play and resume)."""
-    from referee.table import CONFIRM_CALLS
-
     group = parser.add_argument_group("listening and speaking")
     group.add_argument(
         "--input", choices=["auto", "mic", "text"], default="auto",
@@ -75,9 +72,6 @@ def _table_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--volume", type=float, default=1.0, help="speech volume, 0 to 1")
     group.add_argument("--verbosity", choices=["normal", "brief"], default="normal",
                        help="brief leaves out times and flips left")
-    group.add_argument("--confirm-calls", choices=CONFIRM_CALLS, default="always",
-                       help="ask before judging a spoken call: always (default), when unsure, "
-                       "or never")
     group.add_argument("--log", type=Path, metavar="FILE",
                        help="game log (default for live games: logs/GAME-TIME.jsonl)")
     group.add_argument("--no-log", action="store_true", help="keep no game log")
@@ -94,18 +88,24 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     play = commands.add_parser("play", help="referee a game")
-    play.add_argument("game", help=f"the game: {', '.join(GAMES)}")
-    _game_options(play)
-    play.add_argument(
-        "--script", type=Path, metavar="FILE",
-        help="play a timed transcript ('[12.5] Ann: flip my seven' per line) instead of typing",
-    )
-    play.add_argument(
-        "--audio-script", type=Path, metavar="FILE",
-        help="play timed recordings ('[12.5] Bob: move.wav' per line) on a simulated clock",
-    )
-    play.add_argument("--json", action="store_true", help="end by printing the final state")
-    _table_options(play)
+    games = play.add_subparsers(dest="game", metavar="GAME", required=True,
+                                help=", ".join(GAMES))
+    for spec in GAMES.values():
+        game = games.add_parser(spec.name, aliases=list(spec.aliases), help=spec.summary,
+                                description=spec.summary)
+        _game_options(game)
+        spec.add_arguments(game)
+        game.add_argument(
+            "--script", type=Path, metavar="FILE",
+            help="play a timed transcript ('[12.5] Ann: flip my seven' per line) instead of "
+            "typing",
+        )
+        game.add_argument(
+            "--audio-script", type=Path, metavar="FILE",
+            help="play timed recordings ('[12.5] Bob: move.wav' per line) on a simulated clock",
+        )
+        game.add_argument("--json", action="store_true", help="end by printing the final state")
+        _table_options(game)
 
     resume = commands.add_parser("resume", help="continue a game from its log after a crash")
     resume.add_argument("log_file", type=Path, metavar="LOG", help="the game's log (.jsonl)")
@@ -117,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--json", action="store_true", help="end with the final state as JSON")
 
     hear = commands.add_parser("hear", help="show the intent of an utterance")
-    hear.add_argument("--game", default="race65", help="the game (default race65)")
+    hear.add_argument("--game", default=next(iter(GAMES)),
+                      help=f"the game, with its default options (default {next(iter(GAMES))})")
     _game_options(hear)
     hear.add_argument("--speaker", metavar="NAME", help="who spoke (default: the first player)")
     source = hear.add_mutually_exclusive_group(required=True)
@@ -141,17 +142,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser("doctor", help="say which recogniser, model, devices and voice are used")
 
-    hint = commands.add_parser("hint", help="the best move in Shut the Box, computed exactly")
-    hint.add_argument("game", choices=["shut-the-box"], help="the game (shut-the-box)")
-    hint.add_argument("--open", nargs="+", type=int, required=True, metavar="TILE",
-                      help="the open tiles")
-    hint.add_argument("--roll", type=int, help="the roll (without it: how many dice to roll)")
-    hint.add_argument("--goal", choices=["shut", "score"], default="shut",
-                      help="shut: most likely to shut the box (default); score: lowest "
-                      "expected score")
-    hint.add_argument("--tiles", type=int, choices=(9, 12), default=12,
-                      help="tiles in the box (default 12)")
+    _tool_commands(commands)
     return parser
+
+
+def _tool_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``referee hint GAME ...`` and the like: each game's extra commands, by command."""
+    by_command: dict[str, list[tuple[type[GameSpec], Tool]]] = {}
+    for spec in GAMES.values():
+        for tool in spec.tools:
+            by_command.setdefault(tool.command, []).append((spec, tool))
+    for command, offers in by_command.items():
+        names = ", ".join(spec.name for spec, _ in offers)
+        parser = commands.add_parser(command, help=f"{offers[0][1].help} ({names})")
+        games = parser.add_subparsers(dest="game", metavar="GAME", required=True, help=names)
+        for spec, tool in offers:
+            game = games.add_parser(spec.name, aliases=list(spec.aliases), help=tool.help,
+                                    description=tool.help)
+            tool.add_arguments(game)
+            game.set_defaults(tool=tool.run)
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -228,27 +237,6 @@ def cmd_doctor() -> int:
     return 0
 
 
-def cmd_hint(args: argparse.Namespace) -> int:
-    """``{"shut": [3, 4], "value": 0.123}``: the tiles to shut and the value after."""
-    from referee.engine.shutbox_strategy import dice_hint, hint
-
-    tiles = list(args.open)
-    bad = [t for t in tiles if not 1 <= t <= args.tiles]
-    if bad:
-        raise SetupError(f"There is no tile {bad[0]} in a box of {args.tiles}.")
-    if len(set(tiles)) != len(tiles):
-        raise SetupError("Each open tile once, please.")
-    if args.roll is None:
-        count, value = dice_hint(tiles, args.goal)
-        print(json.dumps({"dice": count, "value": round(value, 6)}))
-        return 0
-    if not 1 <= args.roll <= 12:
-        raise SetupError(f"A roll is 1 to 12, not {args.roll}.")
-    shut, value = hint(tiles, args.roll, args.goal)
-    print(json.dumps({"shut": None if shut is None else list(shut), "value": round(value, 6)}))
-    return 0
-
-
 def make_spec(args: argparse.Namespace, game: str) -> GameSpec:
     spec_class = find_game(game)
     return spec_class(args.players, args)
@@ -275,7 +263,7 @@ def cmd_hear(args: argparse.Namespace) -> int:
     match = [p for p in spec.players if p.casefold() == speaker.casefold()]
     if not match:
         raise SetupError(f"The speaker {speaker} is not one of the players.")
-    matcher = IntentMatcher.for_game(spec.name, spec.players)
+    matcher = IntentMatcher.for_phrases(spec.phrase_file, spec.players)
     if args.text is not None:
         print(json.dumps(matcher.match(args.text, match[0]).to_json()), flush=True)
         return 0
@@ -369,8 +357,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_models(args)
         if args.command == "doctor":
             return cmd_doctor()
-        if args.command == "hint":
-            return cmd_hint(args)
+        if getattr(args, "tool", None) is not None:
+            return int(args.tool(args))
     except SetupError as error:
         print(f"referee: {error}", file=sys.stderr)
         return 2

@@ -155,7 +155,7 @@ class Session:
     ) -> None:
         self.spec = spec
         self.game = spec.new_game(at)
-        self.matcher = matcher or IntentMatcher.for_game(spec.name, spec.players)
+        self.matcher = matcher or IntentMatcher.for_phrases(spec.phrase_file, spec.players)
         self.now = at
         self.last: list[str] = []
         self.question: Question | None = None
@@ -316,8 +316,9 @@ class Session:
             return said + self._say([f"First: {self.question.text}"], at, "problem")
         if kind == "undo":
             return said + self._ask_undo(who, at)
-        if kind in ("correction", "end"):
-            return said + self._ask_agreement(intent, who, at)
+        agreement = self.spec.agreement(intent)
+        if agreement is not None:
+            return said + self._ask_agreement(intent, agreement, who, at)
         if not sure and kind not in NOT_MOVES:
             return said + self._ask(self._confirmation(intent, who), (who,), intent, who, at)
         return said + self._act(intent, who, at)
@@ -349,9 +350,7 @@ class Session:
 
     # --- questions ----------------------------------------------------------------------
     def _confirmation(self, intent: dict[str, Any], who: str) -> str:
-        if intent["kind"] == "call":
-            return f"{intent['caller']}, did you call {intent['number']}?"
-        return f"{who}, did you say: {self.spec.describe_intent(intent)}?"
+        return self.spec.confirmation(intent, who)
 
     def _others(self, who: str) -> tuple[str, ...]:
         return tuple(p for p in self.players if p != who) or (who,)
@@ -383,17 +382,16 @@ class Session:
         text = f"{others[0]}, do you agree to undo: {move}?"
         return self._ask(text, others, {"kind": "undo"}, who, at, undo_to=depth)
 
-    def _ask_agreement(self, intent: dict[str, Any], who: str, at: float) -> list[Said]:
+    def _ask_agreement(
+        self, intent: dict[str, Any], what: str, who: str, at: float
+    ) -> list[Said]:
         others = self._others(who)
-        if intent["kind"] == "end":
-            what = "end the game"
-        else:
-            try:  # refuse an impossible correction before asking anyone
+        if intent["kind"] != "end":
+            try:  # refuse an impossible move before asking anyone
                 action = self.spec.action_for(intent, who, self.game)
                 self.game.rules.apply(self.game.state, action, at)
             except Rejection as rejection:
                 return self._say([rejection.sentence], at, "problem")
-            what = f"{intent['owner']}'s {intent['tile']} is {intent['direction']}"
         return self._ask(f"{others[0]}, do you agree: {what}?", others, intent, who, at)
 
     def _answered(self, yes: bool, speaker: str | None, at: float) -> list[Said]:

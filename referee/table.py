@@ -24,11 +24,10 @@ on its own voice:
   saying whose turn it is, and it stands still while the referee answers a
   question ("read my board"), so listening never costs a player time.
 
-Spoken calls are confirmed before they are judged (``confirm_calls``,
-default ``always``): PocketSphinx's grammar decoder gives no usable
-confidence (measured: its posterior does not separate table talk from
-commands), and a misheard call costs a whole tray. With a typed call, or
-``confirm_calls="unsure"``, only low matcher scores are confirmed.
+A spoken move is played at once only when it was heard surely (score >= 0.9)
+and its game does not ask to confirm it anyway
+(:meth:`~referee.games.base.GameSpec.always_confirm`: Race to 65 confirms
+spoken calls); otherwise the referee asks first. Typed moves are sure.
 
 Time is whatever the caller says it is: :func:`run_audio_script` drives a
 table on a simulated clock from timed WAV files; :mod:`referee.live` drives it
@@ -57,7 +56,6 @@ from referee.speech.tts import NullOutput, Output, SilentVoice, Voice
 
 log = logging.getLogger(__name__)
 
-CONFIRM_CALLS = ("always", "unsure", "never")
 #: Share of a barge-in's words found in the referee's sentence that makes it an echo.
 ECHO_SHARE = 0.5
 #: A countdown mark that cannot be said within this many seconds is not said.
@@ -126,11 +124,8 @@ class Table:
         show: Callable[[str], None] = print,
         stamp: bool = True,
         gate: bool = True,
-        confirm_calls: str = "always",
         echo_tail: float = 0.0,
     ) -> None:
-        if confirm_calls not in CONFIRM_CALLS:
-            raise ValueError(f"confirm_calls must be one of {CONFIRM_CALLS}")
         self.session = session
         self.recognizer = recognizer
         self.listener = (Listener(recognizer, session.matcher) if recognizer is not None
@@ -140,7 +135,6 @@ class Table:
         self.show = show
         self.stamp = stamp
         self.gate = gate
-        self.confirm_calls = confirm_calls
         self.echo_tail = echo_tail
         #: When a player is speaking (start, end), as far as the listener knows.
         self.talking: tuple[float, float] | None = None
@@ -313,7 +307,7 @@ class Table:
         self.say(self._safely(at, lambda: self.session.hear(text, speaker, at)))
 
     def _sure(self, heard: Heard) -> bool:
-        if heard.kind == "call" and self.confirm_calls == "always":
+        if self.spec.always_confirm(heard.intent):
             return False
         return heard.score >= SURE_SCORE
 

@@ -135,7 +135,7 @@ def _run(args: argparse.Namespace, session: Session, game_log: GameLog | None, *
         if not live:
             lines = read_lines(args.audio_script)
             table = Table(session, recognizer=_recognizer(args, session), voice=voice,
-                          output=output, show=emit, confirm_calls=args.confirm_calls)
+                          output=output, show=emit)
             run_audio_script(table, lines, args.audio_script.parent,
                              end_silence=args.end_silence, echo=args.echo)
         else:
@@ -176,7 +176,7 @@ def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: 
              "Ctrl-D ends the game.")
     recognizer = _recognizer(args, session) if microphone is not None else None
     table = Table(session, recognizer=recognizer, voice=voice, output=output,
-                  show=emit, stamp=False, confirm_calls=args.confirm_calls,
+                  show=emit, stamp=False,
                   echo_tail=ECHO_TAIL)
     loop = LiveLoop(table, microphone=microphone, keyboard=sys.stdin.buffer,
                     record=game_log.write if game_log else None)
@@ -234,11 +234,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     if game_log is not None:
         game_log.write(ResumedRecord(round(last, 3), time.strftime("%Y-%m-%dT%H:%M:%S%z")))
         session.record = game_log.write
-    spec = session.spec
-    text = "Resuming the game. " + spec.answer("turn", None, session.game, last)
-    time_left = spec.answer("time", None, session.game, last)
-    if "no timer" not in time_left:
-        text += " " + time_left
+    text = "Resuming the game. " + session.spec.where_we_are(session.game, last)
     session.last = [text]
     args.audio_script = None
     return _run(args, session, game_log, live=True, resuming=text)

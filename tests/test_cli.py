@@ -84,7 +84,10 @@ def test_hear_unknown_speaker_is_a_clear_error():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["play", "chess"], "Unknown game 'chess'"),
+        (["play", "chess"], "invalid choice: 'chess'"),
+        (["play", "race65", "--tiles", "9"], "unrecognized arguments: --tiles"),
+        (["play", "shut-the-box", "--rules", "phase-one"], "unrecognized arguments: --rules"),
+        (["hint", "race65", "--open", "1"], "invalid choice: 'race65'"),
         (["play", "race65", "--rules", "phase-nine"], "invalid choice"),
         (["play", "race65", "--difficulty", "brutal"], "invalid choice"),
         (["play", "race65", "--rules", "phase-one", "--difficulty", "hard"], "no difficulty"),
@@ -202,3 +205,25 @@ def test_live_countdown_runs_in_real_time():
                           "Ann loses the turn."]
     assert "Bob, 3 down." in lines
     assert elapsed < 5
+
+
+def test_each_game_has_its_own_play_command_with_only_its_options():
+    race = referee("play", "race65", "--help")
+    box = referee("play", "shut-the-box", "--help")
+    assert race.returncode == box.returncode == 0
+    assert "--rules" in race.stdout
+    assert "--tiles" not in race.stdout
+    assert "--tiles" in box.stdout
+    assert "--rules" not in box.stdout
+    assert "--players" in race.stdout
+    assert "--players" in box.stdout
+    listed = referee("play", "--help").stdout
+    assert "race65" in listed
+    assert "shut-the-box" in listed
+
+
+def test_a_game_alias_plays_the_game():
+    result = referee("play", "shutbox", "--players", "Ann", "--tiles", "9", "--seed", "1",
+                     "--input", "text", "--voice", "none", "--no-log", "--json", stdin=b"")
+    assert result.returncode == 0, result.stderr
+    assert "Shut the Box with 9 tiles" in result.stdout

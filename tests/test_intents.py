@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.games.race65 import Race65Spec
 from referee.speech.intents import IntentMatcher
 from referee.speech.templates import expand_phrases, load_phrases
 
@@ -129,7 +130,7 @@ def test_an_extra_or_misspelt_word_is_tolerated(matcher, text, intent):
 
 
 def test_every_template_sentence_gives_exactly_its_own_intent():
-    phrases = load_phrases("race65", PLAYERS)
+    phrases = load_phrases(Race65Spec.phrase_file, PLAYERS)
     matcher = IntentMatcher(phrases, PLAYERS)
     count = 0
     for words, template, filled in expand_phrases(phrases):

@@ -46,3 +46,68 @@ def test_the_check_sees_a_third_party_import(tmp_path):
     bad.write_text("import json\nfrom numpy import array\n\ndef f():\n"
                    "    from referee.speech import tts\n")
     assert outside_the_engine(bad) == {"numpy", "referee.speech"}
+
+
+# --- the runtime knows no game -------------------------------------------------------------
+
+PHRASES = ROOT / "referee" / "speech" / "phrases"
+#: The game-independent runtime: everything but the games, their rules and the registry.
+RUNTIME = [p for p in [*sorted((ROOT / "referee").glob("*.py")),
+                       *sorted((ROOT / "referee" / "speech").glob("*.py"))]
+           if p.name != "__init__.py"]
+#: What the runtime may import of the games: the registry and the contract.
+ALLOWED = {"referee.games", "referee.games.base", "referee.engine", "referee.engine.core",
+           "referee.engine.clock"}
+
+
+def game_words() -> set[str]:
+    """Each game's names and the kinds and fields of its own intents (not the common ones)."""
+    import tomllib
+
+    from referee.games import GAMES
+
+    def kinds_and_fields(path: Path) -> set[str]:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return {key if key != "kind" else str(value)
+                for intent in data.get("intents", []) for key, value in intent.items()
+                if key != "sentences"}
+
+    # Words of the template language itself (a slot's kind), not of a game.
+    common = kinds_and_fields(PHRASES / "common.toml") | {"number", "words", "player"}
+    words: set[str] = set()
+    for spec in GAMES.values():
+        words |= {spec.name, *spec.aliases}
+        words |= kinds_and_fields(spec.phrase_file) - common
+    return words
+
+
+def game_specific(path: Path, words: set[str]) -> set[str]:
+    """Game-specific imports, and string constants naming a game or one of its fields."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = {name for name in imported_modules(path)
+             if name.startswith(("referee.games.", "referee.engine.")) and name not in ALLOWED}
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+                  and node.body and isinstance(node.body[0], ast.Expr)}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                and id(node) not in docstrings):
+            found |= {w for w in words if w == node.value.strip().casefold()}
+    return found
+
+
+def test_the_runtime_names_no_game_nor_a_game_s_intents():
+    words = game_words()
+    assert {"race65", "shut-the-box", "flip", "owner", "caller", "tiles"} <= words
+    assert "number" not in words
+    assert len(RUNTIME) >= 10
+    found = {p.name: game_specific(p, words) for p in RUNTIME}
+    assert all(not names for names in found.values()), found
+
+
+def test_the_runtime_check_sees_a_game_in_the_runtime(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text('"""About race65, in a docstring: allowed."""\n'
+                   "from referee.games.race65 import Race65Spec\n"
+                   "def f(intent):\n    return intent['caller']\n")
+    assert game_specific(bad, game_words()) == {"referee.games.race65", "caller"}

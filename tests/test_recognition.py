@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
+from referee.games.race65 import Race65Spec
 from referee.speech.audio import load_wav
 from referee.speech.grammar import grammar_words, phrase_list, to_jsgf
 from referee.speech.intents import IntentMatcher
@@ -58,7 +59,7 @@ def test_grammar_listens_only_for_the_targets_as_calls(matcher):
 
 
 def test_grammar_is_restricted_to_the_tables_names():
-    phrases = load_phrases("race65", ["Zoltan", "Priya"])
+    phrases = load_phrases(Race65Spec.phrase_file, ["Zoltan", "Priya"])
     words = grammar_words(phrases)
     assert {"zoltan", "priya", "zoltan's"} <= words
     assert "bob" not in words

@@ -1,10 +1,13 @@
 """What the referee needs to know about a game besides its rules.
 
-A game plugs into the referee with three things: a rules module in
-:mod:`referee.engine`, a phrase file in ``referee/speech/phrases/`` and a
-:class:`GameSpec` here that turns intents into actions and events into
-sentences. The table loop (:mod:`referee.session`) knows nothing else about
-any game.
+A game plugs into the referee with two things: its pure rules, a module in
+:mod:`referee.engine`, and a folder here (``referee/games/<game>/``) holding
+its :class:`GameSpec` (options, intents to actions, events to sentences,
+answers, policy: what to confirm, what needs another player's agreement,
+what may interrupt the referee, extra commands) and its phrase file. The
+registry (:data:`referee.games.GAMES`) lists the games. The runtime
+(:mod:`referee.session`, :mod:`referee.table`, the command line) knows
+nothing else about any game; ``tests/test_layers.py`` checks it.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ from __future__ import annotations
 import argparse
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 from referee.engine.core import Action, Event, Game
@@ -99,6 +104,22 @@ def check_players(players: Sequence[str], least: int, most: int) -> tuple[str, .
     return names
 
 
+@dataclass(frozen=True)
+class Tool:
+    """A command a game adds to the command line: ``referee COMMAND GAME [options]``.
+
+    Shut the Box offers ``hint``; another game may offer ``hint`` too, or
+    ``check``: the command line gathers every game's tools under their command.
+    ``run`` prints its answer and returns the exit code; bad options raise
+    :class:`SetupError`.
+    """
+
+    command: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
 class GameSpec(ABC):
     """One game as the referee sees it: set-up, intents, announcements."""
 
@@ -110,6 +131,13 @@ class GameSpec(ABC):
     max_players: ClassVar[int] = 2
     #: Options of ``referee play`` the game reads (kept in the game log for resume).
     option_names: ClassVar[tuple[str, ...]] = ("house", "first", "verbosity")
+    #: What players can say: the game folder's ``phrases.toml`` (see
+    #: :mod:`referee.speech.templates`).
+    phrase_file: ClassVar[Path]
+    #: One line for ``referee play --help``.
+    summary: ClassVar[str] = ""
+    #: Extra commands of the game (``referee hint shut-the-box ...``).
+    tools: ClassVar[tuple[Tool, ...]] = ()
 
     def __init__(self, players: Sequence[str], options: argparse.Namespace) -> None:
         self.players = check_players(players, self.min_players, self.max_players)
@@ -149,9 +177,29 @@ class GameSpec(ABC):
     def final_state(self, game: Game[Any]) -> dict[str, Any]:
         """The game's state as JSON (``--json``)."""
 
+    def where_we_are(self, game: Game[Any], at: float) -> str:
+        """What the table needs to hear to pick the game up again (on resume)."""
+        return self.answer("turn", None, game, at)
+
     def describe_intent(self, intent: dict[str, Any]) -> str:
         """A short phrase for an intent, used to ask about ambiguous ones."""
         return str(intent.get("kind", "something"))
+
+    # --- policy: what needs asking, and how ------------------------------------------
+    def always_confirm(self, intent: dict[str, Any]) -> bool:
+        """Whether a spoken move is confirmed even when it was heard surely
+        (a move whose mistake would cost too much). Typed moves never are."""
+        return False
+
+    def confirmation(self, intent: dict[str, Any], who: str) -> str:
+        """The question that confirms a move ``who`` made before it is played."""
+        return f"{who}, did you say: {self.describe_intent(intent)}?"
+
+    def agreement(self, intent: dict[str, Any]) -> str | None:
+        """What another player must agree to before an intent is carried out
+        ("end the game"), or None when it needs nobody's agreement. Undo is
+        always agreed (the session names the move)."""
+        return "end the game" if intent["kind"] == "end" else None
 
     def barge_in(self, intent: dict[str, Any]) -> bool:
         """Whether an intent may interrupt the referee while it is speaking."""

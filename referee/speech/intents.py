@@ -34,6 +34,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -145,7 +146,15 @@ class IntentMatcher:
 
     @classmethod
     def for_game(cls, game: str, players: Sequence[str], **options: Any) -> IntentMatcher:
-        return cls(load_phrases(game, players), players, **options)
+        """The matcher of a registered game, by its name (tests, benchmarks, tools)."""
+        from referee.games import find_game  # the registry; speech itself knows no game
+
+        return cls.for_phrases(find_game(game).phrase_file, players, **options)
+
+    @classmethod
+    def for_phrases(cls, path: Path, players: Sequence[str], **options: Any) -> IntentMatcher:
+        """The matcher of the phrase file at ``path``."""
+        return cls(load_phrases(path, players), players, **options)
 
     # --- tokens ------------------------------------------------------------------
     def tokenise(self, text: str) -> list[_Tok]:

@@ -1,6 +1,7 @@
 """Phrase templates: the one data file per game that says what players can say.
 
-A phrase file (``referee/speech/phrases/<game>.toml``) has slots, word weights
+A phrase file (``phrases.toml`` in the game's folder, ``referee/games/<game>/``)
+has slots, word weights
 and intents. Each intent has fixed fields and a list of sentence templates in
 the syntax of hassil:
 
@@ -244,7 +245,9 @@ def _with_includes(data: dict[str, Any], path: Path) -> dict[str, Any]:
     merged = {key: dict(data.get(key, {})) for key in ("slots", "weights", "hints", "fillers")}
     intents = list(data.get("intents", []))
     for name in data.get("include", []):
-        other = PHRASE_DIR / f"{name}.toml"
+        other = path.with_name(f"{name}.toml")
+        if not other.exists():
+            other = PHRASE_DIR / f"{name}.toml"
         if not other.exists():
             raise TemplateError(f"{path.name} includes {name!r}, which does not exist")
         extra = _read_phrase_file(other)
@@ -254,15 +257,12 @@ def _with_includes(data: dict[str, Any], path: Path) -> dict[str, Any]:
     return {**data, **merged, "intents": intents}
 
 
-def phrase_file(game: str) -> Path:
-    return PHRASE_DIR / f"{game}.toml"
-
-
-def load_phrases(game: str, players: Sequence[str]) -> PhraseSet:
-    """Read ``phrases/<game>.toml`` and fill its slots for these players."""
-    path = phrase_file(game)
+def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
+    """Read a game's phrase file (its folder's ``phrases.toml``) and fill its
+    slots for these players. Includes are looked for beside it, then among
+    the shared files (``referee/speech/phrases/``: ``common``)."""
     if not path.exists():
-        raise TemplateError(f"no phrase file for game {game!r}")
+        raise TemplateError(f"no phrase file {path}")
     data = _with_includes(_read_phrase_file(path), path)
     slots: dict[str, Slot] = {}
     for name, spec in data.get("slots", {}).items():
@@ -300,6 +300,7 @@ def load_phrases(game: str, players: Sequence[str]) -> PhraseSet:
         )
     hints = {str(word): str(text) for word, text in data.get("hints", {}).items()}
     fillers = data.get("fillers", {})
+    game = str(data.get("game", path.parent.name))
     return PhraseSet(game, slots, weights, tuple(intents), hints, str(data.get("title", "")),
                      tuple(map(str, fillers.get("before", []))),
                      tuple(map(str, fillers.get("after", []))))

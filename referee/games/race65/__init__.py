@@ -17,6 +17,7 @@ import argparse
 import math
 from collections import defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from referee.engine.core import (
@@ -80,13 +81,24 @@ def _corrections(corrections: Sequence[TileSet], back: bool = True) -> str:
     return " ".join(sentences)
 
 
+#: ``--confirm-calls``: "unsure" and "never" both confirm a call only when it
+#: was heard unsurely (as any move); kept as two words for old command lines.
+CONFIRM_CALLS = ("always", "unsure", "never")
+
+
 class Race65Spec(GameSpec):
     name = "race65"
+    phrase_file = Path(__file__).with_name("phrases.toml")
     aliases = ("race-to-65", "race")
-    option_names = (*GameSpec.option_names, "rules", "difficulty")
+    summary = "Race to 65: flip tiles, call 65 (or 67, 70) to win; phase-one and phase-seven"
+    option_names = (*GameSpec.option_names, "rules", "difficulty", "confirm_calls")
 
     def __init__(self, players: Sequence[str], options: argparse.Namespace) -> None:
         super().__init__(players, options)
+        self.confirm_calls = getattr(options, "confirm_calls", None) or "always"
+        if self.confirm_calls not in CONFIRM_CALLS:
+            raise SetupError(f"--confirm-calls takes {' or '.join(CONFIRM_CALLS)}, "
+                             f"not {self.confirm_calls!r}.")
         house = parse_house_rules(getattr(options, "house", None) or [], HOUSE_RULES)
         try:
             self.config: RaceConfig = race_config(
@@ -112,6 +124,9 @@ class Race65Spec(GameSpec):
         group.add_argument(
             "--difficulty", choices=DIFFICULTIES, help="phase-seven level (default easy)"
         )
+        group.add_argument("--confirm-calls", choices=CONFIRM_CALLS,
+                           help="ask before judging a spoken call: always (default), or only "
+                           "when unsure (unsure, never)")
 
     # --- set-up -----------------------------------------------------------------
     def new_game(self, at: float) -> Game[RaceState]:
@@ -152,6 +167,29 @@ class Race65Spec(GameSpec):
         if intent["kind"] == "correction":
             return f"set {intent['owner']}'s {intent['tile']} {intent['direction']}"
         return super().describe_intent(intent)
+
+    def where_we_are(self, game: Game[Any], at: float) -> str:
+        """Whose turn it is, and the time left when turns are timed."""
+        text = super().where_we_are(game, at)
+        if self.config.turn_seconds:
+            text += " " + self.answer("time", None, game, at)
+        return text
+
+    def always_confirm(self, intent: dict[str, Any]) -> bool:
+        """A spoken call is confirmed before it is judged (``--confirm-calls
+        always``, the default): a misheard call costs a whole tray."""
+        return intent["kind"] == "call" and self.confirm_calls == "always"
+
+    def confirmation(self, intent: dict[str, Any], who: str) -> str:
+        if intent["kind"] == "call":
+            return f"{intent['caller']}, did you call {intent['number']}?"
+        return super().confirmation(intent, who)
+
+    def agreement(self, intent: dict[str, Any]) -> str | None:
+        """A tray correction needs another player's yes, like undo."""
+        if intent["kind"] == "correction":
+            return f"{intent['owner']}'s {intent['tile']} is {intent['direction']}"
+        return super().agreement(intent)
 
     def barge_in(self, intent: dict[str, Any]) -> bool:
         """A call of the target interrupts the referee too: a race is a race."""

@@ -22,8 +22,10 @@ Decisions:
 from __future__ import annotations
 
 import argparse
+import json
 import random
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from referee.engine.core import (
@@ -54,6 +56,7 @@ from referee.engine.shutbox_strategy import dice_hint, hint
 from referee.games.base import (
     GameSpec,
     SetupError,
+    Tool,
     parse_house_rules,
     sentence,
     spoken_list,
@@ -77,9 +80,44 @@ def tiles_text(tiles: Sequence[int]) -> str:
     return spoken_list(tiles) if tiles else "none"
 
 
+def _hint_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--open", nargs="+", type=int, required=True, metavar="TILE",
+                        help="the open tiles")
+    parser.add_argument("--roll", type=int, help="the roll (without it: how many dice to roll)")
+    parser.add_argument("--goal", choices=["shut", "score"], default="shut",
+                        help="shut: most likely to shut the box (default); score: lowest "
+                        "expected score")
+    parser.add_argument("--tiles", type=int, choices=(9, 12), default=12,
+                        help="tiles in the box (default 12)")
+
+
+def _hint(args: argparse.Namespace) -> int:
+    """``{"shut": [3, 4], "value": 0.123}``: the tiles to shut and the value after;
+    without a roll, ``{"dice": 1, "value": ...}``: how many dice to roll."""
+    tiles = list(args.open)
+    bad = [t for t in tiles if not 1 <= t <= args.tiles]
+    if bad:
+        raise SetupError(f"There is no tile {bad[0]} in a box of {args.tiles}.")
+    if len(set(tiles)) != len(tiles):
+        raise SetupError("Each open tile once, please.")
+    if args.roll is None:
+        count, best = dice_hint(tiles, args.goal)
+        print(json.dumps({"dice": count, "value": round(best, 6)}))
+        return 0
+    if not 1 <= args.roll <= 12:
+        raise SetupError(f"A roll is 1 to 12, not {args.roll}.")
+    shut, best = hint(tiles, args.roll, args.goal)
+    print(json.dumps({"shut": None if shut is None else list(shut), "value": round(best, 6)}))
+    return 0
+
+
 class ShutBoxSpec(GameSpec):
     name = "shut-the-box"
+    phrase_file = Path(__file__).with_name("phrases.toml")
     aliases = ("shutbox", "shut", "stb")
+    summary = "Shut the Box: roll, shut tiles that make the roll, lowest score wins"
+    tools = (Tool("hint", "the best move in Shut the Box, computed exactly", _hint_arguments,
+                  _hint),)
     min_players = 1
     max_players = 8
     option_names = (*GameSpec.option_names, "tiles", "dice", "seed", "order")
