@@ -70,7 +70,7 @@ from referee.gamelog import (
     StopRecord,
 )
 from referee.games.base import GameSpec, spoken_list
-from referee.speech.intents import Heard, IntentMatcher
+from referee.speech.intents import ADDRESSEE, Heard, IntentMatcher
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +167,8 @@ class Session:
         self._moves: list[tuple[int, str]] = []
         self._held = False
         self._resume_at: float | None = None
+        #: The player last named (see :meth:`_addressed`).
+        self._named: str | None = None
         deadline = self.game.deadline()
         if deadline is not None:
             self._turn_limit = deadline - at
@@ -292,8 +294,11 @@ class Session:
         """
         said = self.tick(at)
         who = self.attribute(speaker)
+        heard, unclear = self._addressed(heard, who)
         self._log(InputRecord(round(at, 3), source, speaker, who, heard.text, heard.intent,
                               heard.score, sure, heard.message))
+        if unclear is not None:
+            return said + self._say([unclear], at, "problem")
         intent = heard.intent
         kind = intent["kind"]
         if kind in ("answer", "stop"):
@@ -322,6 +327,28 @@ class Session:
         if not sure and kind not in NOT_MOVES:
             return said + self._ask(self._confirmation(intent, who), (who,), intent, who, at)
         return said + self._act(intent, who, at)
+
+    def _addressed(self, heard: Heard, who: str) -> tuple[Heard, str | None]:
+        """``heard`` with "you" resolved, and what to say if it cannot be.
+
+        At a table of more than two, "you" ("I give you a token", "you flip
+        four up") is the player last named by anyone, in a move or a
+        question, other than the speaker ("Bob, ..." names Bob). When nobody
+        was named yet, or the last one named is the speaker, the referee asks
+        whom they mean and nothing changes.
+        """
+        intent = heard.intent
+        unresolved = [k for k, v in intent.items() if v == ADDRESSEE]
+        if not unresolved:
+            named = [v for v in intent.values() if v in self.players and v != who]
+            if named:
+                self._named = str(named[-1])
+            return heard, None
+        if self._named is None or self._named == who:
+            others = spoken_list(self._others(who)).replace(" and ", " or ")
+            return heard, f"Who do you mean, {others}? Please say it again with their name."
+        resolved = {k: (self._named if v == ADDRESSEE else v) for k, v in intent.items()}
+        return replace(heard, intent=resolved), None
 
     def _answer(self, intent: dict[str, Any], at: float) -> list[Said]:
         if intent["what"] == "repeat":

@@ -53,6 +53,9 @@ from referee.speech.templates import (
 Intent = dict[str, Any]
 
 NONE: Intent = {"kind": "none"}
+#: A field meaning "the player spoken to" ("you", "your") at a table of more
+#: than two, left for the session to resolve (see ``Session.respond``).
+ADDRESSEE = "$addressee"
 
 ACCEPT = 0.75
 FLOOR = 0.6
@@ -324,7 +327,10 @@ class IntentMatcher:
             elif spec == "$speaker":
                 options = [speaker]
             elif spec == "$addressee":
-                options = [p for p in self.players if p != speaker] or [speaker]
+                others = [p for p in self.players if p != speaker] or [speaker]
+                # With two players "you" is the other one; with more, the
+                # session knows whom the speaker is talking to (ADDRESSEE).
+                options = others if len(others) == 1 else [ADDRESSEE]
             elif spec == "$everyone":
                 options = [None]
             else:

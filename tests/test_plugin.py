@@ -1,0 +1,287 @@
+"""The plug-in contract, proved with a game that exists only in the tests.
+
+"Give" is played by three or more players: on your turn you give one of your
+tokens to another player ("I give a token to Bob", "Bob, I give you a
+token", or just "I give you a token" to whoever was last named). Whoever
+runs out of tokens loses and the one with the most wins. Its rules, its
+table side and its phrase file (``tests/give_phrases.toml``) live here; the
+runtime is not changed for it: it is played by typed lines, by a timed
+script through the command line, through the table loop, and resumed from
+its log. (Chance is not in it yet: the runtime does not drive chance steps.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee import cli
+from referee.engine.core import (
+    Action,
+    Event,
+    Game,
+    GameWon,
+    IllegalAction,
+    NotYourTurn,
+    Outcome,
+    Rules,
+    TurnStarted,
+)
+from referee.gamelog import GameLog, read_log
+from referee.games import GAMES
+from referee.games.base import GameSpec, spoken_list
+from referee.session import Session, replay_records
+from referee.table import Table
+
+HERE = Path(__file__).resolve().parent
+
+
+# --- the rules (pure, as in referee/engine) ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Give(Action):
+    by: str
+    to: str
+
+
+@dataclass(frozen=True)
+class TokenGiven(Event):
+    by: str
+    to: str
+    left: int
+
+
+@dataclass(frozen=True)
+class GiveState:
+    players: tuple[str, ...]
+    tokens: tuple[int, ...]
+    turn: int = 0
+    over: bool = False
+
+
+class GiveRules(Rules[GiveState]):
+    name = "give"
+
+    def __init__(self, tokens: int) -> None:
+        self.tokens = tokens
+
+    def initial_state(self, players: Sequence[str], at: float) -> GiveState:
+        return GiveState(tuple(players), (self.tokens,) * len(players))
+
+    def players(self, state: GiveState) -> tuple[str, ...]:
+        return state.players
+
+    def current_player(self, state: GiveState) -> str | None:
+        return None if state.over else state.players[state.turn]
+
+    def legal_actions(self, state: GiveState) -> list[Action]:
+        me = self.current_player(state)
+        return [] if me is None else [Give(me, p) for p in state.players if p != me]
+
+    def apply(self, state: GiveState, action: Action, at: float) -> tuple[GiveState, list[Event]]:
+        if not isinstance(action, Give):
+            raise IllegalAction("That is not a move in this game.")
+        if action.by != self.current_player(state):
+            raise NotYourTurn(f"It's {self.current_player(state)}'s turn.")
+        if action.to == action.by or action.to not in state.players:
+            raise IllegalAction("Give your token to somebody else.")
+        tokens = list(state.tokens)
+        tokens[state.players.index(action.by)] -= 1
+        tokens[state.players.index(action.to)] += 1
+        left = tokens[state.players.index(action.by)]
+        nxt = replace(state, tokens=tuple(tokens), turn=(state.turn + 1) % len(state.players),
+                      over=left == 0)
+        events: list[Event] = [TokenGiven(action.by, action.to, left)]
+        if nxt.over:
+            events.append(GameWon(self._leaders(nxt)))
+        else:
+            events.append(TurnStarted(nxt.players[nxt.turn], 0, None))
+        return nxt, events
+
+    def _leaders(self, state: GiveState) -> tuple[str, ...]:
+        most = max(state.tokens)
+        return tuple(p for p, t in zip(state.players, state.tokens, strict=True) if t == most)
+
+    def outcome(self, state: GiveState) -> Outcome | None:
+        return Outcome(self._leaders(state)) if state.over else None
+
+    def deadline(self, state: GiveState) -> float | None:
+        return None
+
+    def describe(self, action: Action) -> str:
+        assert isinstance(action, Give)
+        return f"{action.by} gives {action.to} a token"
+
+
+# --- the table side (as in referee/games/<game>/) ----------------------------------------
+
+
+class GiveSpec(GameSpec):
+    name = "give"
+    aliases = ("give-a-token",)
+    summary = "Give: hand your tokens round; whoever runs out ends the game"
+    phrase_file = HERE / "give_phrases.toml"
+    min_players = 3
+    max_players = 5
+    option_names = (*GameSpec.option_names, "tokens")
+
+    def __init__(self, players: Sequence[str], options: argparse.Namespace) -> None:
+        super().__init__(players, options)
+        self.rules = GiveRules(int(getattr(options, "tokens", None) or 2))
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--tokens", type=int, help="tokens each (default 2)")
+
+    def new_game(self, at: float) -> Game[Any]:
+        return Game(self.rules, self.players, at)
+
+    def opening(self, game: Game[Any]) -> str:
+        return f"Give, with {spoken_list(game.players)}. {game.current_player()} starts."
+
+    def action_for(self, intent: dict[str, Any], speaker: str, game: Game[Any]) -> Action:
+        return Give(speaker, str(intent["to"]))
+
+    def describe_intent(self, intent: dict[str, Any]) -> str:
+        if intent["kind"] == "give":
+            return f"give {intent['to']} a token"
+        return super().describe_intent(intent)
+
+    def announce(self, event: Event, game: Game[Any]) -> str:
+        if isinstance(event, TokenGiven):
+            return f"{event.by} gives {event.to} a token; {event.by} has {event.left} left."
+        if isinstance(event, TurnStarted):
+            return f"{event.player}'s turn."
+        if isinstance(event, GameWon):
+            return f"{spoken_list(event.winners)} {'wins' if len(event.winners) == 1 else 'win'}!"
+        return ""
+
+    def answer(self, what: str, player: str | None, game: Game[Any], at: float) -> str:
+        state: GiveState = game.state
+        if what == "turn":
+            return f"It's {game.current_player()}'s turn." if not state.over else "It's over."
+        counts = zip(state.players, state.tokens, strict=True)
+        return " ".join(f"{p} has {t}." for p, t in counts)
+
+    def final_state(self, game: Game[Any]) -> dict[str, Any]:
+        state: GiveState = game.state
+        outcome = game.outcome()
+        return {"winner": list(outcome.winners) if outcome else None,
+                "tokens": dict(zip(state.players, state.tokens, strict=True))}
+
+
+@pytest.fixture
+def registered(monkeypatch: pytest.MonkeyPatch) -> type[GiveSpec]:
+    """The test game in the registry, for as long as a test runs."""
+    monkeypatch.setitem(GAMES, GiveSpec.name, GiveSpec)
+    return GiveSpec
+
+
+def give_session(players: Sequence[str] = ("Ann", "Bob", "Cy"), **options: Any) -> Session:
+    return Session(GiveSpec(players, argparse.Namespace(**options)))
+
+
+def said(session: Session, line: str, speaker: str | None, at: float) -> list[str]:
+    return [s.text for s in session.hear(line, speaker, at)]
+
+
+# --- typed lines, and "you" at a table of three -----------------------------------------
+
+
+def test_the_test_game_is_played_by_typed_lines_to_its_end():
+    s = give_session()
+    assert [x.text for x in s.start()] == ["Give, with Ann, Bob and Cy. Ann starts."]
+    assert said(s, "I give a token to Bob", None, 1.0) == [
+        "Ann gives Bob a token; Ann has 1 left.", "Bob's turn."]
+    assert said(s, "give Ann a token", None, 2.0) == [
+        "Bob gives Ann a token; Bob has 2 left.", "Cy's turn."]
+    assert said(s, "what's the score", None, 3.0) == ["Ann has 2. Bob has 2. Cy has 2."]
+    assert said(s, "Ann, I give you a token", None, 4.0)[0] == (
+        "Cy gives Ann a token; Cy has 1 left.")
+    assert said(s, "I give a token to Ann", "Bob", 5.0) == ["It's Ann's turn."]  # refused
+    assert said(s, "give a token to Ann", None, 6.0) == ["Give your token to somebody else."]
+    assert said(s, "I give a token to Cy", None, 7.0)[0] == "Ann gives Cy a token; Ann has 2 left."
+    assert said(s, "give Cy a token", None, 8.0)[0] == "Bob gives Cy a token; Bob has 1 left."
+    assert s.final_state() == {"winner": None, "tokens": {"Ann": 2, "Bob": 1, "Cy": 3}}
+
+
+def test_you_means_the_last_player_named_and_is_asked_about_otherwise():
+    """With three players "you" is whoever was last named; before anyone was, the
+    referee asks who, and nothing changes."""
+    s = give_session()
+    s.start()
+    before = s.game.state
+    assert said(s, "I give you a token", None, 1.0) == [
+        "Who do you mean, Bob or Cy? Please say it again with their name."]
+    assert s.game.state == before
+    assert said(s, "what's Cy's score", None, 2.0) == ["Ann has 2. Bob has 2. Cy has 2."]
+    assert said(s, "I give you a token", None, 3.0)[0] == "Ann gives Cy a token; Ann has 1 left."
+    # Bob names Ann, then "you" is Ann
+    assert said(s, "Ann, I give you a token", None, 4.0)[0] == (
+        "Bob gives Ann a token; Bob has 1 left.")
+    assert said(s, "you take a token", "Cy", 5.0)[0] == "Cy gives Ann a token; Cy has 2 left."
+    # the last one named is the speaker herself: ask
+    assert said(s, "I give you a token", "Ann", 6.0) == [
+        "Who do you mean, Bob or Cy? Please say it again with their name."]
+
+
+def test_with_two_players_you_is_simply_the_other_one():
+    s = give_session(("Ann", "Bob", "Cy"))
+    two = s.matcher.match("I give you a token", "Ann").intent
+    assert two == {"kind": "give", "to": "$addressee"}  # three players: resolved by the session
+    from referee.speech.intents import IntentMatcher
+
+    pair = IntentMatcher.for_phrases(GiveSpec.phrase_file, ["Ann", "Bob"])
+    assert pair.match("I give you a token", "Ann").intent == {"kind": "give", "to": "Bob"}
+
+
+# --- the command line, the table loop and the log ----------------------------------------
+
+
+def test_the_test_game_has_its_own_play_command(registered, tmp_path, capsys):
+    script = tmp_path / "game.txt"
+    script.write_text("[1] I give a token to Bob\n[2] Bob: give Cy a token\n"
+                      "[3] Cy: Ann, I give you a token\n[4] Ann: give Bob a token\n"
+                      "[5] Bob: give Cy a token\n[6] Cy: Bob, take a token\n"
+                      "[7] Ann: give Cy a token\n")
+    code = cli.main(["play", "give", "--players", "Ann", "Bob", "Cy", "--tokens", "2",
+                     "--script", str(script), "--json"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0
+    assert any(line.endswith("Ann gives Cy a token; Ann has 0 left.") for line in out)
+    assert any(line.endswith("Bob and Cy win!") for line in out)
+    assert json.loads(out[-1]) == {"winner": ["Bob", "Cy"], "tokens": {"Ann": 0, "Bob": 3, "Cy": 3}}
+    assert cli.main(["play", "give", "--players", "Ann", "Bob", "--no-log"]) == 2
+    assert "for 3 to 5 players" in capsys.readouterr().err
+
+
+def test_the_test_game_through_the_table_loop_and_back_from_its_log(registered, tmp_path):
+    log = GameLog(tmp_path / "give.jsonl", lambda text: None)
+    from referee.gamelog import GameHeader
+
+    spec = GiveSpec(["Ann", "Bob", "Cy"], argparse.Namespace(tokens=3))
+    log.write(GameHeader(game=spec.name, players=spec.players, options=spec.options()))
+    session = Session(spec, record=log.write)
+    shown: list[str] = []
+    table = Table(session, show=shown.append)
+    table.start()
+    table.hear_text("I give a token to Cy", None, 1.0)
+    table.hear_text("Cy, I give you a token", "Bob", 2.0)
+    table.hear_text("you take a token", "Cy", 3.0)  # Cy was named last by Bob: ask who
+    table.hear_text("I give you a token", "Cy", 4.0)
+    assert any("Who do you mean, Ann or Bob?" in line for line in shown)
+    log.close()
+
+    logged = read_log(tmp_path / "give.jsonl")
+    copy = Session(GAMES[logged.header.game](list(logged.header.players),
+                                             argparse.Namespace(**logged.header.options)))
+    replay_records(copy, logged.records)
+    assert copy.game.state == session.game.state
+    assert copy.final_state()["tokens"] == {"Ann": 2, "Bob": 2, "Cy": 5}
