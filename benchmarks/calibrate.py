@@ -7,9 +7,9 @@ Only the tuning split is used: the six tuning voices, each game's commands and
 table talk, and the ``pd`` paraphrases. A row's label is 1 when Whisper's best
 sentence means what was said and it is a command; 0 when it means something
 else, or the speech was table talk. The model is a logistic regression over
-:func:`~referee.speech.recognizers.whisper_features` (plain gradient descent,
+:func:`~referee.speech.hearing.recognizers.whisper_features` (plain gradient descent,
 a small L2 penalty, deterministic); it prints the weights to copy into
-:data:`~referee.speech.recognizers.CALIBRATION`, then, for a few probability
+:data:`~referee.speech.hearing.recognizers.CALIBRATION`, then, for a few probability
 thresholds, the share of commands heard right per room and of table talk
 taken for a command.
 """
@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from benchmarks.fixtures import DEV_VOICES, GAMES
-from referee.speech.intents import IntentMatcher
-from referee.speech.recognizers import whisper_features
+from referee.speech.hearing.recognizers import whisper_features
+from referee.speech.understanding.intents import IntentMatcher
 
 NAMES = ["margin", "total_margin", "similarity", "gap", "free_empty", "best_length",
          "free_length"]

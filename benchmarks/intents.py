@@ -18,8 +18,8 @@ import statistics
 import time
 from pathlib import Path
 
-from referee.speech.intents import IntentMatcher
-from referee.speech.templates import expand_phrases
+from referee.speech.understanding.intents import IntentMatcher
+from referee.speech.understanding.templates import expand_phrases
 
 PLAYERS = ["Ann", "Bob"]
 TABLE_TALK = Path(__file__).resolve().parent.parent / "tests" / "data" / "table_talk.txt"

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from benchmarks.fixtures import ROOT, apply_condition
 from referee.speech.audio import load_wav
-from referee.speech.intents import IntentMatcher
+from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import understand
-from referee.speech.recognizers import make_recognizer
+from referee.speech.understanding.intents import IntentMatcher
 
 VOICES = ROOT.parent / "shared" / "real-voices" / "speech_commands_v0.01"
 DIGITS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]

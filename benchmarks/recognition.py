@@ -5,7 +5,7 @@ Run: ``./run bench recognition [--game race65|shut-the-box] [--engine whisper|po
 
 For every voice and room of :mod:`benchmarks.fixtures`, each utterance goes
 the way the table loop takes it once the voice detector says it has ended:
-prepared by the recogniser (:meth:`~referee.speech.recognizers.Recognizer.prepare`),
+prepared by the recogniser (:meth:`~referee.speech.hearing.recognizers.Recognizer.prepare`),
 decoded with the game's grammar, read by the intent matcher
 (:func:`~referee.speech.listen.understand`). A command counts as right only
 if the intent's kind and every field are right, whether the referee would act
@@ -44,9 +44,9 @@ from benchmarks.fixtures import (
 )
 from referee.session import SURE_SCORE
 from referee.speech.audio import load_wav
-from referee.speech.intents import IntentMatcher
+from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import understand
-from referee.speech.recognizers import make_recognizer
+from referee.speech.understanding.intents import IntentMatcher
 
 PLAYERS = GAMES["race65"][1]
 

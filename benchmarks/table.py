@@ -52,11 +52,17 @@ from benchmarks.recognition import PLAYERS, percentile
 from referee.games.race65 import Race65Spec
 from referee.session import Session
 from referee.speech.audio import RATE, Audio, load_wav
-from referee.speech.intents import IntentMatcher
+from referee.speech.hearing.mic import (
+    BLOCK,
+    DEFAULT_END_SILENCE,
+    Microphone,
+    SeatUtterance,
+    Segmenter,
+)
+from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import Listener, understand
-from referee.speech.mic import BLOCK, DEFAULT_END_SILENCE, Microphone, SeatUtterance, Segmenter
-from referee.speech.recognizers import make_recognizer
-from referee.speech.tts import Output, make_voice, sound_span
+from referee.speech.speaking.tts import Output, make_voice, sound_span
+from referee.speech.understanding.intents import IntentMatcher
 from referee.table import ECHO_TAIL, Table, sentences
 
 HARD = argparse.Namespace(rules="phase-seven", difficulty="hard", house=[], first=None)
@@ -287,7 +293,7 @@ def live_responses(count: int) -> tuple[list[float], float] | None:
 
 def _listen_idle(seconds: float) -> tuple[float, float]:
     from referee.live import LiveLoop, reinitialise_portaudio
-    from referee.speech.tts import SpeakerOutput
+    from referee.speech.speaking.tts import SpeakerOutput
 
     reinitialise_portaudio()
     session = Session(Race65Spec(PLAYERS, EASY))

@@ -8,7 +8,7 @@ few seconds at the room's signal-to-noise ratio, so the truth is known:
 where each command's speech starts and ends. Two detectors cut the stream
 into utterances with the same end-of-utterance rule (0.25 s of non-speech):
 
-* ``endpointer``: today's :class:`~referee.speech.mic.Segmenter`
+* ``endpointer``: today's :class:`~referee.speech.hearing.mic.Segmenter`
   (PocketSphinx's energy-based endpointer, acoustic rule only);
 * ``silero``: the Silero VAD v5 neural network (its ONNX model from the PyPI
   wheel ``silero-vad``, run with ``onnxruntime``), speech when its
@@ -41,7 +41,7 @@ from benchmarks.fixtures import (
     utterances,
 )
 from referee.speech.audio import RATE, frame_energies, speech_bounds
-from referee.speech.mic import MAX_UTTERANCE, PREROLL, Segmenter
+from referee.speech.hearing.mic import MAX_UTTERANCE, PREROLL, Segmenter
 
 END_SILENCE = 0.25
 GAP = 2.5  # seconds of room noise between commands

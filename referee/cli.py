@@ -18,8 +18,8 @@ from referee import __version__
 from referee.games import GAMES, SetupError, find_game
 from referee.games.base import GameSpec, Tool
 from referee.session import Session
-from referee.speech.intents import IntentMatcher
-from referee.speech.mic import DEFAULT_END_SILENCE
+from referee.speech.hearing.mic import DEFAULT_END_SILENCE
+from referee.speech.understanding.intents import IntentMatcher
 from referee.textplay import run_script
 
 log = logging.getLogger("referee")
@@ -165,7 +165,7 @@ def _tool_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]
 
 def cmd_models(args: argparse.Namespace) -> int:
     from referee.models import CATALOG, InstallError, install, installed
-    from referee.speech.recognizers import MODELS_DIR
+    from referee.speech.hearing.recognizers import MODELS_DIR
 
     dest = getattr(args, "dir", None) or MODELS_DIR
     if args.models_command == "install":
@@ -186,14 +186,14 @@ def cmd_doctor() -> int:
     """Say what would be used, and why, without starting a game."""
     import shutil
 
-    from referee.speech.recognizers import (
+    from referee.speech.hearing.recognizers import (
         MODELS_DIR,
         default_engine,
         find_vosk_model,
         find_whisper_model,
         pocketsphinx_model_dir,
     )
-    from referee.speech.whisper import ModelError, check_model_files
+    from referee.speech.hearing.whisper import ModelError, check_model_files
 
     print(f"recogniser: {default_engine()} (the default; --engine chooses another)")
     whisper_model = find_whisper_model()
@@ -221,7 +221,7 @@ def cmd_doctor() -> int:
         print(f"microphones: cannot use audio devices ({error}); typed input only")
     espeak = shutil.which("espeak-ng")
     print(f"names: pronunciations for unknown names from {espeak or 'spelling (no espeak-ng)'}")
-    from referee.speech.tts import VoiceError, make_voice, output_device_available
+    from referee.speech.speaking.tts import VoiceError, make_voice, output_device_available
 
     voices = []
     for name in ("espeak", "piper"):
@@ -274,14 +274,14 @@ def cmd_hear(args: argparse.Namespace) -> int:
 
 def hear_microphone(args: argparse.Namespace, matcher: IntentMatcher, speaker: str) -> int:
     """Print the intent of each utterance heard live, until Ctrl-C."""
-    from referee.speech.listen import Listener, understand
-    from referee.speech.mic import (
+    from referee.speech.hearing.mic import (
         MicrophoneError,
         input_device,
         microphone_utterances,
         parse_device,
     )
-    from referee.speech.recognizers import RecognizerError, make_recognizer
+    from referee.speech.hearing.recognizers import RecognizerError, make_recognizer
+    from referee.speech.listen import Listener, understand
 
     device = parse_device(args.device)
     try:
@@ -310,8 +310,8 @@ def hear_files(
 ) -> int:
     """Decode each WAV file; one JSON object per file. Exit 1 if any failed."""
     from referee.speech.audio import AudioError, load_wav
+    from referee.speech.hearing.recognizers import RecognizerError, make_recognizer
     from referee.speech.listen import hear_audio
-    from referee.speech.recognizers import RecognizerError, make_recognizer
 
     try:
         recognizer = make_recognizer(matcher.phrases, engine, model)

@@ -1,6 +1,6 @@
 """The live loop: the microphone, the keyboard and the wall clock drive a table.
 
-* The microphone (:class:`~referee.speech.mic.Microphone`) is read in
+* The microphone (:class:`~referee.speech.hearing.mic.Microphone`) is read in
   short waits between the other duties; each utterance it finds (with its
   seat, if the table has seat microphones) goes to the table.
 * Typed lines are always accepted too, so a helper can type for a player and
@@ -23,7 +23,7 @@ from typing import BinaryIO
 
 from referee.gamelog import ClockRecord, Record
 from referee.session import MAX_CHARS, Said
-from referee.speech.mic import Microphone, MicrophoneError
+from referee.speech.hearing.mic import Microphone, MicrophoneError
 from referee.table import Table
 from referee.textplay import SpeakerError, split_speaker
 

@@ -70,7 +70,7 @@ from referee.gamelog import (
     StopRecord,
 )
 from referee.games.base import GameSpec, spoken_list
-from referee.speech.intents import ADDRESSEE, Heard, IntentMatcher
+from referee.speech.understanding.intents import ADDRESSEE, Heard, IntentMatcher
 
 log = logging.getLogger(__name__)
 

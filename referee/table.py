@@ -46,13 +46,13 @@ from typing import Any
 from referee.gamelog import DroppedRecord, ErrorRecord
 from referee.session import SURE_SCORE, Said, Session
 from referee.speech.audio import Audio, AudioError, load_wav
-from referee.speech.intents import FLOOR, Heard
+from referee.speech.hearing.mic import DEFAULT_END_SILENCE
+from referee.speech.hearing.recognizers import Recognizer, Transcript
 from referee.speech.listen import Listener, understand
-from referee.speech.mic import DEFAULT_END_SILENCE
-from referee.speech.numbers import join_numbers
-from referee.speech.recognizers import Recognizer, Transcript
-from referee.speech.templates import normalise_words
-from referee.speech.tts import NullOutput, Output, SilentVoice, Voice
+from referee.speech.speaking.tts import NullOutput, Output, SilentVoice, Voice
+from referee.speech.understanding.intents import FLOOR, Heard
+from referee.speech.understanding.numbers import join_numbers
+from referee.speech.understanding.templates import normalise_words
 
 log = logging.getLogger(__name__)
 

@@ -38,8 +38,8 @@ from referee.gamelog import (
 from referee.games import find_game
 from referee.games.base import GameSpec, SetupError
 from referee.session import Session, replay_records
-from referee.speech.mic import parse_device
-from referee.speech.tts import (
+from referee.speech.hearing.mic import parse_device
+from referee.speech.speaking.tts import (
     NullOutput,
     Output,
     SilentVoice,
@@ -99,7 +99,7 @@ def voice_and_output(args: argparse.Namespace, live: bool) -> tuple[Voice, Outpu
 
 
 def _recognizer(args: argparse.Namespace, session: Session) -> Any:
-    from referee.speech.recognizers import RecognizerError, make_recognizer
+    from referee.speech.hearing.recognizers import RecognizerError, make_recognizer
 
     try:
         return make_recognizer(session.matcher.phrases, args.engine, args.model)
@@ -156,7 +156,7 @@ def _run(args: argparse.Namespace, session: Session, game_log: GameLog | None, *
 def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: Output,
               game_log: GameLog | None, greet: bool) -> None:
     from referee.live import LiveLoop, parse_seats
-    from referee.speech.mic import Microphone, MicrophoneError, input_device
+    from referee.speech.hearing.mic import Microphone, MicrophoneError, input_device
 
     microphone = None
     if args.input != "text":

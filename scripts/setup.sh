@@ -49,8 +49,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     fi
     .venv/bin/python -c 'import referee, rapidfuzz, pocketsphinx, numpy, ctranslate2, tokenizers'
     # The default recogniser's model: every file must match its SHA-256.
-    .venv/bin/python -c 'from referee.speech.recognizers import find_whisper_model
-from referee.speech.whisper import check_model_files
+    .venv/bin/python -c 'from referee.speech.hearing.recognizers import find_whisper_model
+from referee.speech.hearing.whisper import check_model_files
 check_model_files(find_whisper_model())'
     echo "$want" > "$stamp"
 fi

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from referee.games.race65 import Race65Spec
-from referee.speech.intents import ADDRESSEE, IntentMatcher
-from referee.speech.templates import expand_phrases, load_phrases
+from referee.speech.understanding.intents import ADDRESSEE, IntentMatcher
+from referee.speech.understanding.templates import expand_phrases, load_phrases
 
 DATA = Path(__file__).parent / "data"
 PLAYERS = ["Ann", "Bob"]

@@ -48,12 +48,40 @@ def test_the_check_sees_a_third_party_import(tmp_path):
     assert outside_the_engine(bad) == {"numpy", "referee.speech"}
 
 
+# --- speech: audio -> words -> intent; sentence -> audio -------------------------------------
+
+SPEECH = ROOT / "referee" / "speech"
+#: What each group of referee/speech may import of the others.
+MAY_USE = {
+    "understanding": {"understanding"},
+    "hearing": {"hearing", "understanding", "audio"},
+    "speaking": {"speaking", "audio"},
+}
+
+
+def speech_uses(path: Path) -> set[str]:
+    """The groups of referee/speech (and its shared audio module) a file imports."""
+    return {name.split(".")[2] for name in imported_modules(path)
+            if name.startswith("referee.speech.")}
+
+
+def test_speech_flows_one_way():
+    """Understanding knows nothing of sound; hearing feeds it words (and takes its
+    phrase set for the grammar); speaking only makes sound. The pipeline that joins
+    hearing to understanding is listen.py."""
+    found = {f"{group}/{p.name}": speech_uses(p) - allowed
+             for group, allowed in MAY_USE.items()
+             for p in sorted((SPEECH / group).glob("*.py"))}
+    assert len(found) >= 10
+    assert all(not extra for extra in found.values()), found
+
+
 # --- the runtime knows no game -------------------------------------------------------------
 
-PHRASES = ROOT / "referee" / "speech" / "phrases"
+PHRASES = ROOT / "referee" / "speech" / "understanding" / "phrases"
 #: The game-independent runtime: everything but the games, their rules and the registry.
 RUNTIME = [p for p in [*sorted((ROOT / "referee").glob("*.py")),
-                       *sorted((ROOT / "referee" / "speech").glob("*.py"))]
+                       *sorted((ROOT / "referee" / "speech").rglob("*.py"))]
            if p.name != "__init__.py"]
 #: What the runtime may import of the games: the registry and the contract.
 ALLOWED = {"referee.games", "referee.games.base", "referee.engine", "referee.engine.core",

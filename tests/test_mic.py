@@ -12,10 +12,10 @@ import pytest
 
 from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
 from referee.speech.audio import RATE, Audio, load_wav
-from referee.speech.intents import IntentMatcher
+from referee.speech.hearing.mic import MicrophoneError, Segmenter, input_device, segment
+from referee.speech.hearing.recognizers import PocketSphinxRecognizer
 from referee.speech.listen import hear_audio
-from referee.speech.mic import MicrophoneError, Segmenter, input_device, segment
-from referee.speech.recognizers import PocketSphinxRecognizer
+from referee.speech.understanding.intents import IntentMatcher
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -177,7 +177,7 @@ class _StandInStream:
 def test_the_microphone_hands_over_an_utterance_as_soon_as_it_ends():
     """read() returns when an utterance has ended, not when its wait is over:
     the sound after it is still waiting to be read."""
-    from referee.speech.mic import BLOCK, Microphone
+    from referee.speech.hearing.mic import BLOCK, Microphone
 
     data, _ = stream_of(utterances()[:1], gap=1.0)
     microphone = Microphone()

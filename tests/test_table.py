@@ -22,8 +22,8 @@ from referee.cli import main
 from referee.games.race65 import Race65Spec
 from referee.session import Session
 from referee.speech.audio import load_wav
-from referee.speech.recognizers import make_recognizer
-from referee.speech.tts import EspeakVoice, WavDirOutput
+from referee.speech.hearing.recognizers import make_recognizer
+from referee.speech.speaking.tts import EspeakVoice, WavDirOutput
 from referee.table import Table, content_words, run_audio_script, sentences
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 
 from referee.speech.audio import Audio, load_wav
-from referee.speech.intents import IntentMatcher
+from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import hear_audio
-from referee.speech.recognizers import make_recognizer
-from referee.speech.tts import (
+from referee.speech.speaking.tts import (
     EspeakVoice,
     PiperVoice,
     SilentVoice,
@@ -17,6 +16,7 @@ from referee.speech.tts import (
     WavDirOutput,
     make_voice,
 )
+from referee.speech.understanding.intents import IntentMatcher
 
 
 @pytest.fixture(scope="module")

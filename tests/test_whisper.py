@@ -15,15 +15,13 @@ import pytest
 
 from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
 from referee.speech.audio import RATE, Audio, load_wav
-from referee.speech.intents import IntentMatcher
-from referee.speech.listen import hear_audio, understand
-from referee.speech.recognizers import (
+from referee.speech.hearing.recognizers import (
     WhisperRecognizer,
     find_whisper_model,
     make_recognizer,
     whisper_context,
 )
-from referee.speech.whisper import (
+from referee.speech.hearing.whisper import (
     MODEL_FILES,
     WINDOW,
     Decoder,
@@ -36,6 +34,8 @@ from referee.speech.whisper import (
     read_ctranslate2,
     select,
 )
+from referee.speech.listen import hear_audio, understand
+from referee.speech.understanding.intents import IntentMatcher
 
 PLAYERS = ["Ann", "Bob"]
 
@@ -81,7 +81,7 @@ def test_a_damaged_or_missing_model_file_is_refused_before_loading(model_dir, tm
     (copy / "tokenizer.json").unlink()
     with pytest.raises(ModelError, match=r"tokenizer\.json is missing"):
         check_model_files(copy)
-    from referee.speech.recognizers import RecognizerError
+    from referee.speech.hearing.recognizers import RecognizerError
 
     with pytest.raises(RecognizerError, match="reinstall"):
         make_recognizer(matcher.phrases, "whisper", copy)
@@ -186,7 +186,7 @@ def test_one_step_for_a_batch_equals_steps_one_by_one(model_dir):
 def test_every_sentence_of_the_grammar_can_be_spelled_through_the_search(model_dir, matcher):
     """Walk each sentence of the phrase list, spelled as Whisper would write it,
     through the search's moves: it must reach the end with its own words."""
-    from referee.speech.grammar import phrase_list
+    from referee.speech.hearing.grammar import phrase_list
 
     tokens = Tokens(model_dir / "tokenizer.json")
     search = SentenceSearch(matcher.phrases, tokens)
@@ -274,7 +274,7 @@ def test_an_unsure_hearing_is_asked_about_before_it_is_played(whisper, matcher, 
     """Between the two margins a move is not guessed: the referee asks."""
     import argparse
 
-    import referee.speech.recognizers as recognizers
+    import referee.speech.hearing.recognizers as recognizers
     from referee.games.race65 import Race65Spec
     from referee.session import Session
     from referee.table import Table
@@ -295,7 +295,7 @@ def test_an_unsure_hearing_is_asked_about_before_it_is_played(whisper, matcher, 
 def test_espeaks_flip_my_seven_is_heard_as_flip_my_seven(whisper, matcher):
     """The issue's example: PocketSphinx heard eSpeak's "flip my seven" as "flip my
     two up" with full confidence, every time."""
-    from referee.speech.tts import EspeakVoice
+    from referee.speech.speaking.tts import EspeakVoice
 
     heard, transcript = hear_audio(whisper, matcher, EspeakVoice().render("flip my seven"), "Ann")
     assert heard.intent == {"kind": "flip", "owner": "Ann", "tile": 7, "direction": None}, (

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from referee.engine.core import Action, Event, Game
-from referee.speech.numbers import words_to_number
+from referee.speech.understanding.numbers import words_to_number
 
 
 class SetupError(ValueError):
@@ -132,7 +132,7 @@ class GameSpec(ABC):
     #: Options of ``referee play`` the game reads (kept in the game log for resume).
     option_names: ClassVar[tuple[str, ...]] = ("house", "first", "verbosity")
     #: What players can say: the game folder's ``phrases.toml`` (see
-    #: :mod:`referee.speech.templates`).
+    #: :mod:`referee.speech.understanding.templates`).
     phrase_file: ClassVar[Path]
     #: One line for ``referee play --help``.
     summary: ClassVar[str] = ""

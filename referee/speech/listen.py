@@ -5,7 +5,7 @@ noisy, cut it to its speech, decode it with the grammar, read the words with
 the intent matcher and decide whether to believe them (:func:`understand`).
 
 :class:`Listener` does the same for a live stream, and decodes *ahead*: when
-the speech pauses (:class:`~referee.speech.mic.Segmenter` ``on_pause``), the
+the speech pauses (:class:`~referee.speech.hearing.mic.Segmenter` ``on_pause``), the
 utterance so far is prepared and decoded while the voice detector is still
 waiting out the end silence. When the utterance does end there, it prepares
 to the very same samples and the transcript is ready; if somebody went on
@@ -21,10 +21,10 @@ from dataclasses import replace
 import numpy as np
 
 from referee.speech.audio import Audio
-from referee.speech.grammar import phrase_list
-from referee.speech.intents import NONE, Heard, IntentMatcher
-from referee.speech.mic import COMPLETE, EXTENDABLE, INCOMPLETE
-from referee.speech.recognizers import Recognizer, Transcript
+from referee.speech.hearing.grammar import phrase_list
+from referee.speech.hearing.mic import COMPLETE, EXTENDABLE, INCOMPLETE
+from referee.speech.hearing.recognizers import Recognizer, Transcript
+from referee.speech.understanding.intents import NONE, Heard, IntentMatcher
 
 
 def understand(matcher: IntentMatcher, transcript: Transcript, speaker: str) -> Heard:
@@ -80,10 +80,10 @@ class Listener:
     def judge(self) -> str | None:
         """What the words decoded ahead are, for the segmenter to end on.
 
-        :data:`~referee.speech.mic.COMPLETE`: a command nothing can follow
-        ("what's my score": answer at once); :data:`~referee.speech.mic.EXTENDABLE`:
+        :data:`~referee.speech.hearing.mic.COMPLETE`: a command nothing can follow
+        ("what's my score": answer at once); :data:`~referee.speech.hearing.mic.EXTENDABLE`:
         one that more words could change ("flip my seven" could become "flip
-        my seven up"); :data:`~referee.speech.mic.INCOMPLETE`: no command yet
+        my seven up"); :data:`~referee.speech.hearing.mic.INCOMPLETE`: no command yet
         ("Bob, ..." decodes to nothing). None: nothing was decoded ahead.
         """
         if self._guess is None or self.matcher is None:

@@ -1,7 +1,7 @@
 """From a transcript to a structured intent, with a score.
 
 The matcher compares the transcript's words with every expansion of every
-template of the game's phrase file (see :mod:`referee.speech.templates`) by a
+template of the game's phrase file (see :mod:`referee.speech.understanding.templates`) by a
 weighted word-level edit distance:
 
 * a template word missing from the transcript costs its weight, an extra
@@ -39,8 +39,8 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from referee.speech.numbers import join_numbers
-from referee.speech.templates import (
+from referee.speech.understanding.numbers import join_numbers
+from referee.speech.understanding.templates import (
     Expansion,
     IntentTemplate,
     PhraseSet,

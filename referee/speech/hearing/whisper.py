@@ -28,7 +28,7 @@ the model's own free transcript is, and compares the two:
   sentence's log-probability per token minus the free transcript's, is about
   0 when the words are a command and well below when they are not; the
   recogniser turns it and a few other measures into a calibrated probability
-  (:func:`referee.speech.recognizers.probability`).
+  (:func:`referee.speech.hearing.recognizers.probability`).
 
 Log-probabilities are normalised over :data:`VOCABULARY` text tokens (the
 most frequent by the tokenizer's merge order, plus every token of the
@@ -56,8 +56,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from referee.speech.numbers import UNITS, join_numbers
-from referee.speech.templates import PhraseSet, SlotRef, Word, slot_values, spoken_word
+from referee.speech.understanding.numbers import UNITS, join_numbers
+from referee.speech.understanding.templates import (
+    PhraseSet,
+    SlotRef,
+    Word,
+    slot_values,
+    spoken_word,
+)
 
 log = logging.getLogger(__name__)
 

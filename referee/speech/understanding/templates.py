@@ -17,7 +17,7 @@ that slot (null when the sentence has none), a list of them
 ``include = ["common"]`` adds the intents of ``common.toml`` (conversation and
 questions every game shares).
 
-From the same file come the intent matcher (:mod:`referee.speech.intents`)
+From the same file come the intent matcher (:mod:`referee.speech.understanding.intents`)
 and, through :func:`expand_phrases`, every sentence the recogniser's grammar
 allows, so the two never drift apart.
 
@@ -36,7 +36,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from referee.speech.numbers import join_numbers, number_to_words
+from referee.speech.understanding.numbers import join_numbers, number_to_words
 
 PHRASE_DIR = Path(__file__).with_name("phrases")
 
@@ -260,7 +260,7 @@ def _with_includes(data: dict[str, Any], path: Path) -> dict[str, Any]:
 def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
     """Read a game's phrase file (its folder's ``phrases.toml``) and fill its
     slots for these players. Includes are looked for beside it, then among
-    the shared files (``referee/speech/phrases/``: ``common``)."""
+    the shared files (``referee/speech/understanding/phrases/``: ``common``)."""
     if not path.exists():
         raise TemplateError(f"no phrase file {path}")
     data = _with_includes(_read_phrase_file(path), path)

@@ -41,7 +41,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -54,8 +54,15 @@ from referee.speech.audio import (
     speech_bounds,
 )
 
-if TYPE_CHECKING:
-    from referee.speech.listen import Listener
+
+class Judge(Protocol):
+    """What decodes ahead at pauses and judges the words so far (the pipeline's
+    :class:`~referee.speech.listen.Listener`): hearing itself knows no words."""
+
+    def pause(self, so_far: Audio) -> None: ...
+
+    def judge(self) -> str | None: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -516,7 +523,7 @@ def parse_device(text: str | None) -> int | str | None:
 
 def microphone_utterances(
     device: int | str | None = None, end_silence: float = DEFAULT_END_SILENCE,
-    listener: Listener | None = None,
+    listener: Judge | None = None,
 ) -> Iterator[Utterance]:
     """Utterances from a live input device, as they end (runs until stopped).
 

@@ -12,8 +12,8 @@ call is one of the targets).
 
 from __future__ import annotations
 
-from referee.speech.numbers import join_numbers
-from referee.speech.templates import (
+from referee.speech.understanding.numbers import join_numbers
+from referee.speech.understanding.templates import (
     _LEX,
     PhraseSet,
     expand_phrases,

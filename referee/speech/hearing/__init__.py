@@ -1,0 +1,1 @@
+"""Hearing: the microphone, voice activity, the recognisers (audio -> words)."""

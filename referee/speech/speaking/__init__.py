@@ -1,0 +1,1 @@
+"""Speaking: the referee's voices and outputs (sentence -> audio)."""

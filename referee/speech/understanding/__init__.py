@@ -1,0 +1,1 @@
+"""Understanding: phrase templates, numbers, the intent matcher (words -> intent)."""
