@@ -7,6 +7,7 @@ options); then, in order:
   it (time, source, speaker, transcript, intent, score, whether it was sure);
 * ``dropped``: speech heard while the referee spoke and not acted on;
 * ``event``: what happened in the game (the event's class and its fields);
+  ``chance``: a roll or draw the referee made, and its outcome;
   ``said``: what the referee said;
 * ``clock``: a heartbeat each second while a turn timer runs, so a resumed
   game gets back the time that was left within a second;
@@ -147,6 +148,16 @@ class EventRecord(Record):
 
 
 @dataclass(frozen=True)
+class ChanceRecord(Record):
+    """A chance step the referee resolved (virtual dice or deck): its name and
+    the outcome, as the rules describe it ("Ann rolls 5 and 3")."""
+
+    type: ClassVar[str] = "chance"
+    name: str
+    outcome: str
+
+
+@dataclass(frozen=True)
 class SaidRecord(Record):
     """A sentence the referee said (``kind``: announce, turn, countdown, answer, ...)."""
 
@@ -217,7 +228,8 @@ class ResumedRecord(Record):
 
 
 RECORD_TYPES: dict[str, type[Record]] = {
-    cls.type: cls for cls in (GameHeader, InputRecord, DroppedRecord, EventRecord, SaidRecord,
+    cls.type: cls for cls in (GameHeader, InputRecord, DroppedRecord, EventRecord, ChanceRecord,
+                              SaidRecord,
                               ClockRecord, DelayRecord, AskedRecord, HoldRecord, ReleaseRecord,
                               StopRecord, ErrorRecord, ResumedRecord)
 }

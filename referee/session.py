@@ -60,6 +60,7 @@ from referee.engine.core import (
 )
 from referee.gamelog import (
     AskedRecord,
+    ChanceRecord,
     DelayRecord,
     EventRecord,
     HoldRecord,
@@ -79,6 +80,8 @@ MAX_CHARS = 500
 ANSWER_SECONDS = 6.0
 #: Matcher scores below this are confirmed before they are acted on.
 SURE_SCORE = 0.9
+#: Chance steps resolved in a row at most (a guard against a game that never stops).
+MAX_CHANCE_STEPS = 100
 #: Intents that are not moves: everything else is (a flip, a call, a roll, a shut).
 NOT_MOVES = frozenset({"none", "ambiguous", "query", "answer", "stop", "undo", "end"})
 
@@ -169,6 +172,8 @@ class Session:
         self._resume_at: float | None = None
         #: The player last named (see :meth:`_addressed`).
         self._named: str | None = None
+        #: Outcomes of chance steps read from a log being replayed, oldest first.
+        self._replayed_chance: list[str] = []
         deadline = self.game.deadline()
         if deadline is not None:
             self._turn_limit = deadline - at
@@ -373,7 +378,29 @@ class Session:
         except Rejection as rejection:
             return self._say([rejection.sentence], at, "problem")
         self._moves.append((depth, self.game.describe(action)))
-        return self._events(events, at)
+        return self._events([*events, *self._chance(at)], at)
+
+    def _chance(self, at: float) -> list[Event]:
+        """Resolve the chance steps the game waits for, one after another (a roll;
+        three forced draws in a row), while the referee holds the dice or the deck
+        (:meth:`~referee.games.base.GameSpec.draw`); a step the table resolves
+        waits for the players' report. Each outcome is logged; when a log is
+        replayed the logged outcome is applied, so resume repeats what was said."""
+        events: list[Event] = []
+        for _ in range(MAX_CHANCE_STEPS):
+            chance = self.game.chance()
+            if chance is None:
+                break
+            outcome = self.spec.draw(chance, self.game)  # drawn even on replay: same sequence
+            if self._replayed_chance:
+                logged = self._replayed_chance.pop(0)
+                outcome = next((a for a, _ in chance.outcomes
+                                if self.game.describe(a) == logged), outcome)
+            if outcome is None:
+                break
+            self._log(ChanceRecord(round(at, 3), chance.name, self.game.describe(outcome)))
+            events += self.game.apply(outcome, at)
+        return events
 
     # --- questions ----------------------------------------------------------------------
     def _confirmation(self, intent: dict[str, Any], who: str) -> str:
@@ -521,6 +548,7 @@ def replay_records(session: Session, records: Iterable[Record]) -> float:
     open question come back exactly.
     """
     last = session.now
+    session._replayed_chance = [r.outcome for r in records if isinstance(r, ChanceRecord)]
     for record in records:
         at = record.at
         last = max(last, at)

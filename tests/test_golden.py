@@ -49,7 +49,7 @@ def test_golden_transcript(script: Path, capsys: pytest.CaptureFixture[str]) -> 
         ("race65-phase-seven-hard", ["Time!", "flip your 2 back up", "was flipped last turn",
                                      "Wrong call", "already up", "Ann wins!"]),
         ("shut-the-box-virtual", ["Rolls for the order", "Roll first.", "not Ann's",
-                                  "For 8 you can shut", "your chance of shutting the box",
+                                  "you can shut", "your chance of shutting the box",
                                   "named twice", "is already shut", "Nothing makes",
                                   "wins with"]),
         ("shut-the-box-physical", ["Roll your dice and tell me", "Two dice make 2 to 12",

@@ -7,7 +7,8 @@ runs out of tokens loses and the one with the most wins. Its rules, its
 table side and its phrase file (``tests/give_phrases.toml``) live here; the
 runtime is not changed for it: it is played by typed lines, by a timed
 script through the command line, through the table loop, and resumed from
-its log. (Chance is not in it yet: the runtime does not drive chance steps.)
+its log. (It has no chance step; the runtime's chance steps are tested through
+Shut the Box's virtual dice in tests/test_shutbox.py.)
 """
 
 from __future__ import annotations

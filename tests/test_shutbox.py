@@ -22,6 +22,7 @@ from referee.engine.shutbox import (
     BoxConfig,
     BoxShut,
     BoxState,
+    ChooseDice,
     OneDieNotAllowed,
     PlayoffStarted,
     Roll,
@@ -223,14 +224,53 @@ def test_physical_dice_totals_and_faces():
     assert g.state.roll == 8
 
 
-def test_chance_lists_the_36_faces_of_two_dice():
+def test_rolling_virtual_dice_is_a_chance_step_of_36_faces_or_6():
     g = game()
+    assert g.chance() is None  # waiting for the player to roll
+    play(g, ChooseDice("Ann", 2))
     chance = g.chance()
     assert chance is not None
+    assert chance.name == "two dice"
     assert len(chance.outcomes) == 36
     assert sum(p for _, p in chance.outcomes) == pytest.approx(1.0)
+    with pytest.raises(AlreadyRolled):
+        play(g, ChooseDice("Ann", 2))
+    with pytest.raises(BadDice):
+        play(g, Roll("Ann", (4,)))  # two dice were thrown
     play(g, Roll("Ann", (1, 1)))
     assert g.chance() is None  # waiting for a choice, not a roll
+    small = game(tiles=9)
+    play(small, Roll("Ann", (6, 3)), Shut("Ann", (9,)), Roll("Ann", (6, 2)), Shut("Ann", (8,)),
+         Roll("Ann", (6, 1)), Shut("Ann", (7,)), Roll("Ann", (5, 1)), Shut("Ann", (6,)),
+         Roll("Ann", (4, 1)), Shut("Ann", (5,)), Roll("Ann", (3, 1)), Shut("Ann", (4,)))
+    play(small, ChooseDice("Ann", 1))  # open: 1, 2, 3 add up to 6: one die is allowed
+    one = small.chance()
+    assert one is not None
+    assert [a.dice for a, _ in one.outcomes if isinstance(a, Roll)] == [
+        (1,), (2,), (3,), (4,), (5,), (6,)]
+
+
+def test_the_referee_rolls_virtual_dice_and_a_replayed_log_repeats_them():
+    """The runtime resolves the chance step; the log keeps each outcome, and a
+    replay applies the logged outcome whatever its own dice would say."""
+    from referee.gamelog import ChanceRecord
+    from referee.session import replay_records
+
+    options = argparse.Namespace(house=[], first=None, tiles=None, dice=None, seed=None,
+                                 order="given")
+    faces = iter([(5, 3), (6, 6)])
+    records: list[Record] = []
+    s = Session(ShutBoxSpec(["Ann", "Bob"], options, dice=lambda count: next(faces)),
+                record=records.append)
+    s.start()
+    assert s.hear("roll", None, 1.0)[0].text.startswith("Ann rolled 5 and 3")
+    chances = [r for r in records if isinstance(r, ChanceRecord)]
+    assert chances == [ChanceRecord(1.0, "two dice", "Ann rolls 5 and 3")]
+    other = iter([(1, 1), (2, 2)])
+    copy = Session(ShutBoxSpec(["Ann", "Bob"], options, dice=lambda count: next(other)))
+    replay_records(copy, records)
+    assert copy.game.state == s.game.state
+    assert copy.game.state.roll == 8
 
 
 # --- random play ----------------------------------------------------------------------

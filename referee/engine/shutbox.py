@@ -87,6 +87,16 @@ class Roll(Action):
 
 
 @dataclass(frozen=True)
+class ChooseDice(Action):
+    """``player`` rolls ``count`` dice whose faces are not known yet: the game
+    then waits for a chance step (:meth:`ShutTheBox.chance`) that the referee
+    resolves (virtual dice). Physical dice come as a :class:`Roll` report."""
+
+    player: str
+    count: int = 2
+
+
+@dataclass(frozen=True)
 class Shut(Action):
     """``player`` shuts ``tiles`` (as said: order kept, repeats kept to be refused)."""
 
@@ -167,6 +177,8 @@ class BoxState:
     active: int
     open: frozenset[int]
     roll: int | None = None
+    #: Dice chosen and thrown, their faces not known yet (a chance step).
+    rolling: int | None = None
     #: The tiles left open by each finished turn of this round.
     scores: tuple[tuple[str, tuple[int, ...]], ...] = ()
     #: The same for every player's last round.
@@ -263,16 +275,21 @@ class ShutTheBox(Rules[BoxState]):
         if state.over:
             return []
         player = state.active_player
+        chance = self.chance(state)
+        if chance is not None:
+            return [action for action, _ in chance.outcomes]
         if state.roll is None:
             counts = (1, 2) if one_die_allowed(state.open) else (2,)
             return [Roll(player, total=t, count=c) for c in counts for t in _totals(c)]
         return [Shut(player, s) for s in sets_making(state.roll, state.open)]
 
     def chance(self, state: BoxState) -> Chance | None:
-        """Two dice (36 equally likely faces); one die is also possible when allowed."""
-        if state.over or state.roll is not None:
+        """After :class:`ChooseDice`: the faces of one die (6) or two (36), equally likely."""
+        if state.over or state.rolling is None:
             return None
         player = state.active_player
+        if state.rolling == 1:
+            return Chance("one die", tuple((Roll(player, (a,)), 1 / 6) for a in range(1, 7)))
         outcomes = tuple(
             (Roll(player, (a, b)), 1 / 36) for a in range(1, 7) for b in range(1, 7)
         )
@@ -282,6 +299,8 @@ class ShutTheBox(Rules[BoxState]):
         if isinstance(action, Roll):
             what = " and ".join(map(str, action.dice)) if action.dice else str(action.total)
             return f"{action.player} rolls {what}"
+        if isinstance(action, ChooseDice):
+            return f"{action.player} rolls {'one die' if action.count == 1 else 'the dice'}"
         if isinstance(action, Shut):
             return f"{action.player} shuts {' and '.join(map(str, action.tiles))}"
         if isinstance(action, StopGame):
@@ -295,6 +314,8 @@ class ShutTheBox(Rules[BoxState]):
             return replace(state, stopped=True), [GameStopped()]
         if isinstance(action, Roll):
             return self._roll(state, action)
+        if isinstance(action, ChooseDice):
+            return self._choose(state, action)
         if isinstance(action, Shut):
             return self._shut(state, action)
         raise IllegalAction(f"Shut the Box has no such action: {action!r}.")
@@ -306,13 +327,12 @@ class ShutTheBox(Rules[BoxState]):
         if player != state.active_player:
             raise NotYourTurn(f"It's {state.active_player}'s turn, not {player}'s.")
 
-    def _roll(self, state: BoxState, roll: Roll) -> tuple[BoxState, list[Event]]:
-        self._check_turn(state, roll.player)
+    def _check_dice(self, state: BoxState, player: str, count: int) -> None:
+        self._check_turn(state, player)
         if state.roll is not None:
             raise AlreadyRolled(
                 f"You rolled {state.roll}: shut tiles that add up to {state.roll} first."
             )
-        count = roll.dice_count
         if count not in (1, 2):
             raise BadDice("Roll one die or two.")
         if count == 1 and not one_die_allowed(state.open):
@@ -320,6 +340,19 @@ class ShutTheBox(Rules[BoxState]):
                 f"The open tiles add up to {sum(state.open)}: roll both dice. "
                 f"One die is allowed at {ONE_DIE_LIMIT} or less."
             )
+
+    def _choose(self, state: BoxState, choice: ChooseDice) -> tuple[BoxState, list[Event]]:
+        if state.rolling is not None:
+            raise AlreadyRolled("The dice are rolling.")
+        self._check_dice(state, choice.player, choice.count)
+        return replace(state, rolling=choice.count), []
+
+    def _roll(self, state: BoxState, roll: Roll) -> tuple[BoxState, list[Event]]:
+        count = roll.dice_count
+        if state.rolling is not None and count != state.rolling:
+            raise BadDice(f"{state.rolling} {'die was' if state.rolling == 1 else 'dice were'} "
+                          "rolled.")
+        self._check_dice(state, roll.player, count)
         if roll.dice and any(not 1 <= d <= 6 for d in roll.dice):
             raise BadDice("A die shows 1 to 6.")
         if roll.value not in _totals(count):
@@ -329,6 +362,7 @@ class ShutTheBox(Rules[BoxState]):
         dice = roll.dice or (roll.value,)
         options = tuple(sets_making(roll.value, state.open))
         rolled = Rolled(roll.player, tuple(dice), roll.value, options)
+        state = replace(state, rolling=None)
         if options:
             return replace(state, roll=roll.value), [rolled]
         score = sum(state.open)

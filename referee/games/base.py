@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from referee.engine.core import Action, Event, Game
+from referee.engine.core import Action, Chance, Event, Game
 from referee.speech.understanding.numbers import words_to_number
 
 
@@ -176,6 +176,13 @@ class GameSpec(ABC):
     @abstractmethod
     def final_state(self, game: Game[Any]) -> dict[str, Any]:
         """The game's state as JSON (``--json``)."""
+
+    def draw(self, chance: Chance, game: Game[Any]) -> Action | None:
+        """Resolve a chance step the game waits for (a roll, a draw, a deal):
+        the outcome to apply when the referee holds the dice or the deck
+        (virtual), or None when the table resolves it (physical: the players
+        report what came, and the game's phrases turn that into the outcome)."""
+        return None
 
     def where_we_are(self, game: Game[Any], at: float) -> str:
         """What the table needs to hear to pick the game up again (on resume)."""

@@ -30,6 +30,7 @@ from typing import Any
 
 from referee.engine.core import (
     Action,
+    Chance,
     Event,
     Game,
     GameStopped,
@@ -41,6 +42,7 @@ from referee.engine.shutbox import (
     BoxConfig,
     BoxShut,
     BoxState,
+    ChooseDice,
     PlayoffStarted,
     Roll,
     Rolled,
@@ -192,7 +194,7 @@ class ShutBoxSpec(GameSpec):
             if self.physical:
                 raise IllegalAction("Roll your dice and tell me what you rolled, "
                                     "like: I rolled 5 and 3.")
-            return Roll(speaker, self.dice(1 if intent.get("dice") == 1 else 2))
+            return ChooseDice(speaker, 1 if intent.get("dice") == 1 else 2)
         if kind == "rolled":
             if not self.physical:
                 raise IllegalAction("I roll the dice in this game: say roll.")
@@ -205,6 +207,17 @@ class ShutBoxSpec(GameSpec):
         if kind == "shut":
             return Shut(speaker, tuple(int(t) for t in intent["tiles"]))
         raise ValueError(f"no action for intent {intent!r}")
+
+    def draw(self, chance: Chance, game: Game[Any]) -> Action | None:
+        """Virtual dice: the faces come from the seeded dice (``--seed``, logged)."""
+        if self.physical:
+            return None
+        count = max(len(a.dice) for a, _ in chance.outcomes if isinstance(a, Roll))
+        faces = self.dice(count)
+        for action, _ in chance.outcomes:
+            if isinstance(action, Roll) and action.dice == faces:
+                return action
+        raise ValueError(f"the dice gave {faces}, which is not an outcome of {chance.name}")
 
     def describe_intent(self, intent: dict[str, Any]) -> str:
         kind = intent["kind"]
