@@ -214,8 +214,10 @@ class Session:
         return said
 
     def start(self) -> list[Said]:
-        """The opening announcement (the first turn's clock starts after it)."""
-        return self._say([self.spec.opening(self.game)], self.now, "turn")
+        """The opening announcement (the first turn's clock starts after it), then
+        any chance the game starts with (a deal), resolved as after a move."""
+        said = self._say([self.spec.opening(self.game)], self.now, "turn")
+        return said + self._events(self._chance(self.now), self.now)
 
     # --- the clock ---------------------------------------------------------------------
     def next_wakeup(self) -> float | None:
@@ -548,7 +550,9 @@ def replay_records(session: Session, records: Iterable[Record]) -> float:
     open question come back exactly.
     """
     last = session.now
+    records = list(records)
     session._replayed_chance = [r.outcome for r in records if isinstance(r, ChanceRecord)]
+    session._chance(session.now)  # what the game started with (a deal)
     for record in records:
         at = record.at
         last = max(last, at)

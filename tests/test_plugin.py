@@ -7,14 +7,15 @@ runs out of tokens loses and the one with the most wins. Its rules, its
 table side and its phrase file (``tests/give_phrases.toml``) live here; the
 runtime is not changed for it: it is played by typed lines, by a timed
 script through the command line, through the table loop, and resumed from
-its log. (It has no chance step; the runtime's chance steps are tested through
-Shut the Box's virtual dice in tests/test_shutbox.py.)
+its log. With ``draws`` it starts with chance steps in a row (the first player
+draws from the bank), which the runtime resolves through the game's ``draw``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,6 +26,7 @@ import pytest
 from referee import cli
 from referee.engine.core import (
     Action,
+    Chance,
     Event,
     Game,
     GameWon,
@@ -53,6 +55,20 @@ class Give(Action):
 
 
 @dataclass(frozen=True)
+class Draw(Action):
+    """A chance outcome: ``player`` draws ``tokens`` from the bank."""
+
+    player: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class TokenDrawn(Event):
+    player: str
+    tokens: int
+
+
+@dataclass(frozen=True)
 class TokenGiven(Event):
     by: str
     to: str
@@ -65,16 +81,25 @@ class GiveState:
     tokens: tuple[int, ...]
     turn: int = 0
     over: bool = False
+    #: Draws from the bank still to come before play (chance steps in a row).
+    draws: int = 0
 
 
 class GiveRules(Rules[GiveState]):
     name = "give"
 
-    def __init__(self, tokens: int) -> None:
-        self.tokens = tokens
+    def __init__(self, tokens: int, draws: int = 0) -> None:
+        self.tokens, self.draws = tokens, draws
 
     def initial_state(self, players: Sequence[str], at: float) -> GiveState:
-        return GiveState(tuple(players), (self.tokens,) * len(players))
+        return GiveState(tuple(players), (self.tokens,) * len(players), draws=self.draws)
+
+    def chance(self, state: GiveState) -> Chance | None:
+        """Before play, the first player draws 1 to 3 tokens, ``draws`` times."""
+        if state.draws == 0 or state.over:
+            return None
+        player = state.players[state.turn]
+        return Chance("a draw", tuple((Draw(player, k), 1 / 3) for k in (1, 2, 3)))
 
     def players(self, state: GiveState) -> tuple[str, ...]:
         return state.players
@@ -87,6 +112,13 @@ class GiveRules(Rules[GiveState]):
         return [] if me is None else [Give(me, p) for p in state.players if p != me]
 
     def apply(self, state: GiveState, action: Action, at: float) -> tuple[GiveState, list[Event]]:
+        if isinstance(action, Draw) and state.draws:
+            tokens = list(state.tokens)
+            tokens[state.turn] += action.tokens
+            drawn = replace(state, tokens=tuple(tokens), draws=state.draws - 1)
+            return drawn, [TokenDrawn(action.player, action.tokens)]
+        if state.draws:
+            raise IllegalAction("Wait for the draws.")
         if not isinstance(action, Give):
             raise IllegalAction("That is not a move in this game.")
         if action.by != self.current_player(state):
@@ -117,6 +149,8 @@ class GiveRules(Rules[GiveState]):
         return None
 
     def describe(self, action: Action) -> str:
+        if isinstance(action, Draw):
+            return f"{action.player} draws {action.tokens}"
         assert isinstance(action, Give)
         return f"{action.by} gives {action.to} a token"
 
@@ -131,11 +165,17 @@ class GiveSpec(GameSpec):
     phrase_file = HERE / "give_phrases.toml"
     min_players = 3
     max_players = 5
-    option_names = (*GameSpec.option_names, "tokens")
+    option_names = (*GameSpec.option_names, "tokens", "draws", "seed")
 
     def __init__(self, players: Sequence[str], options: argparse.Namespace) -> None:
         super().__init__(players, options)
-        self.rules = GiveRules(int(getattr(options, "tokens", None) or 2))
+        self.rules = GiveRules(int(getattr(options, "tokens", None) or 2),
+                               int(getattr(options, "draws", None) or 0))
+        self.random = random.Random(getattr(options, "seed", None))
+
+    def draw(self, chance: Chance, game: Game[Any]) -> Action | None:
+        """The referee holds the bank: a seeded draw."""
+        return chance.outcomes[self.random.randrange(len(chance.outcomes))][0]
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
@@ -156,6 +196,8 @@ class GiveSpec(GameSpec):
         return super().describe_intent(intent)
 
     def announce(self, event: Event, game: Game[Any]) -> str:
+        if isinstance(event, TokenDrawn):
+            return f"{event.player} draws {event.tokens}."
         if isinstance(event, TokenGiven):
             return f"{event.by} gives {event.to} a token; {event.by} has {event.left} left."
         if isinstance(event, TurnStarted):
@@ -286,3 +328,31 @@ def test_the_test_game_through_the_table_loop_and_back_from_its_log(registered, 
     replay_records(copy, logged.records)
     assert copy.game.state == session.game.state
     assert copy.final_state()["tokens"] == {"Ann": 2, "Bob": 2, "Cy": 5}
+
+
+def test_a_game_can_start_with_chance_steps_in_a_row_and_a_log_repeats_them():
+    """Three draws before play, one chance step after another, resolved by the
+    runtime through the game's draw; a replay applies the logged outcomes even
+    with another seed."""
+    from referee.gamelog import ChanceRecord, Record
+
+    records: list[Record] = []
+    spec = GiveSpec(["Ann", "Bob", "Cy"], argparse.Namespace(draws=3, seed=11))
+    s = Session(spec, record=records.append)
+    opening, *draws = [x.text for x in s.start()]
+    assert opening.startswith("Give, with Ann, Bob and Cy.")
+    assert len(draws) == 3
+    assert all(d.startswith("Ann draws ") for d in draws)
+    logged = [r for r in records if isinstance(r, ChanceRecord)]
+    assert [r.name for r in logged] == ["a draw"] * 3
+    ann = s.final_state()["tokens"]["Ann"]
+    assert ann == 2 + sum(int(d.split()[2].rstrip(".")) for d in draws)
+    assert s.game.chance() is None
+    assert said(s, "I give a token to Bob", None, 1.0)[0].startswith("Ann gives Bob a token")
+    other = GiveSpec(["Ann", "Bob", "Cy"], argparse.Namespace(draws=3, seed=15))
+    alone = Session(other)
+    alone.start()
+    assert alone.final_state()["tokens"]["Ann"] != ann  # seed 15 draws otherwise ...
+    copy = Session(GiveSpec(["Ann", "Bob", "Cy"], argparse.Namespace(draws=3, seed=15)))
+    replay_records(copy, records)
+    assert copy.game.state == s.game.state  # ... but the log decides
