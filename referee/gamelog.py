@@ -64,10 +64,13 @@ class Record:
     type: ClassVar[str]
     at: float
 
+    def __post_init__(self) -> None:
+        # Game time to the millisecond: the log is read by people too.
+        object.__setattr__(self, "at", round(self.at, 3))
+
     def to_json(self) -> dict[str, Any]:
         """The record as the JSON object written on its line."""
-        data = {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
-        return {"type": self.type, **data}
+        return {"type": self.type, **_plain(self)}
 
     @staticmethod
     def from_json(data: Any) -> Record:
@@ -142,8 +145,7 @@ class EventRecord(Record):
 
     @classmethod
     def of(cls, event: object, at: float) -> EventRecord:
-        fields = ({f.name: _plain(getattr(event, f.name)) for f in dataclasses.fields(event)}
-                  if dataclasses.is_dataclass(event) else {})
+        fields = _plain(event) if dataclasses.is_dataclass(event) else {}
         return cls(at, type(event).__name__, fields)
 
 

@@ -220,4 +220,4 @@ class LiveLoop:
             return
         self._next_beat = at + HEARTBEAT
         if self.session.game.deadline() is not None:
-            self.record(ClockRecord(round(at, 3)))
+            self.record(ClockRecord(at))

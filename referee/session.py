@@ -196,13 +196,13 @@ class Session:
         if said and kind != "countdown":
             self.last = [s.text for s in said]
         for s in said:
-            self._log(SaidRecord(round(at, 3), s.text, kind))
+            self._log(SaidRecord(at, s.text, kind))
         return said
 
     def _events(self, events: Sequence[Event], at: float) -> list[Said]:
         said: list[Said] = []
         for event in events:
-            self._log(EventRecord.of(event, round(at, 3)))
+            self._log(EventRecord.of(event, at))
             kind = "announce"
             if isinstance(event, TurnStarted):
                 self._fired = set()
@@ -302,7 +302,7 @@ class Session:
         said = self.tick(at)
         who = self.attribute(speaker)
         heard, unclear = self._addressed(heard, who)
-        self._log(InputRecord(round(at, 3), source, speaker, who, heard.text, heard.intent,
+        self._log(InputRecord(at, source, speaker, who, heard.text, heard.intent,
                               heard.score, sure, heard.message))
         if unclear is not None:
             return said + self._say([unclear], at, "problem")
@@ -332,7 +332,7 @@ class Session:
         if agreement is not None:
             return said + self._ask_agreement(intent, agreement, who, at)
         if not sure and kind not in NOT_MOVES:
-            return said + self._ask(self._confirmation(intent, who), (who,), intent, who, at)
+            return said + self._ask(self.spec.confirmation(intent, who), (who,), intent, who, at)
         return said + self._act(intent, who, at)
 
     def _addressed(self, heard: Heard, who: str) -> tuple[Heard, str | None]:
@@ -362,7 +362,7 @@ class Session:
             if not self.last:
                 return self._say(["I haven't said anything yet."], at, "answer")
             for text in self.last:
-                self._log(SaidRecord(round(at, 3), text, "answer"))
+                self._log(SaidRecord(at, text, "answer"))
             return [Said(at, t, "answer") for t in self.last]
         if intent["what"] == "help" and self.question is not None:
             return self._say([f"Please answer yes or no. {self.question.text}"], at, "answer")
@@ -400,14 +400,11 @@ class Session:
                                 if self.game.describe(a) == logged), outcome)
             if outcome is None:
                 break
-            self._log(ChanceRecord(round(at, 3), chance.name, self.game.describe(outcome)))
+            self._log(ChanceRecord(at, chance.name, self.game.describe(outcome)))
             events += self.game.apply(outcome, at)
         return events
 
     # --- questions ----------------------------------------------------------------------
-    def _confirmation(self, intent: dict[str, Any], who: str) -> str:
-        return self.spec.confirmation(intent, who)
-
     def _others(self, who: str) -> tuple[str, ...]:
         return tuple(p for p in self.players if p != who) or (who,)
 
@@ -469,7 +466,7 @@ class Session:
             before = self.game.undo_to(question.undo_to, at)
             self._moves.pop()
             self._fired = set()
-            self._log(EventRecord(round(at, 3), "Undone"))
+            self._log(EventRecord(at, "Undone"))
             return self._say([self.spec.undone(before, self.game)], at)
         if not yes:
             said += self._say(["OK."], at, "answer")
@@ -491,14 +488,14 @@ class Session:
         <= ``at`` ends it now: the referee was cut short).
         """
         if self._resume_at is not None:
-            self._log(DelayRecord(round(at, 3), round(until, 3)))
+            self._log(DelayRecord(at, round(until, 3)))
             self._resume_at = max(at, until)
             return
         if self.over or self.question is not None or self.game.deadline() is None:
             return
         if until <= at:
             return
-        self._log(DelayRecord(round(at, 3), round(until, 3)))
+        self._log(DelayRecord(at, round(until, 3)))
         self.game.apply(PauseClock(), at)
         self._resume_at = until
 
@@ -508,12 +505,12 @@ class Session:
             return
         deadline = max(self.question.deadline, until + self.answer_seconds)
         if deadline != self.question.deadline:
-            self._log(AskedRecord(round(at, 3), round(until, 3)))
+            self._log(AskedRecord(at, round(until, 3)))
             self.question = replace(self.question, deadline=deadline)
 
     def hold(self, at: float, text: str) -> list[Said]:
         """Pause the turn timer for something outside the game (a lost microphone)."""
-        self._log(HoldRecord(round(at, 3), text))
+        self._log(HoldRecord(at, text))
         if not self.over and self.question is None and self.game.deadline() is not None:
             self.game.apply(PauseClock(), at)
             self._held = True
@@ -523,7 +520,7 @@ class Session:
 
     def release(self, at: float, text: str) -> list[Said]:
         """End a :meth:`hold`: the timer runs again with the time that was left."""
-        self._log(ReleaseRecord(round(at, 3), text))
+        self._log(ReleaseRecord(at, text))
         said = self._say([text], at, "announce")
         if self._held and not self.over and self.game.deadline() is None:
             said += self._events(self.game.apply(ResumeClock(), at), at)
@@ -534,7 +531,7 @@ class Session:
         """The table ends the game."""
         if self.over:
             return []
-        self._log(StopRecord(round(at, 3)))
+        self._log(StopRecord(at))
         self.question = None
         return self._events(self.game.apply(StopGame(), at), at)
 

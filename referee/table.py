@@ -292,14 +292,14 @@ class Table:
         except Exception:  # the last line of defence: the game must go on
             log.exception("a step of the game failed")
             if self.session.record is not None:
-                self.session.record(ErrorRecord(round(at, 3)))
+                self.session.record(ErrorRecord(at))
             return [Said(at, "Sorry, something went wrong with that. The game goes on; "
                              "please say it again.", "problem")]
 
     def _drop(self, at: float, source: str, speaker: str | None, text: str, reason: str) -> None:
         log.info("not acted on: %r (%s)", text, reason)
         if self.session.record is not None:
-            self.session.record(DroppedRecord(round(at, 3), source, speaker, text, reason))
+            self.session.record(DroppedRecord(at, source, speaker, text, reason))
 
     def hear_text(self, text: str, speaker: str | None, at: float) -> None:
         """A typed line (always acted on: typing is not subject to the gate)."""

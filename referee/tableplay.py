@@ -232,7 +232,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         raise SetupError(f"The game in {args.log_file} is over; there is nothing to resume.")
     game_log = None if args.no_log else GameLog(args.log or args.log_file, note)
     if game_log is not None:
-        game_log.write(ResumedRecord(round(last, 3), time.strftime("%Y-%m-%dT%H:%M:%S%z")))
+        game_log.write(ResumedRecord(last, time.strftime("%Y-%m-%dT%H:%M:%S%z")))
         session.record = game_log.write
     text = "Resuming the game. " + session.spec.where_we_are(session.game, last)
     session.last = [text]
