@@ -5,8 +5,10 @@ Decisions:
 * Dice are virtual (``--dice virtual``, the default: the referee rolls when a
   player says "roll" and announces it; ``--seed`` makes it repeatable) or
   physical (players roll real dice and say "I rolled five and three" or
-  "rolled eight"). Either way a roll reaches the engine as a :class:`Roll`
-  action, and tests inject the dice (:attr:`ShutBoxSpec.dice`).
+  "rolled eight"). With virtual dice "roll" is a :class:`ChooseDice` and the
+  faces are a chance step the session resolves through :meth:`ShutBoxSpec.draw`
+  (tests inject the dice: :attr:`ShutBoxSpec.dice`); physical dice reach the
+  engine as the reported :class:`Roll`.
 * The order of play is the lowest roll first (the rules): the referee rolls
   one die pair for each player at the start and announces it; ties keep the
   order the players were named in. ``--order given`` keeps the named order.
