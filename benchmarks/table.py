@@ -49,7 +49,7 @@ from benchmarks import audioserver
 from benchmarks.fixtures import CONDITIONS, PAD_SECONDS, utterances
 from benchmarks.fixtures import fixture as fixture_path
 from benchmarks.recognition import PLAYERS, percentile
-from referee.games.race65 import Race65Spec
+from referee.games.race65 import Race65Options, Race65Spec
 from referee.session import Session
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.mic import (
@@ -65,8 +65,8 @@ from referee.speech.speaking.tts import Output, make_voice, sound_span
 from referee.speech.understanding.intents import IntentMatcher
 from referee.table import ECHO_TAIL, Table, sentences
 
-HARD = argparse.Namespace(rules="phase-seven", difficulty="hard", house=[], first=None)
-EASY = argparse.Namespace(rules="phase-seven", difficulty="easy", house=[], first=None)
+HARD = Race65Options(difficulty="hard")
+EASY = Race65Options(difficulty="easy")
 
 
 def speech_end(audio: Audio) -> float:

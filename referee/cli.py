@@ -26,16 +26,10 @@ log = logging.getLogger("referee")
 
 
 
-def _game_options(parser: argparse.ArgumentParser) -> None:
-    """What every game has: its players, who starts, house rules."""
+def _players_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--players", nargs="+", default=["Ann", "Bob"], metavar="NAME",
         help="names of the players in turn order (default: Ann Bob)",
-    )
-    parser.add_argument("--first", metavar="NAME", help="who starts (default: the first named)")
-    parser.add_argument(
-        "--house", action="append", default=[], metavar="RULE=VALUE",
-        help="a house rule, e.g. partial_turn=keep (repeatable; see docs/playing.md)",
     )
 
 
@@ -70,8 +64,6 @@ def _table_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--output-device", help="speaker device (number or name)")
     group.add_argument("--rate", type=int, default=175, help="speech rate, words a minute")
     group.add_argument("--volume", type=float, default=1.0, help="speech volume, 0 to 1")
-    group.add_argument("--verbosity", choices=["normal", "brief"], default="normal",
-                       help="brief leaves out times and flips left")
     group.add_argument("--log", type=Path, metavar="FILE",
                        help="game log (default for live games: logs/GAME-TIME.jsonl)")
     group.add_argument("--no-log", action="store_true", help="keep no game log")
@@ -93,8 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     for spec in GAMES.values():
         game = games.add_parser(spec.name, aliases=list(spec.aliases), help=spec.summary,
                                 description=spec.summary)
-        _game_options(game)
-        spec.add_arguments(game)
+        _players_option(game)
+        spec.options_type.add_arguments(game, spec.summary.partition(":")[0] or spec.name)
         game.add_argument(
             "--script", type=Path, metavar="FILE",
             help="play a timed transcript ('[12.5] Ann: flip my seven' per line) instead of "
@@ -119,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     hear = commands.add_parser("hear", help="show the intent of an utterance")
     hear.add_argument("--game", default=next(iter(GAMES)),
                       help=f"the game, with its default options (default {next(iter(GAMES))})")
-    _game_options(hear)
+    _players_option(hear)
     hear.add_argument("--speaker", metavar="NAME", help="who spoke (default: the first player)")
     source = hear.add_mutually_exclusive_group(required=True)
     source.add_argument("--text", help="the words, as typed or recognised")
@@ -238,8 +230,10 @@ def cmd_doctor() -> int:
 
 
 def make_spec(args: argparse.Namespace, game: str) -> GameSpec:
+    """The game set up as the command line says: the only place options are
+    read from an argparse namespace."""
     spec_class = find_game(game)
-    return spec_class(args.players, args)
+    return spec_class(args.players, spec_class.options_type.from_arguments(args))
 
 
 def cmd_play(args: argparse.Namespace) -> int:

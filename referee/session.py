@@ -217,7 +217,7 @@ class Session:
         """The opening announcement (the first turn's clock starts after it), then
         any chance the game starts with (a deal), resolved as after a move."""
         said = self._say([self.spec.opening(self.game)], self.now, "turn")
-        return said + self._events(self._chance(self.now), self.now)
+        return said + self._after_move([], self.now)
 
     # --- the clock ---------------------------------------------------------------------
     def next_wakeup(self) -> float | None:
@@ -380,7 +380,19 @@ class Session:
         except Rejection as rejection:
             return self._say([rejection.sentence], at, "problem")
         self._moves.append((depth, self.game.describe(action)))
-        return self._events([*events, *self._chance(at)], at)
+        return self._after_move(events, at)
+
+    def _after_move(self, events: Sequence[Event], at: float) -> list[Said]:
+        """The events of a move, then those of the chance steps that follow it,
+        and, when the table must resolve the next one, the game's request
+        ("Ann, draw from the bank and tell me how many")."""
+        events = [*events, *self._chance(at)]
+        said = self._events(events, at)
+        waiting = None if self.over else self.game.chance()
+        if waiting is not None:
+            said += self._say([self.spec.ask_chance(waiting, self.game)], at, "turn")
+            self.last = [s.text for s in said]
+        return said
 
     def _chance(self, at: float) -> list[Event]:
         """Resolve the chance steps the game waits for, one after another (a roll;

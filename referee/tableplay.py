@@ -114,7 +114,7 @@ def _game_log(args: argparse.Namespace, spec: GameSpec, live: bool) -> GameLog |
     game_log = GameLog(path, note)
     if game_log.working:
         game_log.write(GameHeader(game=spec.name, players=tuple(spec.players),
-                                  options=spec.options(),
+                                  options=spec.options.to_json(),
                                   started=time.strftime("%Y-%m-%dT%H:%M:%S%z")))
         note(f"game log: {path}")
     return game_log
@@ -210,7 +210,7 @@ def _logged_session(path: Path) -> tuple[Session, float, list[Record]]:
     header = logged.header
     try:
         spec_class = find_game(header.game)
-        spec = spec_class(list(header.players), argparse.Namespace(**header.options))
+        spec = spec_class(list(header.players), spec_class.options_type.from_json(header.options))
     except (KeyError, TypeError) as error:
         raise SetupError(f"{path} does not describe a game the referee knows.") from error
     session = Session(spec)

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
-
 from referee.gamelog import Record
-from referee.games.race65 import Race65Spec
+from referee.games.race65 import Race65Options, Race65Spec
 from referee.session import ANSWER_SECONDS, Session, replay_records
 
 
 def session(difficulty: str = "hard", **extra) -> Session:
-    options = argparse.Namespace(rules="phase-seven", difficulty=difficulty, house=[],
-                                 first=None, **extra)
+    options = Race65Options(difficulty=difficulty, **extra)
     return Session(Race65Spec(["Ann", "Bob"], options))
 
 
@@ -116,7 +113,7 @@ def test_ending_the_game_needs_agreement():
 
 def test_replaying_the_records_rebuilds_state_timer_and_open_question():
     records: list[Record] = []
-    options = argparse.Namespace(rules="phase-seven", difficulty="hard", house=[], first=None)
+    options = Race65Options(difficulty="hard")
     s = Session(Race65Spec(["Ann", "Bob"], options), record=records.append)
     s.start()
     s.hear("flip my seven", None, 1.0)

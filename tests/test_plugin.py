@@ -13,7 +13,6 @@ draws from the bank), which the runtime resolves through the game's ``draw``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 from collections.abc import Sequence
@@ -38,7 +37,7 @@ from referee.engine.core import (
 )
 from referee.gamelog import GameLog, read_log
 from referee.games import GAMES
-from referee.games.base import GameSpec, spoken_list
+from referee.games.base import GameSpec, Options, SetupError, option, spoken_list
 from referee.session import Session, replay_records
 from referee.table import Table
 
@@ -158,6 +157,14 @@ class GiveRules(Rules[GiveState]):
 # --- the table side (as in referee/games/<game>/) ----------------------------------------
 
 
+@dataclass(frozen=True)
+class GiveOptions(Options):
+    tokens: int = option(2, "tokens each")
+    draws: int = option(0, "draws from the bank before play")
+    seed: int | None = option(None, "seed of the referee's bank")
+    bank: str = option("referee", "who holds the bank", choices=("referee", "table"))
+
+
 class GiveSpec(GameSpec):
     name = "give"
     aliases = ("give-a-token",)
@@ -165,21 +172,22 @@ class GiveSpec(GameSpec):
     phrase_file = HERE / "give_phrases.toml"
     min_players = 3
     max_players = 5
-    option_names = (*GameSpec.option_names, "tokens", "draws", "seed")
+    options_type = GiveOptions
+    options: GiveOptions
 
-    def __init__(self, players: Sequence[str], options: argparse.Namespace) -> None:
+    def __init__(self, players: Sequence[str], options: GiveOptions | None = None) -> None:
         super().__init__(players, options)
-        self.rules = GiveRules(int(getattr(options, "tokens", None) or 2),
-                               int(getattr(options, "draws", None) or 0))
-        self.random = random.Random(getattr(options, "seed", None))
+        self.rules = GiveRules(self.options.tokens, self.options.draws)
+        self.random = random.Random(self.options.seed)
 
     def draw(self, chance: Chance, game: Game[Any]) -> Action | None:
-        """The referee holds the bank: a seeded draw."""
+        """The referee holds the bank (a seeded draw), or the table does (None)."""
+        if self.options.bank == "table":
+            return None
         return chance.outcomes[self.random.randrange(len(chance.outcomes))][0]
 
-    @classmethod
-    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--tokens", type=int, help="tokens each (default 2)")
+    def ask_chance(self, chance: Chance, game: Game[Any]) -> str:
+        return f"{game.current_player()}, draw from the bank and tell me how many."
 
     def new_game(self, at: float) -> Game[Any]:
         return Game(self.rules, self.players, at)
@@ -188,6 +196,10 @@ class GiveSpec(GameSpec):
         return f"Give, with {spoken_list(game.players)}. {game.current_player()} starts."
 
     def action_for(self, intent: dict[str, Any], speaker: str, game: Game[Any]) -> Action:
+        if intent["kind"] == "drew":
+            if self.options.bank != "table":
+                raise IllegalAction("I hold the bank in this game.")
+            return Draw(speaker, int(intent["tokens"]))
         return Give(speaker, str(intent["to"]))
 
     def describe_intent(self, intent: dict[str, Any]) -> str:
@@ -228,7 +240,7 @@ def registered(monkeypatch: pytest.MonkeyPatch) -> type[GiveSpec]:
 
 
 def give_session(players: Sequence[str] = ("Ann", "Bob", "Cy"), **options: Any) -> Session:
-    return Session(GiveSpec(players, argparse.Namespace(**options)))
+    return Session(GiveSpec(players, GiveOptions(**options)))
 
 
 def said(session: Session, line: str, speaker: str | None, at: float) -> list[str]:
@@ -309,8 +321,8 @@ def test_the_test_game_through_the_table_loop_and_back_from_its_log(registered, 
     log = GameLog(tmp_path / "give.jsonl", lambda text: None)
     from referee.gamelog import GameHeader
 
-    spec = GiveSpec(["Ann", "Bob", "Cy"], argparse.Namespace(tokens=3))
-    log.write(GameHeader(game=spec.name, players=spec.players, options=spec.options()))
+    spec = GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(tokens=3))
+    log.write(GameHeader(game=spec.name, players=spec.players, options=spec.options.to_json()))
     session = Session(spec, record=log.write)
     shown: list[str] = []
     table = Table(session, show=shown.append)
@@ -323,8 +335,9 @@ def test_the_test_game_through_the_table_loop_and_back_from_its_log(registered, 
     log.close()
 
     logged = read_log(tmp_path / "give.jsonl")
-    copy = Session(GAMES[logged.header.game](list(logged.header.players),
-                                             argparse.Namespace(**logged.header.options)))
+    spec_class = GAMES[logged.header.game]
+    options = spec_class.options_type.from_json(logged.header.options)
+    copy = Session(spec_class(list(logged.header.players), options))
     replay_records(copy, logged.records)
     assert copy.game.state == session.game.state
     assert copy.final_state()["tokens"] == {"Ann": 2, "Bob": 2, "Cy": 5}
@@ -337,7 +350,7 @@ def test_a_game_can_start_with_chance_steps_in_a_row_and_a_log_repeats_them():
     from referee.gamelog import ChanceRecord, Record
 
     records: list[Record] = []
-    spec = GiveSpec(["Ann", "Bob", "Cy"], argparse.Namespace(draws=3, seed=11))
+    spec = GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(draws=3, seed=11))
     s = Session(spec, record=records.append)
     opening, *draws = [x.text for x in s.start()]
     assert opening.startswith("Give, with Ann, Bob and Cy.")
@@ -349,10 +362,53 @@ def test_a_game_can_start_with_chance_steps_in_a_row_and_a_log_repeats_them():
     assert ann == 2 + sum(int(d.split()[2].rstrip(".")) for d in draws)
     assert s.game.chance() is None
     assert said(s, "I give a token to Bob", None, 1.0)[0].startswith("Ann gives Bob a token")
-    other = GiveSpec(["Ann", "Bob", "Cy"], argparse.Namespace(draws=3, seed=15))
+    other = GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(draws=3, seed=15))
     alone = Session(other)
     alone.start()
     assert alone.final_state()["tokens"]["Ann"] != ann  # seed 15 draws otherwise ...
-    copy = Session(GiveSpec(["Ann", "Bob", "Cy"], argparse.Namespace(draws=3, seed=15)))
+    copy = Session(GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(draws=3, seed=15)))
     replay_records(copy, records)
     assert copy.game.state == s.game.state  # ... but the log decides
+
+
+def test_the_table_can_hold_the_bank_and_the_referee_waits_for_its_report():
+    """Physical chance at the start: the referee asks for each draw in turn and
+    waits; a move before the draws is refused; a resume repeats the reports."""
+    from referee.gamelog import Record
+
+    records: list[Record] = []
+    s = Session(GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(draws=2, bank="table")),
+                record=records.append)
+    assert [x.text for x in s.start()] == [
+        "Give, with Ann, Bob and Cy. Ann starts.",
+        "Ann, draw from the bank and tell me how many."]
+    assert s.game.chance() is not None  # nothing was drawn for the table
+    before = s.game.state
+    assert said(s, "I give a token to Bob", None, 1.0) == ["Wait for the draws."]
+    assert said(s, "I drew 7 tokens", None, 1.5) == ["The bank gives 1 to 3 tokens, not 7."]
+    assert s.game.state == before
+    assert said(s, "I drew 3 tokens", None, 2.0) == [
+        "Ann draws 3.", "Ann, draw from the bank and tell me how many."]
+    assert said(s, "repeat that", None, 2.5) == [
+        "Ann draws 3.", "Ann, draw from the bank and tell me how many."]
+    assert said(s, "I got 1", None, 3.0) == ["Ann draws 1."]
+    assert s.game.chance() is None
+    assert s.final_state()["tokens"]["Ann"] == 6
+    copy = Session(GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(draws=2, bank="table")))
+    replay_records(copy, records)
+    assert copy.game.state == s.game.state
+
+
+def test_options_are_a_frozen_value_checked_however_they_are_made():
+    assert GiveOptions(tokens=3).to_json() == {
+        "first": None, "house": [], "verbosity": "normal", "tokens": 3, "draws": 0,
+        "seed": None, "bank": "referee"}
+    assert GiveOptions.from_json(GiveOptions(tokens=3).to_json()) == GiveOptions(tokens=3)
+    with pytest.raises(SetupError, match="--bank takes referee or table, not 'mine'"):
+        GiveOptions(bank="mine")
+    with pytest.raises(SetupError, match="--tokens takes a whole number, not 'many'"):
+        GiveOptions(tokens="many")  # type: ignore[arg-type]
+    with pytest.raises(SetupError, match="no option 'colour'"):
+        GiveOptions.from_json({"colour": "red"})
+    with pytest.raises(SetupError, match="Zed is not one of the players"):
+        GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(first="Zed"))

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 
 from referee.engine.core import PauseClock, ResumeClock
-from referee.games.race65 import Race65Spec
+from referee.games.race65 import Race65Options, Race65Spec
 from referee.session import Session, countdown_marks
 
 
 def session(rules: str = "phase-seven", difficulty: str | None = "hard", **extra) -> Session:
-    options = argparse.Namespace(rules=rules, difficulty=difficulty, house=[], first=None, **extra)
+    options = Race65Options(rules=rules, difficulty=difficulty, **extra)
     return Session(Race65Spec(["Ann", "Bob"], options))
 
 
@@ -140,9 +138,7 @@ def test_out_of_turn_moves_are_refused_but_calls_are_heard():
 
 
 def test_announce_totals_house_rule_adds_the_total_to_each_flip():
-    options = argparse.Namespace(
-        rules="phase-seven", difficulty="hard", house=["announce_totals=on"], first=None
-    )
+    options = Race65Options(difficulty="hard", house=("announce_totals=on",))
     s = Session(Race65Spec(["Ann", "Bob"], options))
     assert texts(s.hear("flip my seven", None, 1.0)) == ["Ann, 7 down. One more flip. Ann has 7."]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import subprocess
@@ -38,7 +37,7 @@ from referee.engine.shutbox import (
 )
 from referee.engine.shutbox_strategy import dice_hint, hint, mask_of, tiles_of, value
 from referee.gamelog import Record
-from referee.games.shutbox import ShutBoxSpec
+from referee.games.shutbox import ShutBoxOptions, ShutBoxSpec
 from referee.session import Session
 from referee.speech.audio import Audio
 
@@ -256,8 +255,7 @@ def test_the_referee_rolls_virtual_dice_and_a_replayed_log_repeats_them():
     from referee.gamelog import ChanceRecord
     from referee.session import replay_records
 
-    options = argparse.Namespace(house=[], first=None, tiles=None, dice=None, seed=None,
-                                 order="given")
+    options = ShutBoxOptions(order="given")
     faces = iter([(5, 3), (6, 6)])
     records: list[Record] = []
     s = Session(ShutBoxSpec(["Ann", "Bob"], options, dice=lambda count: next(faces)),
@@ -409,9 +407,8 @@ def test_referee_hint_prints_the_documented_json():
 
 
 def spec(**options) -> ShutBoxSpec:
-    defaults: dict[str, Any] = {"house": [], "first": None, "tiles": None, "dice": None, "seed": 1,
-                "order": "given"}
-    return ShutBoxSpec(["Ann", "Bob", "Cy"], argparse.Namespace(**{**defaults, **options}))
+    defaults: dict[str, Any] = {"seed": 1, "order": "given"}
+    return ShutBoxSpec(["Ann", "Bob", "Cy"], ShutBoxOptions(**{**defaults, **options}))
 
 
 def texts(said) -> list[str]:
@@ -455,8 +452,7 @@ def test_options_and_hint_are_read_out():
 
 def test_order_of_play_by_the_referees_rolls():
     faces = iter([(6, 6), (1, 2), (3, 3)])
-    options = argparse.Namespace(house=[], first=None, tiles=None, dice=None, seed=None,
-                                 order="roll")
+    options = ShutBoxOptions(order="roll")
     s = ShutBoxSpec(["Ann", "Bob", "Cy"], options, dice=lambda count: next(faces))
     assert s.players == ("Bob", "Cy", "Ann")
     assert "Rolls for the order: Ann 12, Bob 3, Cy 6." in s.opening(s.new_game(0.0))
@@ -497,8 +493,7 @@ def voice_game(condition: str, tmp_path: Path) -> tuple[Session, list[str]]:
     from referee.table import Table
 
     cases = {u.id: u for u in utterances("shut-the-box")}
-    options = argparse.Namespace(house=[], first=None, tiles=9, dice="physical", seed=None,
-                                 order="given")
+    options = ShutBoxOptions(tiles=9, dice="physical", order="given")
     # The table the recordings' expected intents assume (tests/audio_fixtures/shut-the-box.tsv);
     # Ann plays first, and shutting the box wins at once.
     session = Session(ShutBoxSpec(["Ann", "Bob", "Cy"], options))
@@ -577,8 +572,7 @@ def test_a_logged_game_without_a_seed_replays_the_same_rolls():
     from referee.session import replay_records
 
     records: list[Record] = []
-    options = argparse.Namespace(house=[], first=None, tiles=None, dice=None, seed=None,
-                                 order="roll")
+    options = ShutBoxOptions(order="roll")
     first = ShutBoxSpec(["Ann", "Bob"], options)
     session = Session(first, record=records.append)
     for t, line in enumerate(["roll", "options", "roll"], start=1):
@@ -587,7 +581,7 @@ def test_a_logged_game_without_a_seed_replays_the_same_rolls():
     if state.roll is not None:
         session.hear("shut " + " and ".join(map(str, sets_making(state.roll, state.open)[0])),
                      None, 5.0)
-    again = ShutBoxSpec(["Ann", "Bob"], argparse.Namespace(**first.options()))
+    again = ShutBoxSpec(["Ann", "Bob"], ShutBoxOptions.from_json(first.options.to_json()))
     copy = Session(again)
     replay_records(copy, records)
     assert again.players == first.players

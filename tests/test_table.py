@@ -11,7 +11,6 @@ a second after the referee has fallen silent, as players at a table do.
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 import pytest
 
 from referee.cli import main
-from referee.games.race65 import Race65Spec
+from referee.games.race65 import Race65Options, Race65Spec
 from referee.session import Session
 from referee.speech.audio import load_wav
 from referee.speech.hearing.recognizers import make_recognizer
@@ -106,8 +105,7 @@ def test_without_the_gate_the_referees_own_voice_changes_the_game(tmp_path):
     """The same game, the same echo, but nothing gated: the referee acts on itself."""
 
     def run(gate: bool) -> tuple[dict[str, Any], Table]:
-        options = argparse.Namespace(rules="phase-seven", difficulty="hard", house=[],
-                                     first=None)
+        options = Race65Options(difficulty="hard")
         session = Session(Race65Spec(["Ann", "Bob"], options))
         table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
                       voice=EspeakVoice(), show=lambda text: None, gate=gate)
@@ -182,7 +180,7 @@ def test_undo_by_voice_needs_the_other_player(tmp_path, capsys):
 
 
 def test_stop_cuts_the_referee_and_other_speech_over_it_is_ignored(tmp_path):
-    options = argparse.Namespace(rules="phase-seven", difficulty="hard", house=[], first=None)
+    options = Race65Options(difficulty="hard")
     session = Session(Race65Spec(["Ann", "Bob"], options))
     out_dir = tmp_path / "said"
     table = Table(session, recognizer=make_recognizer(session.matcher.phrases),

@@ -272,10 +272,9 @@ def test_other_sample_rates_are_converted_first(whisper, matcher, tmp_path):
 
 def test_an_unsure_hearing_is_asked_about_before_it_is_played(whisper, matcher, monkeypatch):
     """Between the two margins a move is not guessed: the referee asks."""
-    import argparse
 
     import referee.speech.hearing.recognizers as recognizers
-    from referee.games.race65 import Race65Spec
+    from referee.games.race65 import Race65Options, Race65Spec
     from referee.session import Session
     from referee.table import Table
 
@@ -283,7 +282,7 @@ def test_an_unsure_hearing_is_asked_about_before_it_is_played(whisper, matcher, 
     transcript = whisper.decode(whisper.prepare(committed("cmd01")))  # "flip my seven"
     assert transcript.text == "flip my seven"
     assert transcript.confidence < 0.9
-    session = Session(Race65Spec(PLAYERS, argparse.Namespace(difficulty="easy")))
+    session = Session(Race65Spec(PLAYERS, Race65Options(difficulty="easy")))
     lines: list[str] = []
     table = Table(session, recognizer=whisper, show=lines.append, stamp=False)
     table.hear_intent(understand(matcher, transcript, "Ann"), transcript, 1.0, 2.0, 2.0, "Ann",

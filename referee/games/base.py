@@ -13,12 +13,15 @@ nothing else about any game; ``tests/test_layers.py`` checks it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
+import types
+import typing
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from referee.engine.core import Action, Chance, Event, Game
 from referee.speech.understanding.numbers import words_to_number
@@ -104,6 +107,130 @@ def check_players(players: Sequence[str], least: int, most: int) -> tuple[str, .
     return names
 
 
+def option(default: Any, help: str, *, choices: Sequence[Any] | None = None,
+           metavar: str | None = None) -> Any:
+    """A field of a game's :class:`Options`: its default, its help on the
+    command line, and the values it may take (checked however the options are
+    made: command line, game log or a test)."""
+    metadata = {"help": help, "choices": tuple(choices) if choices else None, "metavar": metavar}
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+@dataclass(frozen=True)
+class Options:
+    """A game's options: a frozen value, made by the command line
+    (:meth:`from_arguments`), from a game log (:meth:`from_json`) or directly
+    (tests). Each game subclasses it with its own fields, declared with
+    :func:`option`; ``referee play GAME`` offers exactly these fields.
+
+    >>> Options(house=["ties=playoff"]).house
+    ('ties=playoff',)
+    >>> Options(verbosity="loud")
+    Traceback (most recent call last):
+    ...
+    referee.games.base.SetupError: verbosity takes normal or brief, not 'loud'.
+    """
+
+    first: str | None = option(None, "who starts (default: the first named)", metavar="NAME")
+    house: tuple[str, ...] = option(
+        (), "a house rule, e.g. partial_turn=keep (repeatable; see docs/playing.md)",
+        metavar="RULE=VALUE")
+    verbosity: str = option("normal", "brief leaves out times and flips left",
+                            choices=("normal", "brief"))
+
+    def __post_init__(self) -> None:
+        hints = typing.get_type_hints(type(self))
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            kind = hints[field.name]
+            if _is_tuple(kind) and isinstance(value, list | tuple):
+                object.__setattr__(self, field.name, tuple(str(v) for v in value))
+                continue
+            if value is None and _optional(kind):
+                continue
+            want = _scalar(kind)
+            if want is int and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+                value = int(value)
+                object.__setattr__(self, field.name, value)
+            if not isinstance(value, want) or isinstance(value, bool):
+                raise SetupError(f"{_flag(field.name)} takes {_kind_name(want)}, not {value!r}.")
+            choices = field.metadata.get("choices")
+            if choices and value not in choices:
+                allowed = " or ".join(map(str, choices))
+                raise SetupError(f"{_flag(field.name)} takes {allowed}, not {value!r}.")
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser, title: str) -> None:
+        """One command-line option per field: the common ones first, then the game's."""
+        group = parser.add_argument_group(title)
+        hints = typing.get_type_hints(cls)
+        for field in dataclasses.fields(cls):
+            target = parser if field.name in _COMMON else group
+            meta = field.metadata
+            kind = hints[field.name]
+            extra: dict[str, Any] = {}
+            if _is_tuple(kind):
+                extra = {"action": "append"}
+            else:
+                extra = {"type": _scalar(kind)}
+                if meta.get("choices"):
+                    extra["choices"] = meta["choices"]
+            text = meta.get("help") or ""
+            if field.default not in (None, ()) and "default" not in text:
+                text += f" (default {field.default})"
+            target.add_argument(_flag(field.name), help=text, metavar=meta.get("metavar"),
+                                default=None, **extra)
+
+    @classmethod
+    def from_arguments(cls, args: argparse.Namespace) -> Self:
+        """The options given on a command line (absent ones take their defaults)."""
+        given = {f.name: getattr(args, f.name, None) for f in dataclasses.fields(cls)}
+        return cls(**{name: value for name, value in given.items() if value is not None})
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Self:
+        """The options a game log kept (see :meth:`to_json`)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(k for k, v in data.items() if k not in names and v is not None)
+        if unknown:
+            raise SetupError(f"This game has no option {unknown[0]!r}.")
+        return cls(**{k: v for k, v in data.items() if k in names and v is not None})
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+
+_COMMON = {f.name for f in dataclasses.fields(Options)}
+
+
+def _jsonable(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _kind_name(kind: type) -> str:
+    return {int: "a whole number", str: "a word"}.get(kind, kind.__name__)
+
+
+def _optional(kind: Any) -> bool:
+    return isinstance(kind, types.UnionType) and type(None) in typing.get_args(kind)
+
+
+def _is_tuple(kind: Any) -> bool:
+    return typing.get_origin(kind) is tuple
+
+
+def _scalar(kind: Any) -> type:
+    """``int`` for ``int | None``: the type a value of the field has."""
+    if isinstance(kind, types.UnionType):
+        kinds = [k for k in typing.get_args(kind) if k is not type(None)]
+        return typing.cast(type, kinds[0])
+    return typing.cast(type, kind)
+
+
 @dataclass(frozen=True)
 class Tool:
     """A command a game adds to the command line: ``referee COMMAND GAME [options]``.
@@ -129,8 +256,8 @@ class GameSpec(ABC):
     aliases: ClassVar[tuple[str, ...]] = ()
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 2
-    #: Options of ``referee play`` the game reads (kept in the game log for resume).
-    option_names: ClassVar[tuple[str, ...]] = ("house", "first", "verbosity")
+    #: The game's options (``referee play GAME --help``; kept in the game log for resume).
+    options_type: ClassVar[type[Options]] = Options
     #: What players can say: the game folder's ``phrases.toml`` (see
     #: :mod:`referee.speech.understanding.templates`).
     phrase_file: ClassVar[Path]
@@ -139,19 +266,29 @@ class GameSpec(ABC):
     #: Extra commands of the game (``referee hint shut-the-box ...``).
     tools: ClassVar[tuple[Tool, ...]] = ()
 
-    def __init__(self, players: Sequence[str], options: argparse.Namespace) -> None:
+    def __init__(self, players: Sequence[str], options: Options | None = None) -> None:
         self.players = check_players(players, self.min_players, self.max_players)
-        self._setup = options
+        if options is None:
+            options = self.options_type()
+        if not isinstance(options, self.options_type):
+            raise TypeError(f"{self.name} takes {self.options_type.__name__}, "
+                            f"not {type(options).__name__}")
+        #: The options the game was set up with; the game log keeps them
+        #: (``to_json``), so that they set the same game up again.
+        self.options = options
         #: "brief" drops what players can see for themselves (times, flips left).
-        self.brief = getattr(options, "verbosity", None) == "brief"
+        self.brief = options.verbosity == "brief"
+        self.first_player()  # an unknown name is refused whatever the game
 
-    def options(self) -> dict[str, Any]:
-        """The game's options as JSON, enough to set the same game up again."""
-        return {name: getattr(self._setup, name, None) for name in self.option_names}
-
-    @classmethod  # noqa: B027 (a hook: most games add options, some need none)
-    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        """Game-specific options of ``referee play``."""
+    def first_player(self) -> str | None:
+        """The player ``--first`` names, as written at the table (None if not given)."""
+        first = self.options.first
+        if first is None:
+            return None
+        match = [p for p in self.players if p.casefold() == first.casefold()]
+        if not match:
+            raise SetupError(f"{first} is not one of the players.")
+        return match[0]
 
     @abstractmethod
     def new_game(self, at: float) -> Game[Any]:
@@ -183,6 +320,13 @@ class GameSpec(ABC):
         (virtual), or None when the table resolves it (physical: the players
         report what came, and the game's phrases turn that into the outcome)."""
         return None
+
+    def ask_chance(self, chance: Chance, game: Game[Any]) -> str:
+        """What the referee says when the table must resolve a chance step
+        itself (physical dice or cards: :meth:`draw` returned None), to ask for
+        the report; '' when the game's announcements already ask (Shut the
+        Box's "Ann's turn: roll and tell me what you rolled")."""
+        return ""
 
     def where_we_are(self, game: Game[Any], at: float) -> str:
         """What the table needs to hear to pick the game up again (on resume)."""

@@ -13,10 +13,10 @@ Announcement decisions (the sentences are printed exactly as they are spoken):
 
 from __future__ import annotations
 
-import argparse
 import math
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,9 @@ from referee.engine.race65 import (
 )
 from referee.games.base import (
     GameSpec,
+    Options,
     SetupError,
+    option,
     parse_house_rules,
     plural,
     sentence,
@@ -86,47 +88,34 @@ def _corrections(corrections: Sequence[TileSet], back: bool = True) -> str:
 CONFIRM_CALLS = ("always", "unsure", "never")
 
 
+@dataclass(frozen=True)
+class Race65Options(Options):
+    rules: str = option("phase-seven", "rule set", choices=RULE_SETS)
+    difficulty: str | None = option(None, "phase-seven level (default easy)",
+                                    choices=DIFFICULTIES)
+    confirm_calls: str = option("always", "ask before judging a spoken call: always, or only "
+                                "when unsure (unsure, never)", choices=CONFIRM_CALLS)
+
+
 class Race65Spec(GameSpec):
     name = "race65"
     phrase_file = Path(__file__).with_name("phrases.toml")
     aliases = ("race-to-65", "race")
     summary = "Race to 65: flip tiles, call 65 (or 67, 70) to win; phase-one and phase-seven"
-    option_names = (*GameSpec.option_names, "rules", "difficulty", "confirm_calls")
+    options_type = Race65Options
+    options: Race65Options
 
-    def __init__(self, players: Sequence[str], options: argparse.Namespace) -> None:
+    def __init__(self, players: Sequence[str], options: Race65Options | None = None) -> None:
         super().__init__(players, options)
-        self.confirm_calls = getattr(options, "confirm_calls", None) or "always"
-        if self.confirm_calls not in CONFIRM_CALLS:
-            raise SetupError(f"--confirm-calls takes {' or '.join(CONFIRM_CALLS)}, "
-                             f"not {self.confirm_calls!r}.")
-        house = parse_house_rules(getattr(options, "house", None) or [], HOUSE_RULES)
+        house = parse_house_rules(self.options.house, HOUSE_RULES)
         try:
             self.config: RaceConfig = race_config(
-                getattr(options, "rules", None) or "phase-seven",
-                getattr(options, "difficulty", None),
-                partial_turn=house["partial_turn"],
+                self.options.rules, self.options.difficulty, partial_turn=house["partial_turn"]
             )
         except ValueError as error:
             raise SetupError(sentence(str(error)) + ".") from error
         self.announce_totals = house["announce_totals"] == "on"
-        first = getattr(options, "first", None)
-        if first is not None:
-            match = [p for p in self.players if p.casefold() == first.casefold()]
-            if not match:
-                raise SetupError(f"{first} is not one of the players.")
-            first = match[0]
-        self.rules = Race65(self.config, first)
-
-    @classmethod
-    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        group = parser.add_argument_group("Race to 65")
-        group.add_argument("--rules", choices=RULE_SETS, help="rule set (default phase-seven)")
-        group.add_argument(
-            "--difficulty", choices=DIFFICULTIES, help="phase-seven level (default easy)"
-        )
-        group.add_argument("--confirm-calls", choices=CONFIRM_CALLS,
-                           help="ask before judging a spoken call: always (default), or only "
-                           "when unsure (unsure, never)")
+        self.rules = Race65(self.config, self.first_player())
 
     # --- set-up -----------------------------------------------------------------
     def new_game(self, at: float) -> Game[RaceState]:
@@ -178,7 +167,7 @@ class Race65Spec(GameSpec):
     def always_confirm(self, intent: dict[str, Any]) -> bool:
         """A spoken call is confirmed before it is judged (``--confirm-calls
         always``, the default): a misheard call costs a whole tray."""
-        return intent["kind"] == "call" and self.confirm_calls == "always"
+        return intent["kind"] == "call" and self.options.confirm_calls == "always"
 
     def confirmation(self, intent: dict[str, Any], who: str) -> str:
         if intent["kind"] == "call":

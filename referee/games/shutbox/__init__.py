@@ -27,6 +27,7 @@ import argparse
 import json
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +60,10 @@ from referee.engine.shutbox import (
 from referee.engine.shutbox_strategy import dice_hint, hint
 from referee.games.base import (
     GameSpec,
+    Options,
     SetupError,
     Tool,
+    option,
     parse_house_rules,
     sentence,
     spoken_list,
@@ -115,6 +118,17 @@ def _hint(args: argparse.Namespace) -> int:
     return 0
 
 
+@dataclass(frozen=True)
+class ShutBoxOptions(Options):
+    tiles: int | None = option(None, "tiles in the box (default 12, or house rule tiles=9)",
+                               choices=(9, 12))
+    dice: str = option("virtual", "the referee rolls (virtual) or players roll real dice",
+                       choices=("virtual", "physical"))
+    seed: int | None = option(None, "seed for the virtual dice")
+    order: str = option("roll", "order of play: lowest roll first, or as named",
+                        choices=("roll", "given"))
+
+
 class ShutBoxSpec(GameSpec):
     name = "shut-the-box"
     phrase_file = Path(__file__).with_name("phrases.toml")
@@ -124,53 +138,38 @@ class ShutBoxSpec(GameSpec):
                   _hint),)
     min_players = 1
     max_players = 8
-    option_names = (*GameSpec.option_names, "tiles", "dice", "seed", "order")
+    options_type = ShutBoxOptions
+    options: ShutBoxOptions
 
     def __init__(
-        self, players: Sequence[str], options: argparse.Namespace, dice: Dice | None = None
+        self, players: Sequence[str], options: ShutBoxOptions | None = None,
+        dice: Dice | None = None,
     ) -> None:
         super().__init__(players, options)
-        house = parse_house_rules(getattr(options, "house", None) or [], HOUSE_RULES)
-        tiles = getattr(options, "tiles", None) or int(house["tiles"])
+        house = parse_house_rules(self.options.house, HOUSE_RULES)
+        tiles = self.options.tiles or int(house["tiles"])
         try:
-            self.config = BoxConfig(int(tiles), house["ties"])  # type: ignore[arg-type]
+            self.config = BoxConfig(tiles, house["ties"])  # type: ignore[arg-type]
         except ValueError as error:
             raise SetupError(sentence(str(error)) + ".") from error
         self.goal: Any = house["goal"]
-        self.physical = (getattr(options, "dice", None) or "virtual") == "physical"
+        self.physical = self.options.dice == "physical"
+        #: The virtual dice's seed, chosen now when none is given and kept in the
+        #: options, so that the game log replays the same rolls (``referee resume``).
+        self.seed: int = (random.randrange(2**31) if self.options.seed is None
+                          else self.options.seed)
+        self.options = replace(self.options, seed=self.seed)
         #: Where virtual dice come from: count -> faces. Tests replace it.
-        seed = getattr(options, "seed", None)
-        #: The virtual dice's seed, chosen now when none is given, so that the game
-        #: log can replay the same rolls (``referee resume``).
-        self.seed: int = random.randrange(2**31) if seed is None else int(seed)
         self.dice: Dice = dice or seeded_dice(self.seed)
         self.rules = ShutTheBox(self.config)
         self.order_rolls: list[tuple[str, int]] = []
-        order = getattr(options, "order", None) or "roll"
-        first = getattr(options, "first", None)
+        first = self.first_player()
         if first is not None:
-            match = [p for p in self.players if p.casefold() == first.casefold()]
-            if not match:
-                raise SetupError(f"{first} is not one of the players.")
-            self.players = (match[0], *[p for p in self.players if p != match[0]])
-        elif order == "roll" and len(self.players) > 1:
+            self.players = (first, *[p for p in self.players if p != first])
+        elif self.options.order == "roll" and len(self.players) > 1:
             rolls = [sum(self.dice(2)) for _ in self.players]
             self.order_rolls = list(zip(self.players, rolls, strict=True))
             self.players = order_by_rolls(self.players, rolls)
-
-    @classmethod
-    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        group = parser.add_argument_group("Shut the Box")
-        group.add_argument("--tiles", type=int, choices=(9, 12),
-                           help="tiles in the box (default 12)")
-        group.add_argument("--dice", choices=("virtual", "physical"),
-                           help="the referee rolls (virtual, default) or players roll real dice")
-        group.add_argument("--seed", type=int, help="seed for the virtual dice")
-        group.add_argument("--order", choices=("roll", "given"),
-                           help="order of play: lowest roll first (default) or as named")
-
-    def options(self) -> dict[str, Any]:
-        return {**super().options(), "seed": self.seed}
 
     # --- set-up -------------------------------------------------------------------------
     def new_game(self, at: float) -> Game[BoxState]:
