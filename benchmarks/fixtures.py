@@ -47,6 +47,7 @@ import numpy as np
 import numpy.typing as npt
 
 from referee.speech.audio import RATE, Audio, from_float, load_wav, wav_bytes
+from referee.speech.understanding.meaning import Intent
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "audio_fixtures"
@@ -72,11 +73,11 @@ Signal = npt.NDArray[np.float64]
 class Utterance:
     id: str
     text: str
-    intent: dict[str, Any]
+    intent: Intent
 
     @property
     def is_command(self) -> bool:
-        return bool(self.intent["kind"] != "none")
+        return self.intent.kind != "none"
 
 
 def utterances(game: str = "race65", held_out: bool = False) -> list[Utterance]:
@@ -86,7 +87,7 @@ def utterances(game: str = "race65", held_out: bool = False) -> list[Utterance]:
         if line.startswith("#") or not line.strip():
             continue
         uid, text, intent = line.split("\t")
-        rows.append(Utterance(uid, text, json.loads(intent)))
+        rows.append(Utterance(uid, text, Intent.from_json(json.loads(intent))))
     return rows
 
 

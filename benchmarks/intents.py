@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from referee.speech.understanding.intents import IntentMatcher
+from referee.speech.understanding.meaning import Intent
 from referee.speech.understanding.templates import expand_phrases
 
 PLAYERS = ["Ann", "Bob"]
@@ -30,8 +31,8 @@ def main() -> None:
     phrases = matcher.phrases
     rows: list[tuple[str, int, int, list[float]]] = []
 
-    exact: list[tuple[str, dict[str, object]]] = []
-    dropped: list[tuple[str, dict[str, object]]] = []
+    exact: list[tuple[str, Intent]] = []
+    dropped: list[tuple[str, Intent]] = []
     # Small words: template words of weight 1 that are no slot's value ("up" is
     # also a word of "who's up next", but dropping a direction changes the move).
     slot_words = {w for slot in phrases.slots.values() for v in slot.values

@@ -74,7 +74,7 @@ def main() -> None:
                          else "not" if word in NOT_COMMANDS else "other")
                 counts[group][1] += 1
                 if group in ("digits", "commands"):
-                    hit = heard.intent == expected(word)
+                    hit = heard.intent.to_json() == expected(word)
                 else:
                     hit = heard.kind != "none"
                 counts[group][0] += hit

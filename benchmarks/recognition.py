@@ -120,7 +120,8 @@ def run(game: str, engine: str | None, model: str | None, voices: list[str],
                 heard = understand(matcher, transcript, players[0])
                 done = time.perf_counter()
                 rows.append(Row(voice, condition, case.id, case.text, kind_of(case),
-                                transcript.text, heard.intent, case.intent, heard.score,
+                                transcript.text, heard.intent.to_json(), case.intent.to_json(),
+                                heard.score,
                                 done - start, raw.seconds, dict(transcript.extra)))
     return rows, recognizer.describe()
 

@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
+from referee.speech.understanding.meaning import Intent
+
 #: The log format: 2 has typed records and structured events; 1 (events as
 #: ``repr`` strings) is still read, as nothing read back depends on them.
 VERSION = 2
@@ -117,7 +119,7 @@ class InputRecord(Record):
     #: Who the referee took it to come from.
     by: str | None
     text: str
-    intent: dict[str, Any]
+    intent: Intent
     score: float
     sure: bool
     message: str | None = None
@@ -239,6 +241,8 @@ RECORD_TYPES: dict[str, type[Record]] = {
 
 def _plain(value: Any) -> Any:
     """A value as JSON has it (tuples as lists, dataclasses as objects)."""
+    if isinstance(value, Intent):
+        return value.to_json()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, tuple | list):
@@ -271,6 +275,11 @@ def _checked(value: Any, hint: Any, where: str) -> Any:
         if not isinstance(value, dict):
             raise LogError(f"{where} is {value!r}, not an object")
         return value
+    if hint is Intent:
+        try:
+            return Intent.from_json(value if isinstance(value, dict) else {})
+        except ValueError:
+            raise LogError(f"{where} is {value!r}, not an intent") from None
     if hint is float:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)

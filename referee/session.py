@@ -72,6 +72,7 @@ from referee.gamelog import (
 )
 from referee.games.base import GameSpec, spoken_list
 from referee.speech.understanding.intents import ADDRESSEE, Heard, IntentMatcher
+from referee.speech.understanding.meaning import Intent
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +107,7 @@ class Question:
     #: Who may answer: the player asked first, then any other listed.
     answerers: tuple[str, ...]
     #: The intent to carry out on "yes".
-    intent: dict[str, Any]
+    intent: Intent
     #: Who made the request (the speaker of the intent).
     by: str
     deadline: float
@@ -307,7 +308,7 @@ class Session:
         if unclear is not None:
             return said + self._say([unclear], at, "problem")
         intent = heard.intent
-        kind = intent["kind"]
+        kind = intent.kind
         if kind in ("answer", "stop"):
             if kind == "answer" and self.question is not None:
                 if not sure:  # a yes or no the referee is not sure it heard
@@ -319,7 +320,7 @@ class Session:
             message = heard.message or "Sorry, I didn't catch that. Say help for what you can say."
             return said + self._say([message], at, "problem")
         if kind == "ambiguous":
-            options = [self.spec.describe_intent(c) for c in intent["candidates"]]
+            options = [self.spec.describe_intent(c) for c in intent.candidates]
             question = f"Did you mean {spoken_list(options).replace(' and ', ' or ')}?"
             return said + self._say([f"{question} Please say it again."], at, "problem")
         if kind == "query":
@@ -345,19 +346,19 @@ class Session:
         whom they mean and nothing changes.
         """
         intent = heard.intent
-        unresolved = [k for k, v in intent.items() if v == ADDRESSEE]
+        unresolved = [k for k, v in intent.slots if v == ADDRESSEE]
         if not unresolved:
-            named = [v for v in intent.values() if v in self.players and v != who]
+            named = [v for _, v in intent.slots if v in self.players and v != who]
             if named:
                 self._named = str(named[-1])
             return heard, None
         if self._named is None or self._named == who:
             others = spoken_list(self._others(who)).replace(" and ", " or ")
             return heard, f"Who do you mean, {others}? Please say it again with their name."
-        resolved = {k: (self._named if v == ADDRESSEE else v) for k, v in intent.items()}
+        resolved = intent.with_slots(**dict.fromkeys(unresolved, self._named))
         return replace(heard, intent=resolved), None
 
-    def _answer(self, intent: dict[str, Any], at: float) -> list[Said]:
+    def _answer(self, intent: Intent, at: float) -> list[Said]:
         if intent["what"] == "repeat":
             if not self.last:
                 return self._say(["I haven't said anything yet."], at, "answer")
@@ -369,8 +370,8 @@ class Session:
         return self._say([self.spec.answer(intent["what"], intent.get("player"), self.game, at)],
                          at, "answer")
 
-    def _act(self, intent: dict[str, Any], speaker: str, at: float) -> list[Said]:
-        if self.over and intent["kind"] not in NOT_MOVES:
+    def _act(self, intent: Intent, speaker: str, at: float) -> list[Said]:
+        if self.over and intent.kind not in NOT_MOVES:
             return self._say(["The game is over."],
                              at, "problem")
         try:
@@ -424,7 +425,7 @@ class Session:
         self,
         text: str,
         answerers: tuple[str, ...],
-        intent: dict[str, Any],
+        intent: Intent,
         by: str,
         at: float,
         undo_to: int | None = None,
@@ -445,13 +446,13 @@ class Session:
         depth, move = self._moves[-1]
         others = self._others(who)
         text = f"{others[0]}, do you agree to undo: {move}?"
-        return self._ask(text, others, {"kind": "undo"}, who, at, undo_to=depth)
+        return self._ask(text, others, Intent("undo"), who, at, undo_to=depth)
 
     def _ask_agreement(
-        self, intent: dict[str, Any], what: str, who: str, at: float
+        self, intent: Intent, what: str, who: str, at: float
     ) -> list[Said]:
         others = self._others(who)
-        if intent["kind"] != "end":
+        if intent.kind != "end":
             try:  # refuse an impossible move before asking anyone
                 action = self.spec.action_for(intent, who, self.game)
                 self.game.rules.apply(self.game.state, action, at)
@@ -482,7 +483,7 @@ class Session:
             return self._say([self.spec.undone(before, self.game)], at)
         if not yes:
             said += self._say(["OK."], at, "answer")
-        elif intent["kind"] == "end":
+        elif intent.kind == "end":
             said += self._events(self.game.apply(StopGame(), at), at)
         else:
             said += self._act(intent, question.by, at)

@@ -16,6 +16,7 @@ import pytest
 from referee.cli import main
 from referee.live import LiveLoop
 from referee.session import Session
+from referee.speech.understanding.meaning import Intent
 from referee.table import Table
 from tests.test_intents import LISTED
 from tests.test_session import session as make_session
@@ -63,7 +64,7 @@ def test_hear_gives_the_schema_for_every_listed_form(text, intent, capsys):
     assert main(["hear", "--game", "race65", "--players", "Ann", "Bob", "--speaker", "Ann",
                  "--text", text]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["intent"] == intent
+    assert Intent.from_json(out["intent"]) == intent
     assert out["text"] == text
     assert 0.0 <= out["score"] <= 1.0
 

@@ -27,6 +27,7 @@ from referee.gamelog import (
     Record,
     read_log,
 )
+from referee.speech.understanding.meaning import Intent
 
 ROOT = Path(__file__).resolve().parent.parent
 HARD = ["race65", "--rules", "phase-seven", "--difficulty", "hard"]
@@ -129,8 +130,8 @@ def test_writing_after_the_disk_fails_warns_once(tmp_path):
     log.write(GameHeader(game="race65", players=("Ann", "Bob")))
     assert log._file is not None
     log._file.close()  # the file goes away under the referee's feet
-    log.write(InputRecord(1.0, "text", "Ann", "Ann", "flip my seven", {"kind": "flip"}, 1.0, True))
-    log.write(InputRecord(2.0, "text", "Ann", "Ann", "flip my eight", {"kind": "flip"}, 1.0, True))
+    log.write(InputRecord(1.0, "text", "Ann", "Ann", "flip my seven", Intent("flip"), 1.0, True))
+    log.write(InputRecord(2.0, "text", "Ann", "Ann", "flip my eight", Intent("flip"), 1.0, True))
     assert len(warnings) == 1
     assert not log.working
 
@@ -181,7 +182,7 @@ def _example(cls: type[Record]) -> Record:
         "at": 12.5, "game": "shut-the-box", "players": ("Ann", "Bob", "Cy"),
         "options": {"tiles": 9, "house": ["ties=playoff"]}, "version": 2,
         "started": "2026-11-22T20:00:00+0000", "source": "seat", "speaker": "Bob", "by": "Bob",
-        "text": "shut three and four", "intent": {"kind": "shut", "tiles": [3, 4]},
+        "text": "shut three and four", "intent": Intent.of("shut", tiles=(3, 4)),
         "score": 0.75, "sure": False, "message": "There is no tile 13.", "reason": "echo",
         "event": "TilesShut", "fields": {"player": "Bob", "tiles": [3, 4], "open": [1, 2]},
         "kind": "answer", "until": 14.25, "when": "2026-11-22T20:05:00+0000",

@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from referee.games import GAMES
 from referee.games.race65 import Race65Spec
 from referee.speech.understanding.intents import ADDRESSEE, IntentMatcher
-from referee.speech.understanding.templates import expand_phrases, load_phrases
+from referee.speech.understanding.meaning import Intent
+from referee.speech.understanding.templates import expand_phrases, expand_sentences, load_phrases
 
 DATA = Path(__file__).parent / "data"
 PLAYERS = ["Ann", "Bob"]
@@ -20,15 +22,15 @@ def matcher() -> IntentMatcher:
 
 
 def flip(owner, tile, direction=None):
-    return {"kind": "flip", "owner": owner, "tile": tile, "direction": direction}
+    return Intent.of("flip", owner=owner, tile=tile, direction=direction)
 
 
 def call(caller, number):
-    return {"kind": "call", "caller": caller, "number": number}
+    return Intent.of("call", caller=caller, number=number)
 
 
 def query(what, player="Ann"):
-    return {"kind": "query", "what": what, "player": player}
+    return Intent.of("query", what=what, player=player)
 
 
 # The forms the issue lists, for speaker Ann and opponent Bob.
@@ -159,7 +161,7 @@ def table_talk() -> list[str]:
 
 @pytest.mark.parametrize("text", table_talk())
 def test_table_talk_gives_none(matcher, text):
-    assert matcher.match(text, "Ann").intent == {"kind": "none"}
+    assert matcher.match(text, "Ann").intent.to_json() == {"kind": "none"}
 
 
 @pytest.mark.parametrize("text", ["", "   ", "!!!", "\x00\x01\x02", "ÿþ\ufffd\ufffd", "a" * 5000])
@@ -190,16 +192,16 @@ def test_very_long_input_is_cut_and_matched_quickly(matcher):
 )
 def test_near_misses_give_none_with_a_message(matcher, text, message):
     heard = matcher.match(text, "Ann")
-    assert heard.intent == {"kind": "none"}
+    assert heard.intent.to_json() == {"kind": "none"}
     assert heard.message is not None
     assert message in heard.message
 
 
 def test_two_nearly_equal_readings_are_ambiguous_never_a_guess(matcher):
     heard = matcher.match("Bob's", "Ann")
-    assert heard.intent["kind"] == "ambiguous"
-    assert query("board", "Bob") in heard.intent["candidates"]
-    assert query("score", "Bob") in heard.intent["candidates"]
+    assert heard.intent.kind == "ambiguous"
+    assert query("board", "Bob") in heard.intent.candidates
+    assert query("score", "Bob") in heard.intent.candidates
 
 
 def test_your_is_left_to_the_session_at_a_table_of_three():
@@ -221,7 +223,7 @@ def test_ranking_is_deterministic(matcher):
 def test_json_schema_is_stable(matcher):
     out = matcher.match("Bob, flip your ten down", "Ann").to_json()
     assert set(out) == {"text", "intent", "score"}
-    assert out["intent"] == flip("Bob", 10, "down")
+    assert out["intent"] == flip("Bob", 10, "down").to_json()
     assert 0.0 <= out["score"] <= 1.0
 
 
@@ -236,3 +238,44 @@ def test_json_schema_is_stable(matcher):
 )
 def test_player_one_and_player_two_always_work_as_names(matcher, text, intent):
     assert matcher.match(text, "Ann").intent == intent
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_every_intent_of_every_game_is_put_in_words(game):
+    """The description and confirmation of each intent come from the phrase file
+    and read as words: every slot filled, nothing left in braces."""
+    spec = GAMES[game](["Ann", "Bob"])
+    phrases = load_phrases(spec.phrase_file, spec.players)
+    matcher = IntentMatcher(phrases, spec.players)
+    for template in phrases.intents:
+        for expansion in template.expansions:
+            words, filled = next(expand_sentences(phrases, expansion))
+            for intent in matcher._resolve(template, filled, "Ann"):
+                described = spec.describe_intent(intent)
+                asked = spec.confirmation(intent, "Ann")
+                assert "{" not in described, intent
+                assert "None" not in described, intent
+                assert asked.endswith("?"), intent
+                assert "{" not in asked, intent
+                said = [v for _, v in intent.slots if isinstance(v, int) or v in spec.players]
+                said += [x for _, v in intent.slots if isinstance(v, tuple) for x in v]
+                if intent.kind not in ("query", "undo", "end"):  # "what's Bob's score": the score
+                    assert all(str(v) in described for v in said), (words, described)
+
+
+def test_the_typed_intent_is_a_value_with_one_text_form():
+    flip = Intent.of("flip", owner="Bob", tile=7, direction="up")
+    assert flip == Intent.from_json({"tile": 7, "kind": "flip", "direction": "up", "owner": "Bob"})
+    assert hash(flip) == hash(Intent.from_json(flip.to_json()))
+    assert str(flip) == "flip direction=up owner=Bob tile=7"
+    assert flip.with_slots(owner="Ann")["owner"] == "Ann"
+    assert flip["owner"] == "Bob"
+    with pytest.raises(KeyError, match="flip has no slot 'tiles'"):
+        flip["tiles"]
+    with pytest.raises(ValueError, match="needs a kind"):
+        Intent.from_json({"tile": 7})
+    spec = Race65Spec(PLAYERS)
+    assert spec.describe_intent(flip) == "flip Bob's 7 up"
+    assert spec.describe_intent(flip.with_slots(direction=None)) == "flip Bob's 7"
+    assert spec.confirmation(call("Bob", 65), "Bob") == "Bob, did you call 65?"
+    assert spec.confirmation(flip, "Ann") == "Ann, did you say: flip Bob's 7 up?"

@@ -66,7 +66,7 @@ def test_spoken_commands_are_heard_live_through_an_audio_server(audio_server, tm
     heard = [json.loads(line) for line in out.splitlines()]
     words = [h["text"] for h in heard]
     assert len(heard) == len(cases), (words, err)
-    assert [h["intent"] for h in heard[1:]] == [c.intent for c in cases[1:]], (words, err)
+    assert [h["intent"] for h in heard[1:]] == [c.intent.to_json() for c in cases[1:]], (words, err)
     assert "Traceback" not in err
 
 

@@ -37,7 +37,7 @@ from referee.engine.core import (
 )
 from referee.gamelog import GameLog, read_log
 from referee.games import GAMES
-from referee.games.base import GameSpec, Options, SetupError, option, spoken_list
+from referee.games.base import GameSpec, Intent, Options, SetupError, option, spoken_list
 from referee.session import Session, replay_records
 from referee.table import Table
 
@@ -195,17 +195,12 @@ class GiveSpec(GameSpec):
     def opening(self, game: Game[Any]) -> str:
         return f"Give, with {spoken_list(game.players)}. {game.current_player()} starts."
 
-    def action_for(self, intent: dict[str, Any], speaker: str, game: Game[Any]) -> Action:
-        if intent["kind"] == "drew":
+    def action_for(self, intent: Intent, speaker: str, game: Game[Any]) -> Action:
+        if intent.kind == "drew":
             if self.options.bank != "table":
                 raise IllegalAction("I hold the bank in this game.")
             return Draw(speaker, int(intent["tokens"]))
         return Give(speaker, str(intent["to"]))
-
-    def describe_intent(self, intent: dict[str, Any]) -> str:
-        if intent["kind"] == "give":
-            return f"give {intent['to']} a token"
-        return super().describe_intent(intent)
 
     def announce(self, event: Event, game: Game[Any]) -> str:
         if isinstance(event, TokenDrawn):
@@ -290,11 +285,11 @@ def test_you_means_the_last_player_named_and_is_asked_about_otherwise():
 def test_with_two_players_you_is_simply_the_other_one():
     s = give_session(("Ann", "Bob", "Cy"))
     two = s.matcher.match("I give you a token", "Ann").intent
-    assert two == {"kind": "give", "to": "$addressee"}  # three players: resolved by the session
+    assert two == Intent.of("give", to="$addressee")  # three players: resolved by the session
     from referee.speech.understanding.intents import IntentMatcher
 
     pair = IntentMatcher.for_phrases(GiveSpec.phrase_file, ["Ann", "Bob"])
-    assert pair.match("I give you a token", "Ann").intent == {"kind": "give", "to": "Bob"}
+    assert pair.match("I give you a token", "Ann").intent == Intent.of("give", to="Bob")
 
 
 # --- the command line, the table loop and the log ----------------------------------------

@@ -40,6 +40,7 @@ from referee.gamelog import Record
 from referee.games.shutbox import ShutBoxOptions, ShutBoxSpec
 from referee.session import Session
 from referee.speech.audio import Audio
+from referee.speech.understanding.meaning import Intent
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -470,9 +471,9 @@ MOVES = [  # (recording, what it says); a box of 9, physical dice, Ann's turn (s
     ("stb13", "rolled eleven"), ("stb14", "shut five and six"),
     ("stb15", "I rolled a three"), ("stb16", "shut three"),
 ]
-def _meaning(intent: dict[str, Any]) -> dict[str, Any]:
+def _meaning(intent: Intent) -> dict[str, Any]:
     """An intent without empty fields, lists as sets: what a player would compare."""
-    return {k: sorted(v) if isinstance(v, list) else v for k, v in intent.items()
+    return {k: sorted(v) if isinstance(v, list) else v for k, v in intent.to_json().items()
             if v is not None}
 
 

@@ -32,7 +32,7 @@ def test_a_voice_says_what_it_is_given(voice, ears):
     audio = voice().render("Bob, flip your four up.")
     assert 0.8 < audio.seconds < 4
     heard, _ = hear_audio(recognizer, matcher, audio, "Ann")
-    assert heard.intent == {"kind": "flip", "owner": "Bob", "tile": 4, "direction": "up"}
+    assert heard.intent.to_json() == {"kind": "flip", "owner": "Bob", "tile": 4, "direction": "up"}
 
 
 def test_rate_and_volume_change_the_rendering(tmp_path):

@@ -36,6 +36,7 @@ from referee.speech.hearing.whisper import (
 )
 from referee.speech.listen import hear_audio, understand
 from referee.speech.understanding.intents import IntentMatcher
+from referee.speech.understanding.meaning import Intent
 
 PLAYERS = ["Ann", "Bob"]
 
@@ -252,7 +253,7 @@ def test_silence_near_silence_and_noise_are_not_commands(whisper, matcher):
         assert heard.kind == "none", transcript
     # ... and they leave nothing behind: the next command is heard as usual.
     heard, _ = hear_audio(whisper, matcher, committed("cmd01"), "Ann")
-    assert heard.intent == {"kind": "flip", "owner": "Ann", "tile": 7, "direction": None}
+    assert heard.intent.to_json() == {"kind": "flip", "owner": "Ann", "tile": 7, "direction": None}
 
 
 def test_other_sample_rates_are_converted_first(whisper, matcher, tmp_path):
@@ -267,7 +268,7 @@ def test_other_sample_rates_are_converted_first(whisper, matcher, tmp_path):
         out.setframerate(48000)
         out.writeframes(up.astype("<i2").tobytes())
     heard, _ = hear_audio(whisper, matcher, load_wav(path), "Ann")
-    assert heard.intent == {"kind": "query", "what": "score", "player": "Ann"}
+    assert heard.intent.to_json() == {"kind": "query", "what": "score", "player": "Ann"}
 
 
 def test_an_unsure_hearing_is_asked_about_before_it_is_played(whisper, matcher, monkeypatch):
@@ -297,7 +298,6 @@ def test_espeaks_flip_my_seven_is_heard_as_flip_my_seven(whisper, matcher):
     from referee.speech.speaking.tts import EspeakVoice
 
     heard, transcript = hear_audio(whisper, matcher, EspeakVoice().render("flip my seven"), "Ann")
-    assert heard.intent == {"kind": "flip", "owner": "Ann", "tile": 7, "direction": None}, (
-        transcript)
+    assert heard.intent == Intent.of("flip", owner="Ann", tile=7, direction=None), transcript
     heard, transcript = hear_audio(whisper, matcher, EspeakVoice().render("good game"), "Ann")
     assert heard.kind == "none", transcript

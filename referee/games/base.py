@@ -18,29 +18,21 @@ import re
 import types
 import typing
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
 from referee.engine.core import Action, Chance, Event, Game
+from referee.speech.understanding.meaning import Intent, Wording, spoken_list
 from referee.speech.understanding.numbers import words_to_number
+from referee.speech.understanding.templates import load_wording
+
+__all__ = ["GameSpec", "Intent", "Options", "SetupError", "Tool", "option", "spoken_list"]
 
 
 class SetupError(ValueError):
     """The table asked for a game that cannot be set up (bad names, options)."""
-
-
-def spoken_list(items: Iterable[object]) -> str:
-    """ "1, 4 and 12": a list as a referee says it.
-
-    >>> spoken_list([1, 4, 12]), spoken_list(["Ann"]), spoken_list([])
-    ('1, 4 and 12', 'Ann', '')
-    """
-    words = [str(i) for i in items]
-    if len(words) <= 1:
-        return "".join(words)
-    return ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def sentence(text: str) -> str:
@@ -295,7 +287,7 @@ class GameSpec(ABC):
         """A fresh game whose first turn starts ``at``."""
 
     @abstractmethod
-    def action_for(self, intent: dict[str, Any], speaker: str, game: Game[Any]) -> Action:
+    def action_for(self, intent: Intent, speaker: str, game: Game[Any]) -> Action:
         """The engine action a move intent stands for (may raise a Rejection)."""
 
     @abstractmethod
@@ -332,31 +324,36 @@ class GameSpec(ABC):
         """What the table needs to hear to pick the game up again (on resume)."""
         return self.answer("turn", None, game, at)
 
-    def describe_intent(self, intent: dict[str, Any]) -> str:
-        """A short phrase for an intent, used to ask about ambiguous ones."""
-        return str(intent.get("kind", "something"))
+    @property
+    def wording(self) -> Wording:
+        """The phrase file's ``[describe]`` and ``[confirm]`` tables."""
+        return load_wording(self.phrase_file)
+
+    def describe_intent(self, intent: Intent) -> str:
+        """A short phrase for an intent ("flip Bob's 7"), used to ask about
+        ambiguous ones and to confirm: the phrase file's ``[describe]``."""
+        return self.wording.describe(intent)
 
     # --- policy: what needs asking, and how ------------------------------------------
-    def always_confirm(self, intent: dict[str, Any]) -> bool:
+    def always_confirm(self, intent: Intent) -> bool:
         """Whether a spoken move is confirmed even when it was heard surely
         (a move whose mistake would cost too much). Typed moves never are."""
         return False
 
-    def confirmation(self, intent: dict[str, Any], who: str) -> str:
-        """The question that confirms a move ``who`` made before it is played."""
-        return f"{who}, did you say: {self.describe_intent(intent)}?"
+    def confirmation(self, intent: Intent, who: str) -> str:
+        """The question that confirms a move ``who`` made before it is played:
+        the phrase file's ``[confirm]``, else "Ann, did you say: <description>?"."""
+        return self.wording.confirm(intent, who)
 
-    def agreement(self, intent: dict[str, Any]) -> str | None:
+    def agreement(self, intent: Intent) -> str | None:
         """What another player must agree to before an intent is carried out
         ("end the game"), or None when it needs nobody's agreement. Undo is
         always agreed (the session names the move)."""
-        return "end the game" if intent["kind"] == "end" else None
+        return "end the game" if intent.kind == "end" else None
 
-    def barge_in(self, intent: dict[str, Any]) -> bool:
+    def barge_in(self, intent: Intent) -> bool:
         """Whether an intent may interrupt the referee while it is speaking."""
-        return intent["kind"] == "stop" or (
-            intent["kind"] == "query" and intent.get("what") == "repeat"
-        )
+        return intent.kind == "stop" or (intent.kind == "query" and intent.get("what") == "repeat")
 
     def undone(self, before: Any, game: Game[Any]) -> str:
         """What to say after an undo took the game from state ``before`` back."""

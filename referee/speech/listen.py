@@ -24,7 +24,8 @@ from referee.speech.audio import Audio
 from referee.speech.hearing.grammar import phrase_list
 from referee.speech.hearing.mic import COMPLETE, EXTENDABLE, INCOMPLETE
 from referee.speech.hearing.recognizers import Recognizer, Transcript
-from referee.speech.understanding.intents import NONE, Heard, IntentMatcher
+from referee.speech.understanding.intents import Heard, IntentMatcher
+from referee.speech.understanding.meaning import NONE
 
 
 def understand(matcher: IntentMatcher, transcript: Transcript, speaker: str) -> Heard:
@@ -35,7 +36,7 @@ def understand(matcher: IntentMatcher, transcript: Transcript, speaker: str) -> 
     :data:`~referee.session.SURE_SCORE` is asked about before it is played.
     """
     if not transcript.text:
-        return Heard(transcript.text, dict(NONE), 0.0)
+        return Heard(transcript.text, NONE, 0.0)
     heard = matcher.match(transcript.text, speaker)
     return replace(heard, score=round(min(heard.score, transcript.confidence, 1.0), 3))
 

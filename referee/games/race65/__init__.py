@@ -52,6 +52,7 @@ from referee.engine.race65 import (
 )
 from referee.games.base import (
     GameSpec,
+    Intent,
     Options,
     SetupError,
     option,
@@ -135,27 +136,15 @@ class Race65Spec(GameSpec):
         )
 
     # --- intents to actions -------------------------------------------------------
-    def action_for(self, intent: dict[str, Any], speaker: str, game: Game[Any]) -> Action:
-        if intent["kind"] == "flip":
+    def action_for(self, intent: Intent, speaker: str, game: Game[Any]) -> Action:
+        if intent.kind == "flip":
             return Flip(speaker, intent["owner"], int(intent["tile"]), intent.get("direction"))
-        if intent["kind"] == "call":
+        if intent.kind == "call":
             return Call(intent["caller"], int(intent["number"]))
-        if intent["kind"] == "correction":
+        if intent.kind == "correction":
             down = intent["direction"] == "down"
             return SetTile(speaker, intent["owner"], int(intent["tile"]), down)
-        raise ValueError(f"no action for intent {intent!r}")
-
-    def describe_intent(self, intent: dict[str, Any]) -> str:
-        if intent["kind"] == "flip":
-            way = f" {intent['direction']}" if intent.get("direction") else ""
-            return f"flip {intent['owner']}'s {intent['tile']}{way}"
-        if intent["kind"] == "call":
-            return f"{intent['caller']} calls {intent['number']}"
-        if intent["kind"] == "query":
-            return f"ask for the {intent['what']}"
-        if intent["kind"] == "correction":
-            return f"set {intent['owner']}'s {intent['tile']} {intent['direction']}"
-        return super().describe_intent(intent)
+        raise ValueError(f"no action for intent {intent}")
 
     def where_we_are(self, game: Game[Any], at: float) -> str:
         """Whose turn it is, and the time left when turns are timed."""
@@ -164,25 +153,20 @@ class Race65Spec(GameSpec):
             text += " " + self.answer("time", None, game, at)
         return text
 
-    def always_confirm(self, intent: dict[str, Any]) -> bool:
+    def always_confirm(self, intent: Intent) -> bool:
         """A spoken call is confirmed before it is judged (``--confirm-calls
         always``, the default): a misheard call costs a whole tray."""
-        return intent["kind"] == "call" and self.options.confirm_calls == "always"
+        return intent.kind == "call" and self.options.confirm_calls == "always"
 
-    def confirmation(self, intent: dict[str, Any], who: str) -> str:
-        if intent["kind"] == "call":
-            return f"{intent['caller']}, did you call {intent['number']}?"
-        return super().confirmation(intent, who)
-
-    def agreement(self, intent: dict[str, Any]) -> str | None:
+    def agreement(self, intent: Intent) -> str | None:
         """A tray correction needs another player's yes, like undo."""
-        if intent["kind"] == "correction":
+        if intent.kind == "correction":
             return f"{intent['owner']}'s {intent['tile']} is {intent['direction']}"
         return super().agreement(intent)
 
-    def barge_in(self, intent: dict[str, Any]) -> bool:
+    def barge_in(self, intent: Intent) -> bool:
         """A call of the target interrupts the referee too: a race is a race."""
-        if intent["kind"] == "call":
+        if intent.kind == "call":
             return int(intent["number"]) == self.config.target
         return super().barge_in(intent)
 

@@ -60,6 +60,7 @@ from referee.engine.shutbox import (
 from referee.engine.shutbox_strategy import dice_hint, hint
 from referee.games.base import (
     GameSpec,
+    Intent,
     Options,
     SetupError,
     Tool,
@@ -189,8 +190,8 @@ class ShutBoxSpec(GameSpec):
         return "roll and tell me what you rolled." if self.physical else "say roll."
 
     # --- intents to actions ---------------------------------------------------------------
-    def action_for(self, intent: dict[str, Any], speaker: str, game: Game[Any]) -> Action:
-        kind = intent["kind"]
+    def action_for(self, intent: Intent, speaker: str, game: Game[Any]) -> Action:
+        kind = intent.kind
         if kind == "roll":
             if self.physical:
                 raise IllegalAction("Roll your dice and tell me what you rolled, "
@@ -207,7 +208,7 @@ class ShutBoxSpec(GameSpec):
             return Roll(speaker, total=total, count=count)
         if kind == "shut":
             return Shut(speaker, tuple(int(t) for t in intent["tiles"]))
-        raise ValueError(f"no action for intent {intent!r}")
+        raise ValueError(f"no action for intent {intent}")
 
     def draw(self, chance: Chance, game: Game[Any]) -> Action | None:
         """Virtual dice: the faces come from the seeded dice (``--seed``, logged)."""
@@ -219,19 +220,6 @@ class ShutBoxSpec(GameSpec):
             if isinstance(action, Roll) and action.dice == faces:
                 return action
         raise ValueError(f"the dice gave {faces}, which is not an outcome of {chance.name}")
-
-    def describe_intent(self, intent: dict[str, Any]) -> str:
-        kind = intent["kind"]
-        if kind == "shut":
-            return f"shut {spoken_list(intent['tiles'])}"
-        if kind == "roll":
-            return "roll one die" if intent.get("dice") == 1 else "roll"
-        if kind == "rolled":
-            what = spoken_list(intent["dice"]) if intent.get("dice") else intent.get("total")
-            return f"you rolled {what}"
-        if kind == "query":
-            return f"ask for the {intent['what']}"
-        return super().describe_intent(intent)
 
     # --- events to sentences -----------------------------------------------------------------
     def announce(self, event: Event, game: Game[Any]) -> str:

@@ -19,9 +19,11 @@ resolving "my", "your", names and the speaker). The ranking is deterministic:
 
 * the best intent is returned when it scores at least ``accept`` and no other
   intent comes within ``margin`` of it;
-* several intents within ``margin`` of the best, all above ``floor``, give
-  ``{"kind": "ambiguous", "candidates": [...]}``: the caller asks, never guesses;
-* otherwise ``{"kind": "none"}``.
+* several intents within ``margin`` of the best, all above ``floor``, give an
+  ``ambiguous`` intent with the candidates: the caller asks, never guesses;
+* otherwise the ``none`` intent.
+
+Intents are typed values (:class:`~referee.speech.understanding.meaning.Intent`).
 
 A near miss (a tile number that does not exist, a name that is not at the
 table) is reported as ``none`` with a ``message`` to say to the players.
@@ -39,6 +41,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from referee.speech.understanding.meaning import NONE, Intent, ambiguous
 from referee.speech.understanding.numbers import join_numbers
 from referee.speech.understanding.templates import (
     Expansion,
@@ -50,9 +53,6 @@ from referee.speech.understanding.templates import (
     normalise_words,
 )
 
-Intent = dict[str, Any]
-
-NONE: Intent = {"kind": "none"}
 #: A field meaning "the player spoken to" ("you", "your") at a table of more
 #: than two, left for the session to resolve (see ``Session.respond``).
 ADDRESSEE = "$addressee"
@@ -80,10 +80,11 @@ class Heard:
 
     @property
     def kind(self) -> str:
-        return str(self.intent["kind"])
+        return self.intent.kind
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"text": self.text, "intent": self.intent, "score": self.score}
+        out: dict[str, Any] = {"text": self.text, "intent": self.intent.to_json(),
+                               "score": self.score}
         if self.message:
             out["message"] = self.message
         return out
@@ -108,7 +109,7 @@ class _Candidate:
 
     @property
     def key(self) -> str:
-        return json.dumps(self.intent, sort_keys=True)
+        return json.dumps(self.intent.to_json(), sort_keys=True)
 
 
 _SPLIT = re.compile(r"[^\w'\u2019-]+")
@@ -307,7 +308,7 @@ class IntentMatcher:
         self, template: IntentTemplate, fills: dict[str, str], speaker: str
     ) -> list[Intent]:
         """The intents a matched template stands for (several if "your" is unclear)."""
-        intents: list[Intent] = [{}]
+        intents: list[dict[str, Any]] = [{}]
         for name, spec in template.fields.items():
             options: list[Any]
             if isinstance(spec, str) and spec.startswith("{") and spec.endswith("}"):
@@ -336,13 +337,13 @@ class IntentMatcher:
             else:
                 options = [spec]
             intents = [{**i, name: o} for i in intents for o in options]
-        return intents
+        return [Intent.from_json(i) for i in intents]
 
     # --- matching --------------------------------------------------------------------
     def _match(self, text: str, speaker: str) -> Heard:
         toks = self.tokenise(text)
         if not toks:
-            return Heard(text, dict(NONE), 0.0)
+            return Heard(text, NONE, 0.0)
         tok_weights = [self._token_weight(t) for t in toks]
         total_u = sum(tok_weights)
         best: dict[str, _Candidate] = {}
@@ -370,16 +371,15 @@ class IntentMatcher:
         ranked = sorted(best.values(), key=lambda c: (-c.score, c.key))
         top = ranked[0].score if ranked else 0.0
         if near is not None and near.score >= self.accept and near.score > top + self.margin:
-            return Heard(text, dict(NONE), round(top, 3), self._near_miss_message(near))
+            return Heard(text, NONE, round(top, 3), self._near_miss_message(near))
         if not ranked:
-            return Heard(text, dict(NONE), 0.0, self._hint(toks))
+            return Heard(text, NONE, 0.0, self._hint(toks))
         close = [c for c in ranked if c.score >= top - self.margin]
         if len(close) > 1:
-            intent = {"kind": "ambiguous", "candidates": [c.intent for c in close[:4]]}
-            return Heard(text, intent, round(top, 3))
+            return Heard(text, ambiguous(c.intent for c in close[:4]), round(top, 3))
         if top >= self.accept:
             return Heard(text, ranked[0].intent, round(top, 3))
-        return Heard(text, dict(NONE), round(top, 3), self._hint(toks))
+        return Heard(text, NONE, round(top, 3), self._hint(toks))
 
     def _hint(self, toks: list[_Tok]) -> str | None:
         """The phrase file's advice for a sentence with a telling word ("flip")."""

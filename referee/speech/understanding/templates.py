@@ -36,6 +36,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from referee.speech.understanding.meaning import Wording
 from referee.speech.understanding.numbers import join_numbers, number_to_words
 
 PHRASE_DIR = Path(__file__).with_name("phrases")
@@ -242,7 +243,8 @@ def _with_includes(data: dict[str, Any], path: Path) -> dict[str, Any]:
     Included slots, weights and hints are defaults the game's own file
     overrides; included intents come after the game's own.
     """
-    merged = {key: dict(data.get(key, {})) for key in ("slots", "weights", "hints", "fillers")}
+    merged = {key: dict(data.get(key, {}))
+              for key in ("slots", "weights", "hints", "fillers", "describe", "confirm")}
     intents = list(data.get("intents", []))
     for name in data.get("include", []):
         other = path.with_name(f"{name}.toml")
@@ -304,6 +306,17 @@ def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
     return PhraseSet(game, slots, weights, tuple(intents), hints, str(data.get("title", "")),
                      tuple(map(str, fillers.get("before", []))),
                      tuple(map(str, fillers.get("after", []))))
+
+
+@cache
+def load_wording(path: Path) -> Wording:
+    """How the phrase file at ``path`` (and what it includes) describes and
+    confirms its intents: its ``[describe]`` and ``[confirm]`` tables."""
+    if not path.exists():
+        raise TemplateError(f"no phrase file {path}")
+    data = _with_includes(_read_phrase_file(path), path)
+    return Wording({str(k): str(v) for k, v in data.get("describe", {}).items()},
+                   {str(k): str(v) for k, v in data.get("confirm", {}).items()})
 
 
 # --- expansion into sentences (for grammars and tests) -------------------------------------
