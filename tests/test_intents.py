@@ -10,7 +10,13 @@ from referee.games import GAMES
 from referee.games.race65 import Race65Spec
 from referee.speech.understanding.intents import ADDRESSEE, IntentMatcher
 from referee.speech.understanding.meaning import Intent
-from referee.speech.understanding.templates import expand_phrases, expand_sentences, load_phrases
+from referee.speech.understanding.templates import (
+    SlotRef,
+    TemplateError,
+    expand_phrases,
+    expand_sentences,
+    load_phrases,
+)
 
 DATA = Path(__file__).parent / "data"
 PLAYERS = ["Ann", "Bob"]
@@ -249,7 +255,7 @@ def test_every_intent_of_every_game_is_put_in_words(game):
     matcher = IntentMatcher(phrases, spec.players)
     for template in phrases.intents:
         for expansion in template.expansions:
-            words, filled = next(expand_sentences(phrases, expansion))
+            words, filled = next(expand_sentences(phrases, phrases.unroll(expansion)[-1]))
             for intent in matcher._resolve(template, filled, "Ann"):
                 described = spec.describe_intent(intent)
                 asked = spec.confirmation(intent, "Ann")
@@ -279,3 +285,83 @@ def test_the_typed_intent_is_a_value_with_one_text_form():
     assert spec.describe_intent(flip.with_slots(direction=None)) == "flip Bob's 7"
     assert spec.confirmation(call("Bob", 65), "Bob") == "Bob, did you call 65?"
     assert spec.confirmation(flip, "Ann") == "Ann, did you say: flip Bob's 7 up?"
+
+
+# --- list slots: "shut 3, 4 and 5" ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def box() -> IntentMatcher:
+    return IntentMatcher.for_game("shut-the-box", PLAYERS)
+
+
+def shut(*tiles):
+    return Intent.of("shut", tiles=tiles)
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("shut 7", shut(7)),
+        ("shut seven and one", shut(7, 1)),
+        ("close the 7 and the 1", shut(7, 1)),
+        ("shut 1, 2, 3 and 4", shut(1, 2, 3, 4)),
+        ("shut one two three", shut(1, 2, 3)),
+        ("4 and 2", shut(4, 2)),
+    ],
+)
+def test_a_list_slot_takes_one_to_most_values_in_the_order_said(box, text, intent):
+    heard = box.match(text, "Ann")
+    assert heard.intent == intent
+    assert heard.score == 1.0  # a joiner word said, or not, costs nothing
+
+
+def test_a_list_slot_never_takes_more_than_most_and_names_a_near_miss(box):
+    five = box.match("shut 1 2 3 4 and 5", "Ann")
+    assert five.intent.get("tiles") != (1, 2, 3, 4, 5)
+    assert five.score < 0.9  # so never played without a question
+    wrong = box.match("shut 3 and 13", "Ann")
+    assert wrong.kind == "none"
+    assert wrong.message == "There is no tile 13."
+
+
+def test_a_list_slot_stays_compact_in_every_grammar(box):
+    """One token in the templates; unrolled into at most four values with
+    their joiners, never into every combination of tiles."""
+    from referee.speech.hearing.grammar import to_jsgf
+
+    phrases = box.phrases
+    (template,) = [t for t in phrases.intents if t.fields["kind"] == "shut"]
+    assert [str(e[-1]) for e in template.expansions] == ["{tiles...}"] * len(template.expansions)
+    unrolled = [u for e in template.expansions for u in phrases.unroll(e)]
+    assert len(unrolled) == 5 * (1 + 2 + 4 + 8)  # shut/close/shut the/close the/bare x joiners
+    assert max(sum(isinstance(t, SlotRef) for t in u) for u in unrolled) == 4
+    jsgf = to_jsgf(phrases)
+    assert "<tiles_list> = <tiles> [ ( and the | and ) <tiles> [ ( and the | and ) <tiles> " in jsgf
+    assert len(jsgf) < 6000
+    sentences = sum(1 for words, t, _ in expand_phrases(phrases) if t is template)
+    assert sentences > 100 * len(unrolled)  # what writing every sentence out would cost
+
+
+def test_a_list_marker_on_a_plain_slot_is_refused(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('[slots.tile]\nnumbers = [1, 9]\n\n[[intents]]\nkind = "shut"\n'
+                    'tiles = "{tile}"\nsentences = ["shut {tile...}"]\n')
+    with pytest.raises(TemplateError, match="is not a list"):
+        load_phrases(path, PLAYERS)
+
+
+def test_both_recognisers_hear_lists_of_tiles_from_real_recordings(box):
+    """The committed recordings of every "shut" command, through PocketSphinx's
+    JSGF grammar and Whisper's sentence search, both built with the list slot."""
+    from benchmarks.fixtures import COMMITTED_VOICE, fixture, utterances
+    from referee.speech.audio import load_wav
+    from referee.speech.hearing.recognizers import PocketSphinxRecognizer, make_recognizer
+    from referee.speech.listen import hear_audio
+
+    cases = [u for u in utterances("shut-the-box") if u.intent.kind == "shut"]
+    assert any(len(u.intent["tiles"]) >= 3 for u in cases)
+    for recognizer in (PocketSphinxRecognizer(box.phrases), make_recognizer(box.phrases)):
+        heard = [hear_audio(recognizer, box, load_wav(fixture(COMMITTED_VOICE, u, "clean")),
+                            "Ann")[0].intent for u in cases]
+        assert heard == [u.intent for u in cases], recognizer.describe()

@@ -16,6 +16,7 @@ from referee.speech.understanding.numbers import join_numbers
 from referee.speech.understanding.templates import (
     _LEX,
     PhraseSet,
+    Slot,
     expand_phrases,
     normalise_words,
     slot_values,
@@ -28,7 +29,8 @@ def _jsgf_body(template: str) -> str:
     for match in _LEX.finditer(template):
         piece = match.group(0)
         if piece.startswith("{"):
-            out.append(f"<{match.group(1)}{'_s' if match.group(2) else ''}>")
+            suffix = "_list" if match.group(2) else "_s" if match.group(3) else ""
+            out.append(f"<{match.group(1)}{suffix}>")
         elif piece in ("(", ")", "[", "]", "|"):
             out.append(piece)
         else:
@@ -45,7 +47,21 @@ def to_jsgf(phrases: PhraseSet, name: str = "referee") -> str:
         lines.append(f"<{slot_name}> = {' | '.join(words)};")
         if slot.kind == "player":
             lines.append(f"<{slot_name}_s> = {' | '.join(w + chr(39) + 's' for w in words)};")
+        if slot.most > 1:
+            lines.append(f"<{slot_name}_list> = {_jsgf_list(slot_name, slot)};")
     return "\n".join(lines) + "\n"
+
+
+def _jsgf_list(name: str, slot: Slot) -> str:
+    """ "<tiles> [ [and] <tiles> [ [and] <tiles> ] ]": one to ``most`` values."""
+    said = [" ".join(spoken_word(str(t)) for t in e) for e in slot.joiner if e]
+    joiner = f"( {' | '.join(said)} )" if said else ""
+    if said and () in slot.joiner:
+        joiner = f"[ {' | '.join(said)} ]"
+    body = ""
+    for _ in range(slot.most - 1):
+        body = f" [ {joiner} <{name}>{body} ]"
+    return f"<{name}>{body}"
 
 
 def phrase_list(phrases: PhraseSet) -> list[str]:

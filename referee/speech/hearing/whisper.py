@@ -512,10 +512,13 @@ class SentenceSearch:
         self.root = _Node()
         for intent in phrases.intents:
             for expansion in intent.expansions:
-                node = self.root
-                for unit in expansion:
-                    node = node.children.setdefault(unit, _Node())
-                node.final = True
+                # A list slot ("shut {tiles...}") is written out as one to four
+                # tiles with their joiners: units, not every combination of tiles.
+                for unrolled in phrases.unroll(expansion):
+                    node = self.root
+                    for unit in unrolled:
+                        node = node.children.setdefault(unit, _Node())
+                    node.final = True
         #: Each unit's (spoken words, token spellings) choices.
         self._choices: dict[Word | SlotRef, list[tuple[str, list[tuple[int, ...]]]]] = {}
         for unit in self._units(self.root):

@@ -10,6 +10,8 @@ weighted word-level edit distance:
 * a slot matches one token of its kind whose value is in the slot's list
   (a tile, a call number, a player); it is never fuzzily substituted, so a
   misheard number is never silently turned into another number;
+* a list slot (``{tiles...}``) is tried with one to ``most`` values, and a
+  joiner word ("and") after one of its values costs nothing;
 * a literal word may match a misspelling of itself (rapidfuzz ratio >= 0.75)
   at a fraction of its weight.
 
@@ -45,6 +47,7 @@ from referee.speech.understanding.meaning import NONE, Intent, ambiguous
 from referee.speech.understanding.numbers import join_numbers
 from referee.speech.understanding.templates import (
     Expansion,
+    Fills,
     IntentTemplate,
     PhraseSet,
     SlotRef,
@@ -140,8 +143,17 @@ class IntentMatcher:
         )
         self._vocabulary = phrases.vocabulary()
         self._templates = [
-            (intent, expansion) for intent in phrases.intents for expansion in intent.expansions
+            (intent, unrolled)
+            for intent in phrases.intents
+            for expansion in intent.expansions
+            for unrolled in phrases.unroll(expansion, joiners=False)
         ]
+        #: The words that may pass for free after a value of each list slot.
+        self._joiners = {
+            name: frozenset(t.text for e in slot.joiner for t in e if isinstance(t, Word))
+            for name, slot in phrases.slots.items() if slot.most > 1
+        }
+        self._all_joiners = frozenset().union(*self._joiners.values())
         self._weights = [
             [self._template_weight(t) for t in expansion] for _, expansion in self._templates
         ]
@@ -258,7 +270,7 @@ class IntentMatcher:
 
     def _align(
         self, expansion: Expansion, weights: list[float], toks: list[_Tok], tok_weights: list[float]
-    ) -> tuple[float, dict[str, str], list[tuple[str, str]]]:
+    ) -> tuple[float, Fills, list[tuple[str, str]]]:
         n, m = len(expansion), len(toks)
         cost = [[0.0] * (m + 1) for _ in range(n + 1)]
         back = [[""] * (m + 1) for _ in range(n + 1)]
@@ -272,9 +284,11 @@ class IntentMatcher:
         for i in range(1, n + 1):
             token, w = expansion[i - 1], weights[i - 1]
             row, prev = cost[i], cost[i - 1]
+            free = self._joiners.get(token.name, frozenset()) if (
+                isinstance(token, SlotRef) and token.many) else frozenset()
             for j in range(1, m + 1):
                 best, move = prev[j] + w, "d"
-                inserted = row[j - 1] + tok_weights[j - 1]
+                inserted = row[j - 1] + (0.0 if toks[j - 1].text in free else tok_weights[j - 1])
                 if inserted < best:
                     best, move = inserted, "i"
                 sub_cost, value, near = self._substitute(token, toks[j - 1], w)
@@ -283,7 +297,7 @@ class IntentMatcher:
                     subs[(i, j)] = (value, near)
                 row[j] = best
                 back[i][j] = move
-        fills: dict[str, str] = {}
+        fills: Fills = {}
         near_misses: list[tuple[str, str]] = []
         i, j = n, m
         while i > 0 or j > 0:
@@ -294,6 +308,8 @@ class IntentMatcher:
                 if isinstance(token, SlotRef) and value is not None:
                     if near:
                         near_misses.append((token.name, value))
+                    elif token.many:  # read backwards: put each value before the later ones
+                        fills[token.name] = (value, *fills.get(token.name, ()))
                     else:
                         fills[token.name] = value
                 i, j = i - 1, j - 1
@@ -304,9 +320,7 @@ class IntentMatcher:
         return cost[n][m], fills, near_misses
 
     # --- resolution ----------------------------------------------------------------
-    def _resolve(
-        self, template: IntentTemplate, fills: dict[str, str], speaker: str
-    ) -> list[Intent]:
+    def _resolve(self, template: IntentTemplate, fills: Fills, speaker: str) -> list[Intent]:
         """The intents a matched template stands for (several if "your" is unclear)."""
         intents: list[dict[str, Any]] = [{}]
         for name, spec in template.fields.items():
@@ -315,14 +329,20 @@ class IntentMatcher:
                 slot_name = spec[1:-1]
                 token = fills.get(slot_name)
                 slot = self.phrases.slots[slot_name]
-                options = [None if token is None else slot.values.get(token, token)]
-                if slot.kind == "player" and token is not None:
+                if isinstance(token, tuple) or slot.most > 1:
+                    tokens = (token,) if isinstance(token, str) else token or ()
+                    options = [tuple(slot.values.get(t, t) for t in tokens)]
+                elif token is None:
+                    options = [None]
+                elif slot.kind == "player":
                     options = [self._names.get(token, token)]
+                else:
+                    options = [slot.values.get(token, token)]
             elif isinstance(spec, list):
                 values = []
                 for item in spec:
                     token = fills.get(str(item)[1:-1])
-                    if token is not None:
+                    if isinstance(token, str):
                         values.append(self.phrases.slots[str(item)[1:-1]].values.get(token, token))
                 options = [values]
             elif spec == "$speaker":
@@ -346,18 +366,22 @@ class IntentMatcher:
             return Heard(text, NONE, 0.0)
         tok_weights = [self._token_weight(t) for t in toks]
         total_u = sum(tok_weights)
+        joined = sum(w for t, w in zip(toks, tok_weights, strict=True)
+                     if t.text in self._all_joiners)
         best: dict[str, _Candidate] = {}
         near: _Candidate | None = None
         for (template, expansion), weights in zip(self._templates, self._weights, strict=True):
             total_t = sum(weights)
-            # Cheap bound: the cost is at least the difference in weight.
-            if 1.0 - abs(total_t - total_u) / max(total_t, total_u) < self.floor:
+            # Cheap bound: the cost is at least the difference in weight (less
+            # the joiner words, which may be free).
+            if 1.0 - max(0.0, abs(total_t - total_u) - joined) / max(total_t, total_u) < self.floor:
                 continue
             cost, fills, misses = self._align(expansion, weights, toks, tok_weights)
             score = max(0.0, 1.0 - cost / max(total_t, total_u))
             if score < self.floor:
                 continue
-            if len(fills) + len(misses) < sum(isinstance(t, SlotRef) for t in expansion):
+            said = sum(len(v) if isinstance(v, tuple) else 1 for v in fills.values())
+            if said + len(misses) < sum(isinstance(t, SlotRef) for t in expansion):
                 continue  # a slot of the sentence was not said ("tell ... to flip 8")
             for intent in self._resolve(template, fills, speaker):
                 candidate = _Candidate(score, intent, misses)

@@ -8,10 +8,16 @@ the syntax of hassil:
 * ``(flip | turn)``: one of the alternatives;
 * ``[my]``: optional words;
 * ``{tile}``: a slot, filled from the slot's values; ``{player}'s`` is the
-  possessive form of a name slot.
+  possessive form of a name slot;
+* ``{tiles...}``: a list slot, one to ``most`` values of a slot declared with
+  ``most = N``, separated by the slot's ``joiner`` (a template, "and" by
+  default): "shut 3 4 and 5". It stays one token in the templates; the intent
+  matcher and the recognisers' grammars unroll it into at most ``most``
+  values (:meth:`PhraseSet.unroll`), never into every combination of values.
 
 Intent fields are JSON values; a string field ``"{slot}"`` takes the value of
-that slot (null when the sentence has none), a list of them
+that slot (null when the sentence has none; for a list slot, the list of the
+values said, in order), a list of them
 (``["{tile}", "{tile2}"]``) the list of the values the sentence has,
 ``"$speaker"`` the person who spoke and ``"$addressee"`` the one other player.
 ``include = ["common"]`` adds the intents of ``common.toml`` (conversation and
@@ -64,19 +70,23 @@ class Word:
 class SlotRef:
     name: str
     possessive: bool = False
+    #: A list slot (``{tiles...}``): one to the slot's ``most`` values.
+    many: bool = False
 
     def __str__(self) -> str:
-        return "{" + self.name + "}" + ("'s" if self.possessive else "")
+        return "{" + self.name + ("..." if self.many else "") + "}" + (
+            "'s" if self.possessive else "")
 
 
 Token = Word | SlotRef
 Expansion = tuple[Token, ...]
 
-_LEX = re.compile(r"\{(\w+)\}('s)?|[()\[\]|]|[^\s()\[\]|{}]+")
+_LEX = re.compile(r"\{(\w+)(\.\.\.)?\}('s)?|[()\[\]|]|[^\s()\[\]|{}]+")
 
 
-def parse_template(template: str) -> list[Expansion]:
-    """All token sequences a template stands for, in a deterministic order."""
+def parse_template(template: str, keep_empty: bool = False) -> list[Expansion]:
+    """All token sequences a template stands for, in a deterministic order
+    (the empty one only if ``keep_empty``: a joiner may be nothing)."""
     pieces = [m.group(0) for m in _LEX.finditer(template)]
     consumed = "".join(pieces)
     if consumed != re.sub(r"\s+", "", template):
@@ -96,7 +106,7 @@ def parse_template(template: str) -> list[Expansion]:
             elif piece.startswith("{"):
                 match = _LEX.fullmatch(piece)
                 assert match is not None
-                options = [(SlotRef(match.group(1), bool(match.group(2))),)]
+                options = [(SlotRef(match.group(1), bool(match.group(3)), bool(match.group(2))),)]
             else:
                 words = join_numbers(normalise_words(piece))
                 options = [tuple(Word(w) for w in words)]
@@ -121,7 +131,7 @@ def parse_template(template: str) -> list[Expansion]:
     if pos != len(pieces):
         raise TemplateError(f"unbalanced brackets in template {template!r}")
     # Drop empty and repeated expansions (e.g. "[a] [a]") while keeping order.
-    return list(dict.fromkeys(e for e in options if e))
+    return list(dict.fromkeys(e for e in options if e or keep_empty))
 
 
 # --- normalisation -----------------------------------------------------------------
@@ -165,6 +175,10 @@ class Slot:
     #: What to say when a token of this kind is not one of the values, with
     #: ``{value}`` standing for it ("There is no tile {value}.").
     near_miss: str = ""
+    #: A list slot (``{tiles...}`` in a template) holds one to ``most`` values ...
+    most: int = 1
+    #: ... with one of these between two of them (the empty one: nothing).
+    joiner: tuple[Expansion, ...] = ((),)
 
     def words_for(self, token: str) -> str:
         """How the token is said: digits spelled out, names as written."""
@@ -220,12 +234,38 @@ class PhraseSet:
     fillers_after: tuple[str, ...] = ()
 
     def vocabulary(self) -> frozenset[str]:
-        """Every literal word of every template."""
+        """Every literal word of every template, and of the list slots' joiners."""
         words: set[str] = set()
         for intent in self.intents:
             for expansion in intent.expansions:
                 words.update(t.text for t in expansion if isinstance(t, Word))
+        for slot in self.slots.values():
+            words.update(t.text for e in slot.joiner for t in e if isinstance(t, Word))
         return frozenset(words)
+
+    def unroll(self, expansion: Expansion, joiners: bool = True) -> list[Expansion]:
+        """The expansion with each list slot written out as one to ``most``
+        values (each a ``many`` slot reference), with the joiner's choices
+        between them; without ``joiners``, the values alone (the intent
+        matcher lets a joiner word between list values pass for free).
+
+        Shut the Box's "(shut | close) [the] {tiles...}" becomes 4 x 15 token
+        sequences for a grammar, whatever the number of tiles.
+        """
+        out: list[Expansion] = [()]
+        for token in expansion:
+            if not (isinstance(token, SlotRef) and token.many):
+                out = [e + (token,) for e in out]
+                continue
+            slot = self.slots[token.name]
+            gaps = slot.joiner if joiners else ((),)
+            runs: list[Expansion] = [(token,)]
+            lists = list(runs)
+            for _ in range(slot.most - 1):
+                runs = [run + gap + (token,) for run in runs for gap in gaps]
+                lists += runs
+            out = [e + run for e in out for run in lists]
+        return list(dict.fromkeys(out))
 
     def word_weight(self, word: str) -> float:
         return self.weights.get(word, DEFAULT_WORD_WEIGHT)
@@ -275,14 +315,18 @@ def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
             slot = number_slot(name, int(low), int(high), weight, near_miss)
             if "grammar" in spec:
                 slot = replace(slot, grammar=tuple(str(int(n)) for n in spec["grammar"]))
-            slots[name] = slot
         elif "words" in spec:
             values = {w: w for w in spec["words"]}
-            slots[name] = Slot(name, "words", values, weight, near_miss=near_miss)
+            slot = Slot(name, "words", values, weight, near_miss=near_miss)
         elif spec.get("players"):
-            slots[name] = player_slot(name, players, weight, near_miss)
+            slot = player_slot(name, players, weight, near_miss)
         else:
             raise TemplateError(f"slot {name!r} in {path.name} has no values")
+        most = int(spec.get("most", 1))
+        if most < 1:
+            raise TemplateError(f"slot {name!r} in {path.name}: most must be 1 or more")
+        joiner = tuple(parse_template(str(spec.get("joiner", "and")), keep_empty=True))
+        slots[name] = replace(slot, most=most, joiner=joiner if most > 1 else ((),))
     weights = {word: float(w) for word, w in data.get("weights", {}).items()}
     intents = []
     for entry in data.get("intents", []):
@@ -296,6 +340,9 @@ def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
                 for token in expansion:
                     if isinstance(token, SlotRef) and token.name not in slots:
                         raise TemplateError(f"unknown slot {token} in {sentence!r}")
+                    if isinstance(token, SlotRef) and token.many and slots[token.name].most < 2:
+                        raise TemplateError(f"{token} in {sentence!r}: the slot {token.name!r} "
+                                            "is not a list (give it most = 2 or more)")
                 expansions.append(expansion)
         intents.append(
             IntentTemplate(fields, tuple(dict.fromkeys(expansions)), tuple(sentences))
@@ -345,26 +392,36 @@ def _token_choices(
     return [(slot.words_for(v) + suffix, v) for v in slot_values(slot, for_grammar)]
 
 
+#: The slot tokens a sentence used: a token per slot, a tuple of them per list slot.
+Fills = dict[str, "str | tuple[str, ...]"]
+
+
 def expand_sentences(
     phrases: PhraseSet, expansion: Expansion, for_grammar: bool = False
-) -> Iterator[tuple[str, dict[str, str]]]:
-    """Every sentence (as words) of one expansion, with the slot tokens used."""
+) -> Iterator[tuple[str, Fills]]:
+    """Every sentence (as words) of one unrolled expansion (see
+    :meth:`PhraseSet.unroll`), with the slot tokens used."""
     choices = [_token_choices(token, phrases.slots, for_grammar) for token in expansion]
     for combo in itertools.product(*choices):
         words = " ".join(spoken for spoken, _ in combo)
-        filled = {
-            token.name: value
-            for token, (_, value) in zip(expansion, combo, strict=True)
-            if isinstance(token, SlotRef) and value is not None
-        }
+        filled: Fills = {}
+        for token, (_, value) in zip(expansion, combo, strict=True):
+            if not isinstance(token, SlotRef) or value is None:
+                continue
+            if token.many:
+                before = filled.get(token.name, ())
+                filled[token.name] = (*before, value)
+            else:
+                filled[token.name] = value
         yield words, filled
 
 
 def expand_phrases(
     phrases: PhraseSet, for_grammar: bool = False
-) -> Iterator[tuple[str, IntentTemplate, dict[str, str]]]:
+) -> Iterator[tuple[str, IntentTemplate, Fills]]:
     """Every sentence the phrase file allows, with its intent and slot fills."""
     for intent in phrases.intents:
         for expansion in intent.expansions:
-            for words, filled in expand_sentences(phrases, expansion, for_grammar):
-                yield words, intent, filled
+            for unrolled in phrases.unroll(expansion):
+                for words, filled in expand_sentences(phrases, unrolled, for_grammar):
+                    yield words, intent, filled
