@@ -255,7 +255,7 @@ class PhraseSet:
         out: list[Expansion] = [()]
         for token in expansion:
             if not (isinstance(token, SlotRef) and token.many):
-                out = [e + (token,) for e in out]
+                out = [(*e, token) for e in out]
                 continue
             slot = self.slots[token.name]
             gaps = slot.joiner if joiners else ((),)
