@@ -120,7 +120,7 @@ class Options:
     >>> Options(verbosity="loud")
     Traceback (most recent call last):
     ...
-    referee.games.base.SetupError: verbosity takes normal or brief, not 'loud'.
+    referee.games.base.SetupError: --verbosity takes normal or brief, not 'loud'.
     """
 
     first: str | None = option(None, "who starts (default: the first named)", metavar="NAME")
