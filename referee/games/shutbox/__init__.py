@@ -12,6 +12,9 @@ Decisions:
 * The order of play is the lowest roll first (the rules): the referee rolls
   one die pair for each player at the start and announces it; ties keep the
   order the players were named in. ``--order given`` keeps the named order.
+  The order roll is the referee's even with physical dice (seeded, kept in
+  the log's options): it is not a move, and it saves the table a round of
+  rolling and reporting before play.
 * "roll" rolls two dice; "roll one" rolls one die, allowed when the open
   tiles add up to 6 or less. A physical total of 6 or less is taken as one
   die when one die is allowed.
