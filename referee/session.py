@@ -269,6 +269,9 @@ class Session:
         text = clean_text(text)
         if not text:
             return said
+        speaker, stranger = self._seat(speaker)
+        if stranger is not None:
+            return said + self._say([stranger], at, "problem")
         if len(text) > MAX_CHARS:
             return said + self._say(
                 ["That was too long for me. Please say one move at a time."], at, "problem"
@@ -277,6 +280,18 @@ class Session:
         log.debug("heard %r from %s: %s", text, speaker, heard)
         return said + self.respond(heard, speaker, at, sure=heard.score >= SURE_SCORE,
                                    source=source)
+
+    def _seat(self, speaker: str | None) -> tuple[str | None, str | None]:
+        """The player ``speaker`` names, as written at the table ("ann" is Ann),
+        and what to say when nobody of that name plays (a script's typo): then
+        nothing is done."""
+        if speaker is None or speaker in self.players:
+            return speaker, None
+        match = [p for p in self.players if p.casefold() == speaker.strip().casefold()]
+        if match:
+            return match[0], None
+        names = spoken_list(self.players)
+        return None, f"{clean_text(speaker)[:30]} is not playing: the players are {names}."
 
     def attribute(self, speaker: str | None) -> str:
         """Who said something when the input does not say: the player asked, else the active one."""
@@ -301,6 +316,9 @@ class Session:
         :meth:`attribute`); ``sure`` False asks before acting on a move.
         """
         said = self.tick(at)
+        speaker, stranger = self._seat(speaker)
+        if stranger is not None:
+            return said + self._say([stranger], at, "problem")
         who = self.attribute(speaker)
         heard, unclear = self._addressed(heard, who)
         self._log(InputRecord(at, source, speaker, who, heard.text, heard.intent,

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 
 UNITS = [
@@ -19,6 +20,18 @@ TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "nin
 
 _UNIT_VALUE = {word: value for value, word in enumerate(UNITS)}
 _TENS_VALUE = {word: 20 + 10 * i for i, word in enumerate(TENS)}
+
+
+def ascii_digits(text: str) -> str:
+    """Every Unicode digit (Arabic-Indic, full-width, circled, superscript...)
+    as its ASCII digit.
+
+    >>> ascii_digits("flip my \u2460 and \u0667")
+    'flip my 1 and 7'
+    """
+    if text.isascii():
+        return text
+    return "".join(str(unicodedata.digit(ch)) if ch.isdigit() else ch for ch in text)
 
 
 def number_to_words(n: int) -> str:
@@ -54,6 +67,7 @@ def join_numbers(words: Sequence[str]) -> list[str]:
         word = words[i]
         nxt = words[i + 1] if i + 1 < len(words) else ""
         if word.isdigit():
+            word = ascii_digits(word)
             out.append(str(int(word)) if len(word) < 7 else word)
         elif word in _TENS_VALUE:
             value = _TENS_VALUE[word]

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.speech.understanding.meaning import Wording
-from referee.speech.understanding.numbers import join_numbers, number_to_words
+from referee.speech.understanding.numbers import ascii_digits, join_numbers, number_to_words
 
 PHRASE_DIR = Path(__file__).with_name("phrases")
 
@@ -141,7 +141,7 @@ _PUNCT = re.compile(r"[^\w'\s]+")
 
 def normalise_words(text: str) -> list[str]:
     """Lower-case words with punctuation removed; hyphens split words."""
-    text = text.replace("\u2019", "'").replace("-", " ").replace("_", " ")
+    text = ascii_digits(text).replace("\u2019", "'").replace("-", " ").replace("_", " ")
     text = _PUNCT.sub(" ", text.casefold())
     words = []
     for word in text.split():
