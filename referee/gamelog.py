@@ -337,6 +337,8 @@ class LoggedGame:
     records: list[Record] = field(default_factory=list)
     #: Lines that could not be read (a crash mid-write leaves one at the end).
     damaged: int = 0
+    #: Why each record line that was skipped could not be read ("line 7: ...").
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def last_time(self) -> float:
@@ -347,9 +349,10 @@ def read_log(path: Path | str) -> LoggedGame:
     """The header and records of a game log, or LogError.
 
     A line that is not JSON is damaged and skipped (a crash mid-write leaves
-    one at the end); a line that is JSON but not a record the referee writes
-    (a bad field, an unknown type) means the log was changed by hand or by
-    something else, and is an error naming the line.
+    one at the end); a record line that is JSON but not a record the referee
+    writes (a bad field, an unknown type: the log was changed by hand or by
+    something else) is skipped too, and ``skipped`` says which and why, for
+    the referee to tell the table. Only a bad first line (the game) is an error.
     """
     path = Path(path)
     try:
@@ -376,12 +379,15 @@ def read_log(path: Path | str) -> LoggedGame:
         try:
             record = Record.from_json(data)
         except LogError as error:
-            raise LogError(f"{path}, line {number}: {error}.") from None
+            if game is None:
+                raise LogError(f"{path}, line {number}: {error}.") from None
+            game.skipped.append(f"line {number}: {error}")
+            continue
         if game is None:
             assert isinstance(record, GameHeader)
             game = LoggedGame(record)
         elif isinstance(record, GameHeader):
-            raise LogError(f"{path}, line {number}: a second game line.")
+            game.skipped.append(f"line {number}: a second game line")
         else:
             game.records.append(record)
     if game is None:

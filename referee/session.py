@@ -570,12 +570,16 @@ class Session:
         return self.spec.final_state(self.game)
 
 
-def replay_records(session: Session, records: Iterable[Record]) -> float:
+def replay_records(
+    session: Session, records: Iterable[Record], skipped: list[str] | None = None
+) -> float:
     """Feed a game log's inputs back into a fresh ``session``; returns the last time.
 
     The session must be built like the logged one (same game and options);
     inputs are replayed at their logged times, so the state, the timer and any
-    open question come back exactly.
+    open question come back exactly. An input the game cannot take (an intent
+    edited by hand: no tile in a flip) changes nothing and is noted in
+    ``skipped``.
     """
     last = session.now
     records = list(records)
@@ -586,7 +590,16 @@ def replay_records(session: Session, records: Iterable[Record]) -> float:
         last = max(last, at)
         if isinstance(record, InputRecord):
             heard = Heard(record.text, record.intent, record.score, record.message)
-            session.respond(heard, record.speaker, at, sure=record.sure, source=record.source)
+            before = session.game.depth
+            try:
+                session.respond(heard, record.speaker, at, sure=record.sure,
+                                source=record.source)
+            except (KeyError, TypeError, ValueError, AttributeError) as error:
+                if session.game.depth != before:
+                    raise
+                if skipped is not None:
+                    skipped.append(f"the input at {at:g} s ({record.text!r}) does not fit "
+                                   f"the game ({type(error).__name__}: {error})")
         elif isinstance(record, StopRecord):
             session.stop(at)
         elif isinstance(record, AskedRecord):

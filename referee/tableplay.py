@@ -214,15 +214,17 @@ def _logged_session(path: Path) -> tuple[Session, float, list[Record]]:
     except (KeyError, TypeError) as error:
         raise SetupError(f"{path} does not describe a game the referee knows.") from error
     session = Session(spec)
+    skipped = list(logged.skipped)
     try:
-        last = replay_records(session, logged.records)
+        last = replay_records(session, logged.records, skipped)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
-        # Records of the right types whose contents the game cannot take (an
-        # intent edited by hand): a message, not a traceback.
+        # A record that moved the game and then failed: the log cannot be trusted.
         raise SetupError(f"{path} cannot be replayed: a record does not fit the game "
                          f"({type(error).__name__}: {error}).") from error
     if logged.damaged:
         note(f"{logged.damaged} damaged line(s) in {path} were skipped (a crash mid-write).")
+    for problem in skipped:
+        note(f"{path}: skipped {problem}.")
     return session, last, logged.records
 
 

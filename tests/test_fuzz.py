@@ -12,6 +12,7 @@ import pytest
 
 from benchmarks.fuzz import fuzz
 from referee.games import GAMES
+from referee.games.base import SetupError
 from referee.games.race65 import Race65Spec
 from referee.session import Session
 from referee.speech.understanding.meaning import Intent
@@ -59,3 +60,15 @@ def test_a_speaker_not_at_the_table_is_named_and_changes_nothing():
         "Zed is not playing: the players are Ann and Bob."]
     assert session.game.state == before
     assert session.hear("flip my seven", "ann", 2.0)[0].text.startswith("Ann, 7")
+
+
+@pytest.mark.parametrize(("game", "name"), [("race65", "Stop"), ("race65", "Help"),
+                                            ("race65", "yes"), ("shut-the-box", "Hint"),
+                                            ("shut-the-box", "Roll")])
+def test_a_name_that_is_a_command_is_refused(game, name):
+    with pytest.raises(SetupError, match=f"'{name}' is also something players say"):
+        GAMES[game]([name, "Bob"])
+
+
+def test_names_that_only_look_like_words_are_kept():
+    assert Race65Spec(["Turn", "Hint"]).players == ("Turn", "Hint")  # no such command in Race to 65

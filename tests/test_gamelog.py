@@ -143,29 +143,48 @@ HEADER = '{"type":"game","version":2,"game":"race65","players":["Ann","Bob"],"op
     ("", "is empty"),
     ('{"type": "input"}\n', "not a referee game log"),
     ('{"type": "game", "version": 99}\n', "another version"),
-    (HEADER + '{"type":"input","at":"soon","text":"flip my seven"}\n', "line 2: input.at"),
-    (HEADER + '{"type":"input","at":1,"source":"text","speaker":null,"by":"Ann","text":"x",'
-     '"intent":["flip"],"score":1,"sure":true}\n', "line 2: input.intent"),
-    (HEADER + '{"type":"input","at":1,"text":"flip my seven"}\n',
-     "line 2: the input record has no source"),
-    (HEADER + '{"type":"teleport","at":1}\n', "line 2: unknown record type 'teleport'"),
-    (HEADER + '{"type":"delay","at":1}\n', "line 2: the delay record has no until"),
-    (HEADER + '[1, 2]\n', "line 2: a line is not a JSON object"),
-    (HEADER + HEADER, "line 2: a second game line"),
     ('{"type":"game","version":2,"game":"race65","players":"Ann"}\n', "line 1: game.players"),
-    (HEADER + '{"type":"input","at":1,"source":"text","speaker":null,"by":"Ann","text":"x",'
-     '"intent":{"kind":"flip"},"score":1,"sure":true}\n', "cannot be replayed"),
+    ('{"type":"game","version":2,"game":"chess","players":["Ann","Bob"]}\n',
+     "Unknown game 'chess'"),
 ])
-def test_bad_logs_are_refused_clearly(tmp_path, content, message):
+def test_a_log_whose_game_line_is_bad_is_refused_clearly(tmp_path, content, message):
     path = tmp_path / "bad.jsonl"
     path.write_text(content)
-    if "replayed" not in message:  # a record of the right shape the game cannot take
+    if "chess" not in message:
         with pytest.raises(LogError, match=message):
             read_log(path)
     result = referee("resume", str(path), *QUIET)
     assert result.returncode == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+GOOD_FLIP = ('{"type":"input","at":2,"source":"text","speaker":"Ann","by":"Ann",'
+             '"text":"flip my seven","intent":{"kind":"flip","owner":"Ann","tile":7,'
+             '"direction":null},"score":1,"sure":true}\n')
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ('{"type":"input","at":"soon","text":"flip my seven"}\n', "line 2: input.at"),
+    ('{"type":"input","at":1,"source":"text","speaker":null,"by":"Ann","text":"x",'
+     '"intent":["flip"],"score":1,"sure":true}\n', "line 2: input.intent"),
+    ('{"type":"input","at":1,"text":"flip my seven"}\n', "line 2: the input record has no source"),
+    ('{"type":"teleport","at":1}\n', "line 2: unknown record type 'teleport'"),
+    ('{"type":"delay","at":1}\n', "line 2: the delay record has no until"),
+    ('[1, 2]\n', "line 2: a line is not a JSON object"),
+    (HEADER, "line 2: a second game line"),
+    ('{"type":"input","at":1,"source":"text","speaker":null,"by":"Ann","text":"x",'
+     '"intent":{"kind":"flip"},"score":1,"sure":true}\n', "the input at 1 s ('x') does not fit"),
+])
+def test_a_corrupted_record_is_skipped_with_a_note_and_the_rest_replays(tmp_path, line, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(HEADER + line + GOOD_FLIP)
+    result = referee("replay", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    assert f"skipped {message}" in result.stderr
+    assert "Traceback" not in result.stderr
+    final = json.loads(result.stdout.splitlines()[-1])
+    assert final["players"]["Ann"]["down"] == [7]  # the good line after it was replayed
 
 
 def test_resuming_a_finished_game_says_so(tmp_path):

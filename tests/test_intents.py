@@ -190,9 +190,10 @@ def test_very_long_input_is_cut_and_matched_quickly(matcher):
     [
         ("flip my thirteen", "There is no tile 13"),
         ("flip my zero", "There is no tile 0"),
-        ("Carl, flip your ten down", "There is no player called Carl"),
-        ("flip Carl's four up", "There is no player called Carl"),
+        ("Carl, flip your ten down", "There is no player called Carl."),
+        ("flip Carl's four up", "There is no player called Carl."),
         ("flip", "Flip which tile?"),
+        ("read Carl's board", "There is no player called Carl."),
         ("flip my", "Flip which tile?"),
     ],
 )

@@ -74,6 +74,9 @@ def parse_house_rules(
     return rules
 
 
+#: How closely a name must match a command to be refused ("Stop": 1.0).
+COMMAND_NAME_SCORE = 0.9
+
 _NAME = re.compile(r"^[^\W\d_][\w' -]{0,29}$")
 
 
@@ -260,6 +263,7 @@ class GameSpec(ABC):
 
     def __init__(self, players: Sequence[str], options: Options | None = None) -> None:
         self.players = check_players(players, self.min_players, self.max_players)
+        self._refuse_command_names()
         if options is None:
             options = self.options_type()
         if not isinstance(options, self.options_type):
@@ -271,6 +275,19 @@ class GameSpec(ABC):
         #: "brief" drops what players can see for themselves (times, flips left).
         self.brief = options.verbosity == "brief"
         self.first_player()  # an unknown name is refused whatever the game
+
+    def _refuse_command_names(self) -> None:
+        """A name that is a whole command of the game ("Stop", "Help", "Yes",
+        "Hint") would shadow the command: refused."""
+        from referee.speech.understanding.intents import IntentMatcher
+
+        commands = IntentMatcher.for_phrases(self.phrase_file, ())
+        for name in self.players:
+            heard = commands.match(name, name)
+            if heard.kind != "none" and heard.score >= COMMAND_NAME_SCORE:
+                raise SetupError(f"{name!r} is also something players say to the referee "
+                                 f"({self.describe_intent(heard.intent)}); please choose "
+                                 "another name.")
 
     def first_player(self) -> str | None:
         """The player ``--first`` names, as written at the table (None if not given)."""

@@ -258,7 +258,7 @@ class IntentMatcher:
                 return POSSESSIVE_SLIP, tok.base, False  # "read Bob board": the 's dropped
             looks_like_name = tok.kind == "unknown" and tok.capital
             if looks_like_name and token.possessive == tok.text.endswith("'s"):
-                return 0.0, tok.base, True
+                return 0.0, tok.text.removesuffix("'s"), True  # "Carl's": no player Carl
             return float("inf"), None, False
         if token.possessive:
             return float("inf"), None, False
