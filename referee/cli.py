@@ -69,6 +69,9 @@ def _table_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--no-log", action="store_true", help="keep no game log")
     group.add_argument("--echo", action="store_true",
                        help="audio scripts: the recogniser also hears the referee's own voice")
+    group.add_argument("--echo-cancel", choices=["on", "off"], default="on",
+                       help="live games: clean the microphone of the referee's voice so "
+                       "players can speak over it (default on when speexdsp is installed)")
 
 
 def build_parser() -> argparse.ArgumentParser:

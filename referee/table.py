@@ -6,10 +6,14 @@ mouth). It knows when the referee is speaking, because every sentence is
 rendered before it is played, and uses that to keep the referee from acting
 on its own voice:
 
-* **Gate.** An utterance that overlaps the referee's speech is acted on only
-  if it is a *barge-in*: "stop", "repeat", or a call of the target
-  (:meth:`~referee.games.base.GameSpec.barge_in`). Everything else heard
-  while the referee talks is dropped (and logged as such).
+* **Gate.** Without an echo canceller, an utterance that overlaps the
+  referee's speech is acted on only if it is a *barge-in*: "stop",
+  "repeat", or a call of the target
+  (:meth:`~referee.games.base.GameSpec.barge_in`); everything else heard
+  while the referee talks is dropped (and logged as such). With one (live
+  games with speakers: :mod:`referee.speech.hearing.echo`), players may
+  speak over the referee and are heard; either way a move said over the
+  referee's voice is never sure: the referee asks before playing it.
 * **Echo.** A barge-in whose words are mostly words the referee is saying at
   that moment ("Ann, did you call 65?" heard back as "Ann calls 65") is taken
   for the referee's own voice and dropped. A player who repeats the referee's
@@ -125,6 +129,7 @@ class Table:
         stamp: bool = True,
         gate: bool = True,
         echo_tail: float = 0.0,
+        cancels_echo: bool = False,
     ) -> None:
         self.session = session
         self.recognizer = recognizer
@@ -136,6 +141,9 @@ class Table:
         self.stamp = stamp
         self.gate = gate
         self.echo_tail = echo_tail
+        #: The microphone is cleaned of the referee's voice (an echo canceller):
+        #: players may speak over it, and what they say is kept, never sure.
+        self.cancels_echo = cancels_echo
         #: When a player is speaking (start, end), as far as the listener knows.
         self.talking: tuple[float, float] | None = None
         #: Sentences spoken or being spoken, oldest first (kept short).
@@ -280,7 +288,10 @@ class Table:
             # would make the referee a nuisance; the log keeps it.
             self._drop(at, source, speaker, transcript.text, "not a command")
             return result
-        sure = self._sure(heard)
+        # Said over the referee's voice (not just a countdown word, which players
+        # talk over all the time): never a sure move, whatever the score.
+        mixed = any(s.kind != "countdown" for s in self.speaking(start, end))
+        sure = self._sure(heard) and not mixed
         self.say(self._safely(at, lambda: self.session.respond(
             heard, speaker, at, sure=sure, source=source)))
         return result
@@ -329,7 +340,7 @@ class Table:
                    for s in overlapping):
                 return "echo of the referee's own voice"
             return None
-        if not self.spec.barge_in(heard.intent):
+        if not self.spec.barge_in(heard.intent) and not self.cancels_echo:
             return "the referee was speaking"
         return None
 

@@ -38,6 +38,7 @@ from referee.gamelog import (
 from referee.games import find_game
 from referee.games.base import GameSpec, SetupError
 from referee.session import Session, replay_records
+from referee.speech.audio import PlaybackTrack
 from referee.speech.hearing.mic import parse_device
 from referee.speech.speaking.tts import (
     NullOutput,
@@ -159,6 +160,7 @@ def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: 
     from referee.speech.hearing.mic import Microphone, MicrophoneError, input_device
 
     microphone = None
+    track = _echo_track(args, output)
     if args.input != "text":
         try:
             seats = parse_seats(args.seat_mics, session.players)
@@ -166,7 +168,8 @@ def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: 
             raise SetupError(str(error)) from error
         try:
             input_device(parse_device(args.device))
-            microphone = Microphone(parse_device(args.device), seats, args.end_silence)
+            microphone = Microphone(parse_device(args.device), seats, args.end_silence,
+                                    track=track)
         except MicrophoneError as error:
             if args.input == "mic":
                 raise SetupError(str(error)) from error
@@ -176,8 +179,8 @@ def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: 
              "Ctrl-D ends the game.")
     recognizer = _recognizer(args, session) if microphone is not None else None
     table = Table(session, recognizer=recognizer, voice=voice, output=output,
-                  show=emit, stamp=False,
-                  echo_tail=ECHO_TAIL)
+                  show=emit, stamp=False, echo_tail=ECHO_TAIL,
+                  cancels_echo=microphone is not None and track is not None)
     loop = LiveLoop(table, microphone=microphone, keyboard=sys.stdin.buffer,
                     record=game_log.write if game_log else None)
     loop.run(greet=greet)
@@ -185,6 +188,22 @@ def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: 
         table.say(session.stop(loop.now()))
     # let the last sentence finish before the speakers close
     time.sleep(max(0.0, min(5.0, table.busy_until - loop.now())))
+
+
+def _echo_track(args: argparse.Namespace, output: Output) -> PlaybackTrack | None:
+    """What the speakers play, for the microphone's echo canceller, when the
+    referee talks through speakers and ``--echo-cancel`` is on (the default)."""
+    from referee.speech.hearing import echo
+
+    if getattr(args, "echo_cancel", "on") != "on" or not isinstance(output, SpeakerOutput):
+        return None
+    if not echo.available():
+        note("No echo canceller (libspeexdsp is missing): speech over the referee's "
+             "voice is not heard; scripts/setup.sh installs it.")
+        return None
+    track = PlaybackTrack()
+    output.track = track
+    return track
 
 
 def read_lines(path: Path) -> list[str]:

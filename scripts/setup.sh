@@ -9,8 +9,11 @@ cd "$(dirname "$0")/.."
 # Debian packages the project uses: PortAudio for the microphone and speakers
 # (sounddevice), eSpeak NG (libespeak-ng1) for the referee's voice (pyttsx3),
 # eSpeak NG for name pronunciations and test voices, sox for test rooms, and
-# PulseAudio (with its ALSA plugin) as the real audio server the tests use.
-APT_PACKAGES=(libportaudio2 espeak-ng libespeak-ng1 sox pulseaudio pulseaudio-utils libasound2-plugins)
+# PulseAudio (with its ALSA plugin) as the real audio server the tests use, and
+# speexdsp (libspeexdsp1) for the echo canceller that lets players speak over
+# the referee (referee/speech/hearing/echo.py, through ctypes).
+APT_PACKAGES=(libportaudio2 espeak-ng libespeak-ng1 sox pulseaudio pulseaudio-utils libasound2-plugins
+              libspeexdsp1)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

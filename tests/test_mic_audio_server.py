@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -208,3 +209,60 @@ def test_a_lost_microphone_pauses_the_timer_until_it_is_back(audio_server, tmp_p
     assert left == math.ceil(15 - hold["at"])  # the time left when it was lost
     assert game.returncode == 0
     assert json.loads(out.lines[-1])["winner"] is None
+
+
+def _spoken_over_the_rules(audio_server, tmp_path, echo_cancel: str) -> list[dict[str, Any]]:
+    """A live game: Ann asks for the rules (typed), and while the referee reads
+    them into the room, her "flip my twelve" is played into the same room."""
+    log = tmp_path / f"game-{echo_cancel}.jsonl"
+    game = _live_game(audio_server, "--difficulty", "easy", "--echo-cancel", echo_cancel,
+                      "--log", str(log))
+    out = Lines(game.stdout)
+    try:
+        assert out.wait("Ann starts.", 0)
+        time.sleep(12)  # the opening sentence (and its echo) is over
+        assert game.stdin is not None
+        seen = len(out.lines)
+        game.stdin.write("Ann: rules\n")
+        game.stdin.flush()
+        assert out.wait("Race to 65", seen, timeout=15)  # the rules begin
+        time.sleep(2.0)
+        wav = ROOT / "tests" / "audio_fixtures" / "piper-joe" / "cmd54.wav"  # flip my twelve
+        seen = len(out.lines)
+        subprocess.run(["paplay", str(wav)], env=audio_server, check=True, timeout=60)
+        if out.wait("did you say: flip Ann's 12?", seen, timeout=10):
+            game.stdin.write("Ann: no\n")
+        time.sleep(2)
+        game.stdin.write("Ann: end the game\nBob: yes\n")
+        game.stdin.close()
+        game.wait(timeout=60)
+    finally:
+        if game.poll() is None:
+            game.kill()
+    err = game.stderr.read() if game.stderr else ""
+    assert "Traceback" not in err
+    return [json.loads(x) for x in log.read_text().splitlines()]
+
+
+def test_a_move_said_over_the_referee_is_heard_through_its_voice_and_confirmed(
+    audio_server, tmp_path
+):
+    """The echo canceller (speexdsp, with what the speakers play as reference)
+    lets a player speak over the referee: the move is heard, and, being mixed
+    with the referee's voice, confirmed rather than played. Without it the
+    same move is dropped (the referee was speaking)."""
+    flip = {"kind": "flip", "owner": "Ann", "tile": 12, "direction": None}
+    records = _spoken_over_the_rules(audio_server, tmp_path, "on")
+    # (The tail of the referee's opening, heard before the canceller has learnt
+    # the room, may come out as a "yes" that answers nothing: not a move.)
+    heard = [r for r in records if r["type"] == "input" and r["source"] != "text"
+             and r["intent"]["kind"] != "answer"]
+    assert [r["intent"] for r in heard] == [flip], records
+    assert heard[0]["sure"] is False
+    asked = [r["text"] for r in records if r["type"] == "said" and r["kind"] == "question"]
+    assert "Ann, did you say: flip Ann's 12?" in asked, records
+
+    records = _spoken_over_the_rules(audio_server, tmp_path, "off")
+    assert not [r for r in records if r["type"] == "input" and r["intent"] == flip]
+    assert any(r["type"] == "dropped" and r["reason"] == "the referee was speaking"
+               for r in records), records

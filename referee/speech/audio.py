@@ -299,3 +299,45 @@ def suppress_noise(audio: Audio, alpha: float = 2.0, floor: float = 0.05) -> Aud
         norm[i * hop : i * hop + n] += window**2
     out /= np.maximum(norm, 1e-6)
     return Audio(np.clip(np.round(out), -32768, 32767).astype(np.int16), audio.rate)
+
+
+class PlaybackTrack:
+    """What the speakers played and when (``time.monotonic``), for the echo
+    canceller: the speaker output adds what it sends, the microphone asks for
+    what was playing while it listened. Keeps the last :attr:`keep` seconds.
+    Thread-safe: the two sides run in the audio library's threads.
+    """
+
+    def __init__(self, keep: float = 20.0) -> None:
+        import threading
+
+        self.keep = keep
+        self._lock = threading.Lock()
+        self._pieces: list[tuple[float, Samples]] = []
+
+    def add(self, at: float, samples: Samples) -> None:
+        """``samples`` are heard from ``at`` on."""
+        if not len(samples) or not samples.any():
+            return
+        with self._lock:
+            self._pieces.append((at, samples.copy()))
+            while self._pieces and self._pieces[0][0] + len(self._pieces[0][1]) / RATE < (
+                    at - self.keep):
+                self._pieces.pop(0)
+
+    def window(self, start: float, count: int) -> Samples:
+        """The ``count`` samples played from ``start`` on (silence where nothing was)."""
+        out = np.zeros(count, np.int16)
+        with self._lock:
+            pieces = list(self._pieces)
+        for at, samples in pieces:
+            offset = round((at - start) * RATE)
+            lo, hi = max(0, offset), min(count, offset + len(samples))
+            if lo < hi:
+                out[lo:hi] = samples[lo - offset : hi - offset]
+        return out
+
+    def playing(self, start: float, end: float) -> bool:
+        """Whether anything was played between ``start`` and ``end``."""
+        with self._lock:
+            return any(at < end and at + len(s) / RATE > start for at, s in self._pieces)

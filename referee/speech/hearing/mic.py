@@ -36,6 +36,7 @@ there is none.
 from __future__ import annotations
 
 import logging
+import math
 import queue
 import time
 from collections import deque
@@ -50,9 +51,11 @@ from referee.speech.audio import (
     SPEECH_DB,
     SPEECH_MARGIN,
     Audio,
+    PlaybackTrack,
     frame_energies,
     speech_bounds,
 )
+from referee.speech.hearing.echo import DelayFinder, EchoCanceller
 
 
 class Judge(Protocol):
@@ -83,6 +86,13 @@ QUIET_DB = 6.0
 #: ... or this far below the utterance's loudest frame (digital silence has no floor).
 QUIET_BELOW_PEAK = 40.0
 BLOCK = RATE // 100  # 10 ms of audio per read from the device
+#: Playback quieter than this (mean absolute sample) does not test the canceller.
+PLAYED_LEVEL = 100.0
+#: The canceller counts as working when it removes this much of the referee ...
+CANCELLED_DB = 10.0
+CANCELLED_RATIO = 10 ** (CANCELLED_DB / 10)
+#: ... within this many seconds.
+CANCELLED_FOR = 30.0
 #: The 20 ms frames whose energies tell speech from quiet (as in speech_region).
 FRAME = RATE // 50
 SILENT_FOR = 2.0  # seconds without a block: the microphone is gone
@@ -387,10 +397,14 @@ class Microphone:
 
     def __init__(self, device: int | str | None = None, seats: dict[int, str] | None = None,
                  end_silence: float = DEFAULT_END_SILENCE,
-                 silent_for: float | None = SILENT_FOR) -> None:
+                 silent_for: float | None = SILENT_FOR,
+                 track: PlaybackTrack | None = None) -> None:
         """``silent_for``: seconds without sound that mean the device is gone
-        (None: wait for sound for ever)."""
+        (None: wait for sound for ever). ``track``: what the referee's speakers
+        play; with it, each channel is cleaned of the referee's voice by an
+        echo canceller (:mod:`referee.speech.hearing.echo`)."""
         self.device = device
+        self.track = track
         self.silent_for = silent_for
         self.seats = seats or {}
         self.channels = max(self.seats, default=0) + 1
@@ -415,6 +429,14 @@ class Microphone:
         self.position = 0.0
         self._blocks = queue.Queue()
         self._arrivals.clear()
+        self._cancellers = ([EchoCanceller() for _ in range(self.channels)]
+                            if self.track is not None else [])
+        self._delay = DelayFinder()
+        self._anchor: float | None = None
+        #: Smoothed energies of the microphone before and after the canceller
+        #: while the referee plays, and when it last removed enough of it.
+        self._before = self._after = 0.0
+        self._cancelled_at = -math.inf
 
     def open(self) -> None:
         """Open the device, or MicrophoneError saying why not."""
@@ -431,12 +453,15 @@ class Microphone:
         def callback(data: Any, frames: int, when: Any, status: Any) -> None:
             self._blocks.put((bytes(data), time.monotonic()))
 
+        self._latency = 0.0
+
         try:
             self._stream = sounddevice.RawInputStream(
                 samplerate=RATE, blocksize=BLOCK, device=info.get("index", self.device),
                 channels=self.channels, dtype="int16", callback=callback, latency="high",
             )
             self._stream.start()
+            self._latency = float(self._stream.latency)
         except Exception as error:  # PortAudioError, OSError
             self._stream = None
             raise MicrophoneError(f"Cannot open the microphone ({error}).") from error
@@ -454,7 +479,7 @@ class Microphone:
             except queue.Empty:
                 break
             self._last_block = time.monotonic()
-            found.extend(self._feed(block))
+            found.extend(self._feed(block, arrived))
             self._arrivals.append((self.position, arrived))
         stream = self._stream
         quiet = time.monotonic() - self._last_block
@@ -463,8 +488,10 @@ class Microphone:
             raise MicrophoneError("The microphone stopped sending sound.")
         return found
 
-    def _feed(self, block: bytes) -> list[SeatUtterance]:
+    def _feed(self, block: bytes, arrived: float | None = None) -> list[SeatUtterance]:
         samples = np.frombuffer(block, dtype="<i2").reshape(-1, self.channels)
+        if self._cancellers and self.track is not None and arrived is not None:
+            samples = self._without_echo(samples, arrived)
         self.position += len(samples) / RATE
         x = samples.astype(np.float64)
         for i in range(0, len(x), BLOCK):
@@ -477,6 +504,52 @@ class Microphone:
             SeatUtterance(u.audio, u.start, u.end, u.audio_start, self._seat(u.start, u.end))
             for u in self.segmenter.feed(data)
         ]
+
+    def _without_echo(self, samples: np.ndarray[Any, Any], arrived: float) -> np.ndarray[Any, Any]:
+        """Each channel without what the speakers played meanwhile. The block was
+        captured about the input latency before it ``arrived``; where the echo
+        of the speakers really falls is found from the sound itself
+        (:class:`~referee.speech.hearing.echo.DelayFinder`)."""
+        assert self.track is not None
+        # Blocks arrive in bursts: their capture time comes from the sample count,
+        # anchored on the first block (the delay finder measures the rest).
+        if self._anchor is None:
+            self._anchor = arrived - self._latency - (self.position + len(samples) / RATE)
+        captured = self._anchor + self.position
+        mono = samples.mean(axis=1).astype(np.int16) if self.channels > 1 else samples[:, 0]
+        self._delay.feed(mono, captured, self.track.window)
+        played = self.track.window(captured + self._delay.offset, len(samples))
+        cleaned = np.stack([c.process(np.ascontiguousarray(samples[:, i]), played)
+                            for i, c in enumerate(self._cancellers)], axis=1)
+        self._measure(samples, cleaned, played, captured)
+        # The canceller holds back what does not fill a 10 ms frame: keep the lengths.
+        if len(cleaned) < len(samples):
+            cleaned = np.concatenate([np.zeros((len(samples) - len(cleaned),
+                                                self.channels), np.int16), cleaned])
+        return cleaned[: len(samples)]
+
+    def _measure(self, raw: np.ndarray[Any, Any], cleaned: np.ndarray[Any, Any],
+                 played: np.ndarray[Any, Any], at: float) -> None:
+        """Track how much of the referee's voice the canceller removes (its
+        echo return loss enhancement, over about two seconds of playback)."""
+        if len(cleaned) != len(raw) or float(np.abs(played).mean()) < PLAYED_LEVEL:
+            return
+        keep = 1.0 - len(raw) / (2.0 * RATE)
+        self._before = keep * self._before + float(np.mean(raw.astype(np.float64) ** 2))
+        self._after = keep * self._after + float(np.mean(cleaned.astype(np.float64) ** 2))
+        if self._before > CANCELLED_RATIO * max(self._after, 1.0):
+            self._cancelled_at = at
+
+    @property
+    def cancelling(self) -> bool:
+        """Whether the echo canceller removed most of the referee's voice
+        recently (at least :data:`CANCELLED_DB` over two seconds of playback,
+        within the last :data:`CANCELLED_FOR` seconds): until it has learnt
+        the room, speech over the referee is not to be trusted."""
+        if not self._cancellers or self.track is None:
+            return False
+        now = (self._anchor or 0.0) + self.position
+        return now - self._cancelled_at <= CANCELLED_FOR
 
     def _seat(self, start: float, end: float) -> str | None:
         if not self.seats:

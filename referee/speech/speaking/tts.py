@@ -32,6 +32,7 @@ import ctypes
 import io
 import logging
 import threading
+import time as clock
 import wave
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -41,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from referee.speech.audio import RATE, Audio, from_float, load_wav
+from referee.speech.audio import RATE, Audio, PlaybackTrack, from_float, load_wav
 
 log = logging.getLogger(__name__)
 
@@ -345,9 +346,14 @@ class WavDirOutput(Output):
 class SpeakerOutput(Output):
     """Plays through an output device; :meth:`cut` silences it at once."""
 
-    def __init__(self, device: int | str | None = None) -> None:
+    def __init__(self, device: int | str | None = None,
+                 track: PlaybackTrack | None = None) -> None:
         self._lock = threading.Lock()
         self._buffer = bytearray()
+        #: Where what is played is noted for the echo canceller (None: nowhere).
+        self.track = track
+        self._started: float | None = None
+        self._written = 0
         try:
             import sounddevice
 
@@ -366,6 +372,16 @@ class SpeakerOutput(Output):
             out[:n] = self._buffer[:n]
             del self._buffer[:n]
         out[n:] = b"\0" * (len(out) - n)
+        if self.track is not None:
+            # The stream's samples are heard one after another: sample i at
+            # start + i / RATE (callbacks come in bursts, so their own time is
+            # no guide; the echo canceller measures the true delay).
+            if self._started is None:
+                self._started = clock.monotonic() + float(self._stream.latency)
+            at = self._started + self._written / RATE
+            self._written += len(out) // 2
+            if n:
+                self.track.add(at, np.frombuffer(bytes(out[:n]), "<i2"))
 
     def play(self, audio: Audio, text: str, at: float) -> None:
         with self._lock:

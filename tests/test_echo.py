@@ -1,0 +1,91 @@
+"""The echo canceller on real rendered speech: the referee's eSpeak voice
+through a simulated room, a player's recorded command over it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmarks.echo import LATER, OPENING, room
+from benchmarks.fixtures import COMMITTED_VOICE, fixture, utterances
+from referee.speech.audio import RATE, Audio, PlaybackTrack, load_wav
+from referee.speech.hearing.echo import FRAME, DelayFinder, EchoCanceller, available, cancel_echo
+from referee.speech.hearing.recognizers import make_recognizer
+from referee.speech.listen import hear_audio
+from referee.speech.speaking.tts import EspeakVoice
+from referee.speech.understanding.intents import IntentMatcher
+
+pytestmark = pytest.mark.skipif(not available(), reason="libspeexdsp is not installed")
+
+
+def _db(x: np.ndarray) -> float:
+    return 10 * float(np.log10(np.mean(x.astype(np.float64) ** 2) + 1e-9))
+
+
+@pytest.fixture(scope="module")
+def referee_voice() -> np.ndarray:
+    voice = EspeakVoice()
+    return np.concatenate([voice.render(OPENING).samples, np.zeros(RATE // 2, np.int16),
+                           voice.render(LATER).samples])
+
+
+def test_the_referee_s_voice_is_removed_from_the_microphone(referee_voice):
+    echo = np.convolve(referee_voice.astype(np.float64), room(np.random.default_rng(3)))
+    heard = Audio(np.clip(echo[: len(referee_voice)], -32768, 32767).astype(np.int16))
+    clean = cancel_echo(heard, Audio(referee_voice))
+    later = slice(len(referee_voice) // 2, len(referee_voice))  # once it has learnt the room
+    assert _db(heard.samples[later]) - _db(clean.samples[later]) > 15
+
+
+def test_a_command_said_over_the_referee_is_heard_only_with_the_canceller(referee_voice):
+    case = next(u for u in utterances("race65") if u.text == "flip my twelve down")
+    player = load_wav(fixture(COMMITTED_VOICE, case, "clean")).samples.astype(np.float64)
+    echo = np.convolve(referee_voice.astype(np.float64), room(np.random.default_rng(4)))
+    echo = echo[: len(referee_voice)]
+    echo *= np.sqrt(np.mean(player**2) / np.mean(echo**2)) * 2.0  # the referee 6 dB louder
+    start = len(referee_voice) - len(player) - RATE // 2
+    mic = echo.copy()
+    mic[start : start + len(player)] += player
+    heard = Audio(np.clip(mic * 0.5, -32768, 32767).astype(np.int16))
+    clean = cancel_echo(heard, Audio(referee_voice))
+    matcher = IntentMatcher.for_game("race65", ["Ann", "Bob"])
+    recognizer = make_recognizer(matcher.phrases)
+    cut = slice(start, start + len(player) + RATE // 4)
+    as_heard = hear_audio(recognizer, matcher, Audio(heard.samples[cut]), "Ann")[0]
+    cleaned = hear_audio(recognizer, matcher, Audio(clean.samples[cut]), "Ann")[0]
+    assert as_heard.intent != case.intent
+    assert cleaned.intent == case.intent
+
+
+def test_the_delay_to_the_microphone_is_found_from_the_sound(referee_voice):
+    """The devices' latency estimates are off by 0.23 s: the finder measures it."""
+    track = PlaybackTrack()
+    track.add(100.0, referee_voice)
+    late = int(0.23 * RATE)
+    mic = np.concatenate([np.zeros(late, np.int16), referee_voice])[: len(referee_voice)]
+    finder = DelayFinder()
+    for i in range(0, 4 * RATE, FRAME):
+        finder.feed(mic[i : i + FRAME], 100.0 + i / RATE, track.window)
+    assert finder.found
+    # the reference starts 50 ms ahead of the echo: at capture - 0.23 + 0.05
+    assert finder.offset == pytest.approx(-0.23 + 0.05, abs=0.002)
+
+
+def test_the_playback_track_gives_what_was_played_and_silence_elsewhere():
+    track = PlaybackTrack()
+    track.add(10.0, np.full(RATE, 1000, np.int16))
+    window = track.window(9.5, RATE)
+    assert not window[: RATE // 2].any()
+    assert (window[RATE // 2 :] == 1000).all()
+    assert track.playing(10.5, 10.6)
+    assert not track.playing(11.5, 12.0)
+
+
+def test_a_canceller_keeps_the_lengths_and_refuses_other_rates():
+    canceller = EchoCanceller()
+    out = canceller.process(np.zeros(250, np.int16), np.zeros(250, np.int16))
+    assert len(out) == FRAME  # the other 90 samples wait for the next 10 ms
+    assert len(canceller.process(np.zeros(70, np.int16), np.zeros(70, np.int16))) == FRAME
+    canceller.close()
+    with pytest.raises(ValueError, match="16000"):
+        EchoCanceller(rate=8000)
