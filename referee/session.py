@@ -114,6 +114,9 @@ class Question:
     paused_clock: bool
     #: For undo: the stack depth to return to.
     undo_to: int | None = None
+    #: Another player's consent (undo, agreements): a yes must say who gives it
+    #: (a seat microphone, "Bob: yes" typed, or "Bob agrees").
+    consent: bool = False
 
 
 def countdown_marks(limit: float | None) -> tuple[float, ...]:
@@ -332,7 +335,10 @@ class Session:
                 if not sure:  # a yes or no the referee is not sure it heard
                     return said + self._say(
                         [f"Sorry, was that a yes or a no? {self.question.text}"], at, "problem")
-                return said + self._answered(intent["value"] == "yes", speaker, at)
+                named = intent.get("player")
+                if named is not None and speaker is not None and named != speaker:
+                    return said + self._say([f"{named} has to say it."], at, "problem")
+                return said + self._answered(intent["value"] == "yes", speaker or named, at)
             return said
         if kind == "none":
             message = heard.message or "Sorry, I didn't catch that. Say help for what you can say."
@@ -385,7 +391,7 @@ class Session:
             return [Said(at, t, "answer") for t in self.last]
         if intent["what"] == "help" and self.question is not None:
             return self._say([f"Please answer yes or no. {self.question.text}"], at, "answer")
-        return self._say([self.spec.answer(intent["what"], intent.get("player"), self.game, at)],
+        return self._say([self.spec.answer_question(intent, self.game, at)],
                          at, "answer")
 
     def _act(self, intent: Intent, speaker: str, at: float) -> list[Said]:
@@ -447,6 +453,7 @@ class Session:
         by: str,
         at: float,
         undo_to: int | None = None,
+        consent: bool = False,
     ) -> list[Said]:
         paused = False
         if self.game.deadline() is not None:
@@ -455,7 +462,7 @@ class Session:
         elif self._resume_at is not None:  # the turn's clock had not started yet
             self._resume_at, paused = None, True
         self.question = Question(text, answerers, intent, by, at + self.answer_seconds,
-                                 paused, undo_to)
+                                 paused, undo_to, consent)
         return self._say([text], at, "question")
 
     def _ask_undo(self, who: str, at: float) -> list[Said]:
@@ -464,7 +471,7 @@ class Session:
         depth, move = self._moves[-1]
         others = self._others(who)
         text = f"{others[0]}, do you agree to undo: {move}?"
-        return self._ask(text, others, Intent("undo"), who, at, undo_to=depth)
+        return self._ask(text, others, Intent("undo"), who, at, undo_to=depth, consent=True)
 
     def _ask_agreement(
         self, intent: Intent, what: str, who: str, at: float
@@ -476,11 +483,17 @@ class Session:
                 self.game.rules.apply(self.game.state, action, at)
             except Rejection as rejection:
                 return self._say([rejection.sentence], at, "problem")
-        return self._ask(f"{others[0]}, do you agree: {what}?", others, intent, who, at)
+        return self._ask(f"{others[0]}, do you agree: {what}?", others, intent, who, at,
+                         consent=True)
 
     def _answered(self, yes: bool, speaker: str | None, at: float) -> list[Said]:
         question = self.question
         assert question is not None
+        if speaker is None and question.consent:
+            # Nobody said who: it may be the asker, who cannot consent for another.
+            name = question.answerers[0]
+            return self._say([f"{name}, please say it with your name: {name} agrees, or "
+                              f"{name} says no."], at, "problem")
         who = self.attribute(speaker)
         if who not in question.answerers:
             return self._say([f"{question.answerers[0]} has to answer. {question.text}"],

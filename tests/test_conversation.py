@@ -134,3 +134,26 @@ def test_brief_verbosity_drops_times_and_flip_counts():
     s = session(verbosity="brief")
     assert texts(s.hear("flip my seven", None, 1.0)) == ["Ann, 7 down."]
     assert texts(s.hear("flip my eight", None, 2.0))[-1] == "Bob's turn."
+
+
+def test_consent_must_come_from_another_player_by_name_or_seat():
+    """An unnamed yes may be the asker's own: it is not consent. "Bob agrees"
+    is, said at the table's one microphone or typed; Ann cannot agree for Bob."""
+    s = session()
+    s.hear("flip my seven", "Ann", 1.0)
+    flipped = s.final_state()
+    assert texts(s.hear("undo", "Ann", 2.0)) == ["Bob, do you agree to undo: Ann flips 7?"]
+    assert texts(s.hear("yes", None, 3.0)) == [
+        "Bob, please say it with your name: Bob agrees, or Bob says no."]
+    assert s.final_state() == flipped
+    assert texts(s.hear("Bob agrees", "Ann", 4.0)) == ["Bob has to say it."]
+    assert s.final_state() == flipped
+    assert texts(s.hear("Bob agrees", None, 5.0))[0].startswith("Undone")
+    assert s.final_state()["players"]["Ann"]["down"] == []
+
+
+def test_a_named_no_refuses_an_agreement():
+    s = session()
+    s.hear("end the game", "Bob", 1.0)
+    assert texts(s.hear("no, it's Ann", None, 2.0))[0] == "OK."
+    assert not s.over

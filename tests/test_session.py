@@ -148,3 +148,13 @@ def test_stop_ends_the_game_without_a_winner():
     assert texts(s.stop(3.0)) == ["Game stopped. No winner."]
     assert s.final_state()["winner"] is None
     assert s.final_state()["turn"] is None
+
+
+def test_a_question_about_a_tile_is_answered_and_flips_nothing():
+    s = session()
+    s.hear("flip my seven", "Ann", 1.0)
+    board = s.final_state()
+    assert texts(s.hear("is my seven up", "Ann", 2.0)) == ["Ann's 7 is down."]
+    assert texts(s.hear("is Bob's four down", "Ann", 3.0)) == ["Bob's 4 is up."]
+    assert texts(s.hear("which way is my nine", "Ann", 4.0)) == ["Ann's 9 is up."]
+    assert s.final_state() == board

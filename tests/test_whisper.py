@@ -301,3 +301,13 @@ def test_espeaks_flip_my_seven_is_heard_as_flip_my_seven(whisper, matcher):
     assert heard.intent == Intent.of("flip", owner="Ann", tile=7, direction=None), transcript
     heard, transcript = hear_audio(whisper, matcher, EspeakVoice().render("good game"), "Ann")
     assert heard.kind == "none", transcript
+
+
+def test_a_spoken_question_about_a_tile_is_a_question(whisper, matcher):
+    from referee.speech.listen import hear_audio
+    from referee.speech.speaking.tts import EspeakVoice
+
+    """ "is my seven up" once flipped Ann's seven: it is a board question."""
+    for voice in (EspeakVoice(), EspeakVoice(rate=140)):
+        heard, transcript = hear_audio(whisper, matcher, voice.render("is my seven up"), "Ann")
+        assert heard.intent == Intent.of("query", what="tile", player="Ann", tile=7), transcript

@@ -315,6 +315,11 @@ class GameSpec(ABC):
     def answer(self, what: str, player: str | None, game: Game[Any], at: float) -> str:
         """The answer to a question (score, board, time, turn, help, rules)."""
 
+    def answer_question(self, intent: Intent, game: Game[Any], at: float) -> str:
+        """The answer to a question intent; a game whose questions carry more
+        than a player ("is my seven up": a tile) reads the rest here."""
+        return self.answer(str(intent["what"]), intent.get("player"), game, at)
+
     @abstractmethod
     def opening(self, game: Game[Any]) -> str:
         """What the referee says when the game begins."""

@@ -249,6 +249,15 @@ class Race65Spec(GameSpec):
         return text
 
     # --- questions ------------------------------------------------------------------
+    def answer_question(self, intent: Intent, game: Game[Any], at: float) -> str:
+        """ "Is my seven up?": the tile's side, never a flip."""
+        if intent["what"] == "tile":
+            state: RaceState = game.state
+            player, tile = str(intent["player"]), int(intent["tile"])
+            side = "down" if tile in state.tiles_down(player) else "up"
+            return f"{player}'s {tile} is {side}."
+        return super().answer_question(intent, game, at)
+
     def answer(self, what: str, player: str | None, game: Game[Any], at: float) -> str:
         state: RaceState = game.state
         who = list(state.players) if player is None else [player]
