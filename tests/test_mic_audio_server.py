@@ -225,8 +225,8 @@ def _spoken_over_the_rules(audio_server, tmp_path, echo_cancel: str) -> list[dic
         seen = len(out.lines)
         game.stdin.write("Ann: rules\n")
         game.stdin.flush()
-        assert out.wait("Race to 65", seen, timeout=15)  # the rules begin
-        time.sleep(2.0)
+        assert out.wait("Race to 65", seen, timeout=15)  # the rules begin (about 30 s)
+        time.sleep(4.0)
         wav = ROOT / "tests" / "audio_fixtures" / "piper-joe" / "cmd54.wav"  # flip my twelve
         seen = len(out.lines)
         subprocess.run(["paplay", str(wav)], env=audio_server, check=True, timeout=60)
