@@ -11,8 +11,9 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from referee import __version__
 from referee.games import GAMES, SetupError, find_game
@@ -26,6 +27,46 @@ log = logging.getLogger("referee")
 
 
 
+def within(kind: type[int] | type[float], low: float, high: float,
+           unit: str) -> Callable[[str], Any]:
+    """An argparse type: a number from ``low`` to ``high`` (a clear message otherwise).
+
+    >>> within(int, 80, 400, "words a minute")("175")
+    175
+    """
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"{text} is out of range: give {low:g} to {high:g} {unit}".rstrip())
+        return value
+
+    return parse
+
+
+def existing_folder(text: str) -> Path:
+    path = Path(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is not a folder")
+    return path
+
+
+VOICES = ("espeak", "piper", "none")
+
+
+def voice_option(text: str) -> str:
+    """``--voice``: a voice, ``wav:DIR``, or both (``piper,wav:out``)."""
+    for part in text.split(","):
+        part = part.strip()
+        if part and not part.startswith("wav:") and part not in VOICES:
+            raise argparse.ArgumentTypeError(
+                f"unknown voice {part!r}: choose {', '.join(VOICES)}, or wav:DIR")
+    return text
+
+
 def _players_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--players", nargs="+", default=["Ann", "Bob"], metavar="NAME",
@@ -36,14 +77,15 @@ def _players_option(parser: argparse.ArgumentParser) -> None:
 def _ear_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """The microphone and the recogniser (play, resume and hear)."""
     parser.add_argument("--device", help="input device (number or name; default: the system's)")
-    parser.add_argument("--end-silence", type=float, default=DEFAULT_END_SILENCE,
+    parser.add_argument("--end-silence", type=within(float, 0.1, 2.0, "seconds"),
+                        default=DEFAULT_END_SILENCE,
                         metavar="SECONDS",
                         help="the voice detector's silence that ends an utterance when the "
                         f"words cannot (default {DEFAULT_END_SILENCE:g})")
     parser.add_argument("--engine", choices=["whisper", "pocketsphinx", "vosk"],
                         help="recogniser (default: Whisper tiny.en when its model is "
                         "installed, else Vosk if a model is installed, else PocketSphinx)")
-    parser.add_argument("--model", type=Path, help="a model folder (Whisper or Vosk)")
+    parser.add_argument("--model", type=existing_folder, help="a model folder (Whisper or Vosk)")
 
 
 def _table_options(parser: argparse.ArgumentParser) -> None:
@@ -57,13 +99,15 @@ def _table_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--seat-mics", metavar="NAME=CH,...",
                        help="one microphone channel per player, e.g. Ann=0,Bob=1")
     group.add_argument(
-        "--voice", metavar="VOICE[,wav:DIR]",
+        "--voice", metavar="VOICE[,wav:DIR]", type=voice_option,
         help="espeak (default when live), piper or none; add ,wav:DIR (or give wav:DIR alone) "
         "to write each sentence to DIR instead of the speakers",
     )
     group.add_argument("--output-device", help="speaker device (number or name)")
-    group.add_argument("--rate", type=int, default=175, help="speech rate, words a minute")
-    group.add_argument("--volume", type=float, default=1.0, help="speech volume, 0 to 1")
+    group.add_argument("--rate", type=within(int, 80, 400, "words a minute"), default=175,
+                       help="speech rate, words a minute (80 to 400)")
+    group.add_argument("--volume", type=within(float, 0.0, 1.0, ""), default=1.0,
+                       help="speech volume, 0 to 1")
     group.add_argument("--log", type=Path, metavar="FILE",
                        help="game log (default for live games: logs/GAME-TIME.jsonl)")
     group.add_argument("--no-log", action="store_true", help="keep no game log")
@@ -245,10 +289,19 @@ def cmd_play(args: argparse.Namespace) -> int:
         from referee.tableplay import play_table
 
         return play_table(args, spec)
-    from referee.tableplay import read_lines
+    from referee.tableplay import check_log_path, game_log_for, read_lines
 
+    check_log_path(args)
+    lines = read_lines(args.script)
     session = Session(spec)
-    run_script(session, read_lines(args.script), lambda line: print(line, flush=True))
+    game_log = game_log_for(args, spec, live=False)  # only with --log
+    if game_log is not None:
+        session.record = game_log.write
+    try:
+        run_script(session, lines, lambda line: print(line, flush=True))
+    finally:
+        if game_log is not None:
+            game_log.close()
     if args.json:
         print(json.dumps(session.final_state()), flush=True)
     return 0

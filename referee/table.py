@@ -159,7 +159,7 @@ class Table:
         return self.session.spec
 
     # --- speaking -------------------------------------------------------------------
-    def say(self, saids: Iterable[Said]) -> None:
+    def say(self, saids: Iterable[Said], show: bool = True) -> None:
         """Print and speak each sentence, one after the other.
 
         Each sentence is rendered and played before the next one is rendered,
@@ -173,7 +173,8 @@ class Table:
                 start - said.at > LATE_COUNTDOWN or self._player_talking(start)
             ):
                 continue  # stale, or a player is talking: never a wrong time, never over them
-            self.show(f"[{said.at:.1f}] referee: {said.text}" if self.stamp else said.text)
+            if show:  # (False: already printed, e.g. a start-up problem)
+                self.show(f"[{said.at:.1f}] referee: {said.text}" if self.stamp else said.text)
             end = None
             for sentence in sentences(said.text):
                 audio = self._render(sentence)

@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ from referee.gamelog import (
 )
 from referee.games import find_game
 from referee.games.base import GameSpec, SetupError
-from referee.session import Session, replay_records
+from referee.session import Said, Session, replay_records
 from referee.speech.audio import PlaybackTrack
 from referee.speech.hearing.mic import parse_device
 from referee.speech.speaking.tts import (
@@ -62,6 +63,23 @@ def emit(line: str) -> None:
 
 def note(text: str) -> None:
     print(f"referee: {text}", file=sys.stderr, flush=True)
+
+
+#: Start-up problems waiting to be said once the referee has a voice.
+_PROBLEMS: list[str] = []
+
+
+def problem(text: str) -> None:
+    """A start-up problem: printed now, and said aloud when the game starts
+    (players who cannot see the screen must hear it too)."""
+    note(text)
+    _PROBLEMS.append(text)
+
+
+def take_problems() -> list[str]:
+    taken = list(_PROBLEMS)
+    _PROBLEMS.clear()
+    return taken
 
 
 def voice_and_output(args: argparse.Namespace, live: bool) -> tuple[Voice, Output]:
@@ -108,11 +126,11 @@ def _recognizer(args: argparse.Namespace, session: Session) -> Any:
         raise SetupError(str(error)) from error
 
 
-def _game_log(args: argparse.Namespace, spec: GameSpec, live: bool) -> GameLog | None:
+def game_log_for(args: argparse.Namespace, spec: GameSpec, live: bool) -> GameLog | None:
     if args.no_log or (args.log is None and not live):
         return None
     path = args.log or default_path(spec.name)
-    game_log = GameLog(path, note)
+    game_log = GameLog(path, problem)
     if game_log.working:
         game_log.write(GameHeader(game=spec.name, players=tuple(spec.players),
                                   options=spec.options.to_json(),
@@ -123,39 +141,54 @@ def _game_log(args: argparse.Namespace, spec: GameSpec, live: bool) -> GameLog |
 
 def play_table(args: argparse.Namespace, spec: GameSpec) -> int:
     live = args.audio_script is None
-    game_log = _game_log(args, spec, live)
-    session = Session(spec, record=game_log.write if game_log else None)
-    return _run(args, session, game_log, live=live)
+    check_log_path(args)
+    session = Session(spec)
+    return _run(args, session, lambda: game_log_for(args, spec, live), live=live)
 
 
-def _run(args: argparse.Namespace, session: Session, game_log: GameLog | None, *,
-         live: bool, resuming: str | None = None) -> int:
-    """Play to the end; ``resuming`` is what to say instead of the opening."""
+def check_log_path(args: argparse.Namespace) -> None:
+    """``--log`` in a folder that does not exist is refused before anything starts
+    (the referee creates only its own ``logs/`` folder)."""
+    if args.log is not None and not args.no_log and not Path(args.log).parent.is_dir():
+        raise SetupError(f"There is no folder {Path(args.log).parent} for the game log.")
+
+
+def _run(args: argparse.Namespace, session: Session,
+         make_log: Callable[[], GameLog | None], *, live: bool,
+         resuming: str | None = None) -> int:
+    """Play to the end; ``resuming`` is what to say instead of the opening. The
+    game log is made by ``make_log`` once the voice and the microphone are
+    ready, so a game that cannot start leaves no log behind."""
     voice, output = voice_and_output(args, live)
+    game_log: GameLog | None = None
     try:
         if not live:
             lines = read_lines(args.audio_script)
-            table = Table(session, recognizer=_recognizer(args, session), voice=voice,
-                          output=output, show=emit)
+            recognizer = _recognizer(args, session)
+            game_log = _attach(session, make_log())
+            table = Table(session, recognizer=recognizer, voice=voice, output=output,
+                          show=emit)
             run_audio_script(table, lines, args.audio_script.parent,
                              end_silence=args.end_silence, echo=args.echo)
         else:
-            if resuming is not None:
-                print(resuming, flush=True)
-                if not isinstance(voice, SilentVoice):
-                    output.play(voice.render(resuming), resuming, session.now)
-            _run_live(args, session, voice, output, game_log, greet=resuming is None)
+            game_log = _run_live(args, session, voice, output, make_log, resuming)
     finally:
         output.close()
+        if game_log is not None:
+            game_log.close()
     if args.json:
         print(json.dumps(session.final_state()), flush=True)
-    if game_log is not None:
-        game_log.close()
     return 0
 
 
+def _attach(session: Session, game_log: GameLog | None) -> GameLog | None:
+    if game_log is not None:
+        session.record = game_log.write
+    return game_log
+
+
 def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: Output,
-              game_log: GameLog | None, greet: bool) -> None:
+              make_log: Callable[[], GameLog | None], resuming: str | None) -> GameLog | None:
     from referee.live import LiveLoop, parse_seats
     from referee.speech.hearing.mic import Microphone, MicrophoneError, input_device
 
@@ -173,21 +206,27 @@ def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: 
         except MicrophoneError as error:
             if args.input == "mic":
                 raise SetupError(str(error)) from error
-            note(f"{error} Falling back to typed input: type each move and press Enter.")
+            problem(f"{error} Falling back to typed input: type each move and press Enter.")
     if microphone is None and sys.stdin.isatty():
         note("Type what you say, one line at a time; 'Bob: ...' says who spoke. "
              "Ctrl-D ends the game.")
     recognizer = _recognizer(args, session) if microphone is not None else None
+    game_log = _attach(session, make_log())
     table = Table(session, recognizer=recognizer, voice=voice, output=output,
                   show=emit, stamp=False, echo_tail=ECHO_TAIL,
                   cancels_echo=microphone is not None and track is not None)
+    # What went wrong while setting up is said too, not only printed.
+    table.say([Said(session.now, text, "problem") for text in take_problems()], show=False)
+    if resuming is not None:
+        table.say([Said(session.now, resuming, "turn")])
     loop = LiveLoop(table, microphone=microphone, keyboard=sys.stdin.buffer,
                     record=game_log.write if game_log else None)
-    loop.run(greet=greet)
+    loop.run(greet=resuming is None)
     if not session.over:
         table.say(session.stop(loop.now()))
     # let the last sentence finish before the speakers close
     time.sleep(max(0.0, min(5.0, table.busy_until - loop.now())))
+    return game_log
 
 
 def _echo_track(args: argparse.Namespace, output: Output) -> PlaybackTrack | None:
@@ -198,7 +237,7 @@ def _echo_track(args: argparse.Namespace, output: Output) -> PlaybackTrack | Non
     if getattr(args, "echo_cancel", "on") != "on" or not isinstance(output, SpeakerOutput):
         return None
     if not echo.available():
-        note("No echo canceller (libspeexdsp is missing): speech over the referee's "
+        problem("No echo canceller (libspeexdsp is missing): speech over the referee's "
              "voice is not heard; scripts/setup.sh installs it.")
         return None
     track = PlaybackTrack()
@@ -241,9 +280,10 @@ def _logged_session(path: Path) -> tuple[Session, float, list[Record]]:
         raise SetupError(f"{path} cannot be replayed: a record does not fit the game "
                          f"({type(error).__name__}: {error}).") from error
     if logged.damaged:
-        note(f"{logged.damaged} damaged line(s) in {path} were skipped (a crash mid-write).")
-    for problem in skipped:
-        note(f"{path}: skipped {problem}.")
+        problem(f"{logged.damaged} damaged line(s) in {path} were skipped "
+                "(a crash mid-write).")
+    for why in skipped:
+        problem(f"{path}: skipped {why}.")
     return session, last, logged.records
 
 
@@ -251,14 +291,19 @@ def cmd_resume(args: argparse.Namespace) -> int:
     session, last, _ = _logged_session(args.log_file)
     if session.over:
         raise SetupError(f"The game in {args.log_file} is over; there is nothing to resume.")
-    game_log = None if args.no_log else GameLog(args.log or args.log_file, note)
-    if game_log is not None:
+    check_log_path(args)
+
+    def make_log() -> GameLog | None:
+        if args.no_log:
+            return None
+        game_log = GameLog(args.log or args.log_file, problem)
         game_log.write(ResumedRecord(last, time.strftime("%Y-%m-%dT%H:%M:%S%z")))
-        session.record = game_log.write
+        return game_log
+
     text = "Resuming the game. " + session.spec.where_we_are(session.game, last)
     session.last = [text]
     args.audio_script = None
-    return _run(args, session, game_log, live=True, resuming=text)
+    return _run(args, session, make_log, live=True, resuming=text)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

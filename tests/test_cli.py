@@ -228,3 +228,71 @@ def test_a_game_alias_plays_the_game():
                      "--input", "text", "--voice", "none", "--no-log", "--json", stdin=b"")
     assert result.returncode == 0, result.stderr
     assert "Shut the Box with 9 tiles" in result.stdout
+
+
+# --- start-up: bad values refused, problems spoken, no log for a game that never starts ----
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    (["--rate", "-5"], "--rate: -5 is out of range: give 80 to 400 words a minute"),
+    (["--volume", "7"], "--volume: 7 is out of range: give 0 to 1"),
+    (["--end-silence", "9"], "--end-silence: 9 is out of range: give 0.1 to 2 seconds"),
+    (["--voice", "robot"], "unknown voice 'robot': choose espeak, piper, none, or wav:DIR"),
+    (["--model", "/no/such/model"], "--model: /no/such/model is not a folder"),
+    (["--tiles", "9"], "unrecognized arguments: --tiles 9"),  # a Shut the Box option
+])
+def test_bad_option_values_are_refused_before_anything_starts(option, message):
+    result = referee("play", "race65", *option, "--no-log", stdin=b"")
+    assert_clean_error(result, message)
+    assert "Ann starts" not in result.stdout
+
+
+def _without_audio(tmp_path: Path) -> dict[str, str]:
+    """An environment in which no audio server and so no microphone can be found."""
+    return {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path), "HOME": str(tmp_path),
+            "PULSE_SERVER": "unix:/nonexistent"}
+
+
+def test_a_game_that_cannot_start_leaves_no_log(tmp_path):
+    log = tmp_path / "game.jsonl"
+    result = subprocess.run(
+        [sys.executable, "-m", "referee", "play", "race65", "--input", "mic", "--voice", "none",
+         "--log", str(log)], env=_without_audio(tmp_path), cwd=ROOT, capture_output=True,
+        text=True, timeout=60, stdin=subprocess.DEVNULL, check=False)
+    assert_clean_error(result, "No microphone found")
+    assert not log.exists()
+
+
+def test_a_log_in_a_folder_that_does_not_exist_is_refused(tmp_path):
+    result = referee("play", "race65", "--input", "text", "--voice", "none",
+                     "--log", str(tmp_path / "missing" / "game.jsonl"), stdin=b"")
+    assert_clean_error(result, "There is no folder")
+    assert not (tmp_path / "missing").exists()
+
+
+def test_start_up_problems_are_spoken_as_well_as_printed(tmp_path):
+    said = tmp_path / "said"
+    said.mkdir()
+    result = subprocess.run(
+        [sys.executable, "-m", "referee", "play", "race65", "--no-log",
+         "--voice", f"espeak,wav:{said}"], env=_without_audio(tmp_path), cwd=ROOT,
+        input="end the game\nBob: yes\n", capture_output=True, text=True, timeout=120,
+        check=False)
+    assert result.returncode == 0, result.stderr
+    assert "Falling back to typed input" in result.stderr
+    spoken = [line.split("\t")[3] for line in (said / "said.tsv").read_text().splitlines()]
+    assert "Falling back to typed input: type each move and press Enter." in spoken
+    assert spoken.index("Falling back to typed input: type each move and press Enter.") < (
+        spoken.index("Ann starts."))  # before the game begins
+
+
+def test_a_typed_script_keeps_a_log_when_asked(tmp_path):
+    script = tmp_path / "game.txt"
+    script.write_text("[1] Ann: flip my seven\n[2] Ann: flip my five\n")
+    log = tmp_path / "game.jsonl"
+    played = referee("play", "race65", "--script", str(script), "--log", str(log), "--json")
+    assert played.returncode == 0, played.stderr
+    replayed = referee("replay", str(log), "--json")
+    assert replayed.returncode == 0, replayed.stderr
+    assert json.loads(replayed.stdout.splitlines()[-1]) == json.loads(
+        played.stdout.splitlines()[-1])

@@ -304,10 +304,14 @@ def test_espeaks_flip_my_seven_is_heard_as_flip_my_seven(whisper, matcher):
 
 
 def test_a_spoken_question_about_a_tile_is_a_question(whisper, matcher):
+    """ "is my seven up" once flipped Ann's seven: it is a board question. The
+    recogniser's best sentence is the question, and what it means is the
+    question or, when Whisper is unsure, nothing: never a flip."""
     from referee.speech.listen import hear_audio
     from referee.speech.speaking.tts import EspeakVoice
 
-    """ "is my seven up" once flipped Ann's seven: it is a board question."""
+    question = Intent.of("query", what="tile", player="Ann", tile=7)
     for voice in (EspeakVoice(), EspeakVoice(rate=140)):
         heard, transcript = hear_audio(whisper, matcher, voice.render("is my seven up"), "Ann")
-        assert heard.intent == Intent.of("query", what="tile", player="Ann", tile=7), transcript
+        assert transcript.nbest[0] == "is my seven up", transcript
+        assert heard.intent in (question, Intent("none")), transcript
