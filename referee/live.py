@@ -14,11 +14,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import select
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import BinaryIO
 
 from referee.gamelog import ClockRecord, Record
@@ -55,6 +58,43 @@ def parse_seats(text: str | None, players: tuple[str, ...]) -> dict[int, str]:
             raise ValueError(f"--seat-mics: channel {int(channel)} is given twice.")
         seats[int(channel)] = player
     return seats
+
+
+@contextlib.contextmanager
+def library_noise_to(path: Path) -> Iterator[None]:
+    """Send what C libraries write to the terminal (ALSA's "underrun occurred",
+    PortAudio's and eSpeak's chatter) to ``path`` instead, for as long as the
+    game runs; the referee's own messages still reach the terminal. A screen
+    reader then reads the game, not hundreds of audio-library lines.
+    """
+    sys.stderr.flush()
+    try:
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    except OSError as error:
+        log.debug("library messages stay on the terminal: %s", error)
+        yield
+        return
+    terminal = os.dup(2)
+    os.dup2(target, 2)
+    os.close(target)
+    python_stderr = sys.stderr
+    sys.stderr = os.fdopen(os.dup(terminal), "w", buffering=1, encoding="utf-8",
+                           errors="replace")
+    # The referee's own logging stays on the terminal too.
+    handlers = [h for h in logging.getLogger().handlers
+                if isinstance(h, logging.StreamHandler) and h.stream is python_stderr]
+    for handler in handlers:
+        handler.setStream(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        for handler in handlers:
+            handler.setStream(python_stderr)
+        sys.stderr.close()
+        os.dup2(terminal, 2)
+        os.close(terminal)
+        sys.stderr = python_stderr
 
 
 def reinitialise_portaudio() -> None:
@@ -98,6 +138,8 @@ class LiveLoop:
         self._next_beat = 0.0
         self._pending = b""
         self._stopped = False
+        #: Ctrl-D was pressed once at a terminal: a second one ends the game.
+        self._eof_asked = False
         if microphone is not None:
             microphone.on_pause = table.pause  # decode ahead while the end silence runs
             microphone.judge = table.judge  # and end at once, or wait longer, by the words
@@ -150,11 +192,20 @@ class LiveLoop:
         if not ready:
             return True
         chunk = os.read(fd, 65536)
-        if not chunk:  # the keyboard closed: go on listening if there is a microphone
+        if not chunk:
             if self._pending.strip():
                 self._line(self._pending.decode("utf-8", errors="replace"))
+                self._pending = b""
+            if os.isatty(fd) and not self.session.over and not self._eof_asked:
+                # Ctrl-D at a terminal, perhaps by mistake: ask before ending the game.
+                self._eof_asked = True
+                self.table.say([Said(self.now(), "Press Ctrl-D again to end the game; "
+                                     "type anything else to go on.", "problem")])
+                return True
+            # The keyboard closed: go on listening if there is a microphone.
             self.keyboard = None
             return self.microphone is not None
+        self._eof_asked = False
         self._pending += chunk
         while b"\n" in self._pending:
             raw, self._pending = self._pending.split(b"\n", 1)

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.gamelog import DroppedRecord, ErrorRecord
-from referee.session import SURE_SCORE, Said, Session
+from referee.session import MAX_CHARS, SURE_SCORE, Said, Session, clean_text
 from referee.speech.audio import Audio, AudioError, load_wav
 from referee.speech.hearing.mic import DEFAULT_END_SILENCE
 from referee.speech.hearing.recognizers import Recognizer, Transcript
@@ -314,8 +314,12 @@ class Table:
             self.session.record(DroppedRecord(at, source, speaker, text, reason))
 
     def hear_text(self, text: str, speaker: str | None, at: float) -> None:
-        """A typed line (always acted on: typing is not subject to the gate)."""
+        """A typed line (always acted on: typing is not subject to the gate);
+        a typed "stop" cuts the referee's voice as a spoken one does."""
         self.advance(at)
+        if self.busy_until > at and self.session.matcher.match(
+                clean_text(text)[:MAX_CHARS], self.session.attribute(None)).kind == "stop":
+            self.cut(at)
         self.say(self._safely(at, lambda: self.session.hear(text, speaker, at)))
 
     def _sure(self, heard: Heard) -> bool:

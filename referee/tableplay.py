@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.gamelog import (
+    LOGS_DIR,
     DroppedRecord,
     GameHeader,
     GameLog,
@@ -189,7 +191,7 @@ def _attach(session: Session, game_log: GameLog | None) -> GameLog | None:
 
 def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: Output,
               make_log: Callable[[], GameLog | None], resuming: str | None) -> GameLog | None:
-    from referee.live import LiveLoop, parse_seats
+    from referee.live import LiveLoop, library_noise_to, parse_seats
     from referee.speech.hearing.mic import Microphone, MicrophoneError, input_device
 
     microphone = None
@@ -221,12 +223,22 @@ def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: 
         table.say([Said(session.now, resuming, "turn")])
     loop = LiveLoop(table, microphone=microphone, keyboard=sys.stdin.buffer,
                     record=game_log.write if game_log else None)
-    loop.run(greet=resuming is None)
+    with library_noise_to(library_log()):
+        loop.run(greet=resuming is None)
     if not session.over:
         table.say(session.stop(loop.now()))
     # let the last sentence finish before the speakers close
     time.sleep(max(0.0, min(5.0, table.busy_until - loop.now())))
     return game_log
+
+
+def library_log() -> Path:
+    """Where audio libraries' messages go during a live game (``logs/audio-library.log``)."""
+    try:
+        LOGS_DIR.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return Path(os.devnull)
+    return LOGS_DIR / "audio-library.log"
 
 
 def _echo_track(args: argparse.Namespace, output: Output) -> PlaybackTrack | None:

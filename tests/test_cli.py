@@ -296,3 +296,73 @@ def test_a_typed_script_keeps_a_log_when_asked(tmp_path):
     assert replayed.returncode == 0, replayed.stderr
     assert json.loads(replayed.stdout.splitlines()[-1]) == json.loads(
         played.stdout.splitlines()[-1])
+
+
+def _read_until(fd: int, text: str, timeout: float = 30) -> str:
+    import select as select_module
+
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while text.encode() not in seen and time.monotonic() < deadline:
+        ready, _, _ = select_module.select([fd], [], [], 0.2)
+        if ready:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            seen += chunk
+    return seen.decode("utf-8", "replace")
+
+
+def test_ctrl_d_at_a_terminal_asks_before_ending_the_game(tmp_path):
+    """At a real terminal (a pseudo-terminal here) one Ctrl-D may be a slip:
+    the referee asks; typing goes on; a second Ctrl-D ends the game."""
+    import pty
+
+    keyboard, terminal = pty.openpty()
+    game = subprocess.Popen(
+        [sys.executable, "-m", "referee", "play", "race65", "--input", "text", "--voice", "none",
+         "--no-log"], stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=ROOT, env=_without_audio(tmp_path))
+    os.close(terminal)
+    assert game.stdout is not None
+    out = game.stdout.fileno()
+    try:
+        assert "Ann starts." in _read_until(out, "Ann starts.")
+        os.write(keyboard, b"\x04")
+        assert "Press Ctrl-D again" in _read_until(out, "Press Ctrl-D again")
+        os.write(keyboard, b"flip my seven\n")
+        assert "Ann, 7 down." in _read_until(out, "Ann, 7 down.")
+        os.write(keyboard, b"\x04")
+        assert "Press Ctrl-D again" in _read_until(out, "Press Ctrl-D again")
+        os.write(keyboard, b"\x04")
+        assert "Game stopped." in _read_until(out, "Game stopped.")
+        assert game.wait(timeout=30) == 0
+    finally:
+        if game.poll() is None:
+            game.kill()
+        os.close(keyboard)
+
+
+def test_audio_library_messages_go_to_a_file_not_the_terminal(tmp_path):
+    """What a C library writes to the terminal (ALSA's underrun lines) goes to
+    the file; the referee's own messages and logging still reach the terminal."""
+    noise = tmp_path / "audio-library.log"
+    code = (
+        "import logging, os, sys\n"
+        "from pathlib import Path\n"
+        "from referee.live import library_noise_to\n"
+        "logging.basicConfig(format='%(message)s')\n"
+        f"with library_noise_to(Path({str(noise)!r})):\n"
+        "    os.write(2, b'ALSA lib pcm.c:8568:(snd_pcm_recover) underrun occurred\\n')\n"
+        "    print('referee: a message for the players', file=sys.stderr)\n"
+        "    logging.getLogger('referee').warning('a warning of the referee')\n"
+        "os.write(2, b'after the game\\n')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=ROOT, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "underrun" not in result.stderr
+    assert "referee: a message for the players" in result.stderr
+    assert "a warning of the referee" in result.stderr
+    assert "after the game" in result.stderr
+    assert "underrun occurred" in noise.read_text()

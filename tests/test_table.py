@@ -234,3 +234,19 @@ def test_bad_recordings_in_a_script_never_change_the_game(tmp_path, capsys):
 
 def test_content_words_ignore_plurals_and_spell_numbers():
     assert content_words("Bob's turn, fifteen seconds.") == ["bob", "turn", "15", "second"]
+
+
+def test_a_typed_stop_cuts_the_referee_at_once(tmp_path):
+    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="hard")))
+    out_dir = tmp_path / "said"
+    table = Table(session, voice=EspeakVoice(), output=WavDirOutput(out_dir),
+                  show=lambda text: None)
+    table.start()
+    table.hear_text("rules", "Ann", table.busy_until + 0.5)
+    reading = table.busy_until
+    at = reading - 8.0  # the rules take longer than that to say
+    table.hear_text("stop", "Bob", at)
+    assert table.busy_until == pytest.approx(at)
+    assert table.spoken[-1].end == pytest.approx(at)
+    rows = [r.split("\t") for r in (out_dir / "said.tsv").read_text().splitlines()]
+    assert rows[-1][3] == "(cut)"
