@@ -114,9 +114,9 @@ def test_a_line_cut_by_a_crash_is_skipped_and_the_rest_replays(tmp_path):
 
 
 def test_a_log_that_cannot_be_written_is_announced_and_the_game_goes_on(tmp_path):
-    blocker = tmp_path / "file"
-    blocker.write_text("not a folder")
-    result = referee("play", *HARD, *QUIET, "--log", str(blocker / "game.jsonl"), "--json",
+    taken = tmp_path / "game.jsonl"
+    taken.mkdir()  # the log's path is a folder: it cannot be opened for writing
+    result = referee("play", *HARD, *QUIET, "--log", str(taken), "--json",
                      stdin="flip my seven\n")
     assert result.returncode == 0
     assert "I cannot write the game log" in result.stderr

@@ -175,6 +175,14 @@ def _espeak_engine() -> Any:
     return engine
 
 
+@cache
+def _espeak_voices(engine: Any) -> tuple[Any, ...]:
+    """eSpeak's voices, listed once per process (listing goes through eSpeak's
+    one global state, which the renderings use too)."""
+    with _ENGINE_LOCK:
+        return tuple(engine.getProperty("voices"))
+
+
 class EspeakVoice(Voice):
     """eSpeak NG through pyttsx3's binding, rendered in memory."""
 
@@ -191,7 +199,7 @@ class EspeakVoice(Voice):
                 "espeak-ng, or use --voice piper or --voice none."
             ) from error
         self._voice_id = next(
-            (v.id for v in engine.getProperty("voices")
+            (v.id for v in _espeak_voices(engine)
              if v.id.endswith("/" + language) or v.name == language),
             None,
         )
