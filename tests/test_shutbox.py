@@ -484,13 +484,16 @@ def voice_game(condition: str, tmp_path: Path) -> tuple[Session, list[str]]:
     "Ann, did you say: ...?", Ann answers "yes" (the committed recording) if
     that is what she said and "no" (eSpeak) if not. When the move was not
     taken (nothing happened, or she said no), she says it again in eSpeak's
-    voice, and once more slower if need be, as a player repeats herself.
+    voice, once more slower, and then in Piper's voice if need be, as a player
+    repeats herself. (eSpeak's rendering of a sentence varies by a few samples
+    with what it rendered before, so one eSpeak retry may be heard where
+    another was not; Piper's is the same every time.)
     """
     from benchmarks.fixtures import COMMITTED_VOICE, apply_condition, fixture, utterances
     from referee.speech.audio import load_wav
     from referee.speech.hearing.mic import DEFAULT_END_SILENCE
     from referee.speech.hearing.recognizers import make_recognizer
-    from referee.speech.speaking.tts import EspeakVoice
+    from referee.speech.speaking.tts import EspeakVoice, PiperVoice
     from referee.table import Table
 
     cases = {u.id: u for u in utterances("shut-the-box")}
@@ -524,7 +527,8 @@ def voice_game(condition: str, tmp_path: Path) -> tuple[Session, list[str]]:
         tries = [load_wav(fixture(COMMITTED_VOICE, cases[uid], condition))]
         if not text.startswith(("what", "my")):  # a question needs no repeat
             tries += [room(EspeakVoice().render(text), f"{i:02d}a"),
-                      room(EspeakVoice(rate=140).render(text), f"{i:02d}b")]
+                      room(EspeakVoice(rate=140).render(text), f"{i:02d}b"),
+                      room(PiperVoice().render(text), f"{i:02d}c")]
         for attempt in tries:
             before = session.game.state
             say(attempt)

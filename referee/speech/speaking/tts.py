@@ -176,11 +176,11 @@ def _espeak_engine() -> Any:
 
 
 @cache
-def _espeak_voices(engine: Any) -> tuple[Any, ...]:
-    """eSpeak's voices, listed once per process (listing goes through eSpeak's
-    one global state, which the renderings use too)."""
+def _espeak_voices() -> tuple[tuple[str, str], ...]:
+    """eSpeak's voices as (id, name), listed once per process (listing goes
+    through eSpeak's one global state, which the renderings use too)."""
     with _ENGINE_LOCK:
-        return tuple(engine.getProperty("voices"))
+        return tuple((v.id, v.name) for v in _espeak_engine().getProperty("voices"))
 
 
 class EspeakVoice(Voice):
@@ -192,15 +192,15 @@ class EspeakVoice(Voice):
                  language: str = "en-us") -> None:
         super().__init__(rate, volume)
         try:
-            engine = _espeak_engine()
+            _espeak_engine()
         except Exception as error:  # pyttsx3 raises whatever its driver raises
             raise VoiceError(
                 f"The eSpeak voice is unavailable ({error}). Run ./run again to install "
                 "espeak-ng, or use --voice piper or --voice none."
             ) from error
         self._voice_id = next(
-            (v.id for v in _espeak_voices(engine)
-             if v.id.endswith("/" + language) or v.name == language),
+            (vid for vid, name in _espeak_voices()
+             if vid.endswith("/" + language) or name == language),
             None,
         )
 
