@@ -345,8 +345,13 @@ class Table:
                    for s in overlapping):
                 return "echo of the referee's own voice"
             return None
-        if not self.spec.barge_in(heard.intent) and not self.cancels_echo:
-            return "the referee was speaking"
+        if not self.cancels_echo:
+            return None if self.spec.barge_in(heard.intent) else "the referee was speaking"
+        if heard.score < SURE_SCORE:
+            # What is left of the referee's voice after the canceller can sound
+            # like words ("repeat that", 0.75): over its voice only the surely
+            # heard is taken, and a move is still confirmed.
+            return "unsure, over the referee's voice"
         return None
 
 

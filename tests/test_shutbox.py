@@ -544,8 +544,9 @@ def test_a_whole_game_by_voice_ends_with_the_box_shut(tmp_path):
     session, shown = voice_game("clean", tmp_path)
     assert "[" in shown[1]
     said = [line.split("referee: ", 1)[1] for line in shown if "referee: " in line]
-    assert "Open: 2, 3, 4, 5, 6 and 8, adding up to 28." in said  # "what's open"
-    assert "Ann is playing: 14 open so far." in said
+    assert "Open: 2, 3, 4, 5, 6 and 8, adding up to 28." in said, shown  # "what's open"
+    assert "Ann is playing: 14 open so far." in said, shown
+    assert "Ann shut the box!" in said, shown
     win = said.index("Ann shut the box!")
     assert said[win + 1] == "Ann wins!"
     assert said[win + 2:] == []

@@ -250,3 +250,32 @@ def test_a_typed_stop_cuts_the_referee_at_once(tmp_path):
     assert table.spoken[-1].end == pytest.approx(at)
     rows = [r.split("\t") for r in (out_dir / "said.tsv").read_text().splitlines()]
     assert rows[-1][3] == "(cut)"
+
+
+def test_with_the_echo_canceller_only_what_is_heard_surely_over_the_referee_is_taken(tmp_path):
+    """Over the referee's voice (its echo cancelled) a sure "flip my twelve" is
+    heard and confirmed, never played at once; an unsure "pardon" (what is left
+    of the referee's own voice can sound like words) is dropped."""
+    from dataclasses import replace
+
+    from referee.speech.hearing.recognizers import Transcript
+
+    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
+    table = Table(session, voice=EspeakVoice(), output=WavDirOutput(tmp_path / "said"),
+                  show=lambda text: None, cancels_echo=True)
+    table.start()
+    table.hear_text("rules", "Ann", table.busy_until + 0.5)
+    at = table.busy_until - 10.0  # in the middle of the rules
+    before = session.final_state()
+    echo = replace(session.matcher.match("pardon", "Ann"), score=0.75)
+    assert echo.kind == "query"
+    dropped = table.hear_intent(echo, Transcript("pardon", 0.75), at, at + 1, at + 1.3,
+                                None, "mic")
+    assert dropped.dropped == "unsure, over the referee's voice"
+    flip = session.matcher.match("flip my twelve", "Ann")
+    heard = table.hear_intent(flip, Transcript("flip my twelve", 1.0), at + 2, at + 3, at + 3.3,
+                              None, "mic")
+    assert heard.dropped is None
+    assert session.question is not None
+    assert session.question.text == "Ann, did you say: flip Ann's 12?"
+    assert session.final_state() == before
