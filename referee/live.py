@@ -259,7 +259,7 @@ class LiveLoop:
             # really removes its voice (it has learnt the room); else the gate.
             self.table.cancels_echo = self.microphone.cancelling
             self.table.hear_audio(u.audio, start, end, at, u.speaker,
-                                  "seat" if u.speaker else "mic")
+                                  "seat" if u.speaker else "mic", u.after_echo_db)
 
     def _lost(self, why: str) -> None:
         self._mic_ok = False

@@ -67,6 +67,11 @@ LATE_COUNTDOWN = 0.5
 #: How long after a sentence ends its sound may still reach the microphone
 #: (output and input buffers, the room).
 ECHO_TAIL = 0.5
+#: Over the referee's voice, an utterance whose energy after the echo canceller
+#: is this far below its energy before (dB) is the canceller's leftover, not a
+#: player: a player as loud as the echo keeps it within about 3 dB, the
+#: leftover of the referee's voice alone is 10-20 dB down.
+NEAR_END_DB = -8.0
 #: Seconds around a countdown word within which an utterance is its echo.
 ECHO_SLACK = 0.3
 
@@ -237,14 +242,17 @@ class Table:
     # --- listening ----------------------------------------------------------------------
     def hear_audio(
         self, audio: Audio, start: float, end: float, at: float,
-        speaker: str | None = None, source: str = "mic",
+        speaker: str | None = None, source: str = "mic", after_echo_db: float | None = None,
     ) -> Hearing:
-        """One utterance from ``start`` to ``end``, decided on ``at`` (after the end silence)."""
+        """One utterance from ``start`` to ``end``, decided on ``at`` (after the end
+        silence); ``after_echo_db``: see
+        :attr:`~referee.speech.hearing.mic.SeatUtterance.after_echo_db`."""
         if self.listener is None:
             raise RuntimeError("this table has no recogniser")
         transcript = self.listener.transcript(audio)
         heard = understand(self.session.matcher, transcript, self.session.attribute(speaker))
-        return self.hear_intent(heard, transcript, start, end, at, speaker, source)
+        return self.hear_intent(heard, transcript, start, end, at, speaker, source,
+                                after_echo_db)
 
     def pause(self, so_far: Audio) -> None:
         """A player's speech paused: decode it ahead, in case they are done."""
@@ -267,10 +275,11 @@ class Table:
 
     def hear_intent(
         self, heard: Heard, transcript: Transcript, start: float, end: float, at: float,
-        speaker: str | None, source: str,
+        speaker: str | None, source: str, after_echo_db: float | None = None,
     ) -> Hearing:
         self.advance(at)
-        reason = self._gated(heard, transcript.text, start, end) if self.gate else None
+        reason = (self._gated(heard, transcript.text, start, end, after_echo_db)
+                  if self.gate else None)
         result = Hearing(at, speaker, heard, transcript.text, reason)
         self.heard.append(result)
         label = self.session.attribute(speaker)
@@ -327,7 +336,8 @@ class Table:
             return False
         return heard.score >= SURE_SCORE
 
-    def _gated(self, heard: Heard, text: str, start: float, end: float) -> str | None:
+    def _gated(self, heard: Heard, text: str, start: float, end: float,
+               after_echo_db: float | None = None) -> str | None:
         """Why an utterance heard while the referee spoke is dropped (None: keep it)."""
         overlapping = self.speaking(start, end)
         if not overlapping:
@@ -347,11 +357,11 @@ class Table:
             return None
         if not self.cancels_echo:
             return None if self.spec.barge_in(heard.intent) else "the referee was speaking"
-        if heard.score < SURE_SCORE:
+        if after_echo_db is None or after_echo_db < NEAR_END_DB:
             # What is left of the referee's voice after the canceller can sound
-            # like words ("repeat that", 0.75): over its voice only the surely
-            # heard is taken, and a move is still confirmed.
-            return "unsure, over the referee's voice"
+            # like words ("repeat that"): a player's voice keeps the microphone
+            # nearly as loud as before the canceller; the leftover does not.
+            return "what the echo canceller left of the referee's voice"
         return None
 
 

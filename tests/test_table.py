@@ -252,12 +252,13 @@ def test_a_typed_stop_cuts_the_referee_at_once(tmp_path):
     assert rows[-1][3] == "(cut)"
 
 
-def test_with_the_echo_canceller_only_what_is_heard_surely_over_the_referee_is_taken(tmp_path):
-    """Over the referee's voice (its echo cancelled) a sure "flip my twelve" is
-    heard and confirmed, never played at once; an unsure "pardon" (what is left
-    of the referee's own voice can sound like words) is dropped."""
-    from dataclasses import replace
-
+def test_with_the_echo_canceller_a_player_over_the_referee_is_heard_and_its_leftover_not(
+    tmp_path,
+):
+    """Over the referee's voice (its echo cancelled) "flip my twelve" from a
+    player (the microphone as loud after the canceller as before: -2 dB) is
+    heard and confirmed, never played at once; "pardon" made of what the
+    canceller left of the referee's own voice (-15 dB) is dropped."""
     from referee.speech.hearing.recognizers import Transcript
 
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
@@ -267,14 +268,14 @@ def test_with_the_echo_canceller_only_what_is_heard_surely_over_the_referee_is_t
     table.hear_text("rules", "Ann", table.busy_until + 0.5)
     at = table.busy_until - 10.0  # in the middle of the rules
     before = session.final_state()
-    echo = replace(session.matcher.match("pardon", "Ann"), score=0.75)
-    assert echo.kind == "query"
-    dropped = table.hear_intent(echo, Transcript("pardon", 0.75), at, at + 1, at + 1.3,
-                                None, "mic")
-    assert dropped.dropped == "unsure, over the referee's voice"
+    leftover = session.matcher.match("pardon", "Ann")
+    assert leftover.kind == "query"
+    dropped = table.hear_intent(leftover, Transcript("pardon", 1.0), at, at + 1, at + 1.3,
+                                None, "mic", after_echo_db=-15.0)
+    assert dropped.dropped == "what the echo canceller left of the referee's voice"
     flip = session.matcher.match("flip my twelve", "Ann")
     heard = table.hear_intent(flip, Transcript("flip my twelve", 1.0), at + 2, at + 3, at + 3.3,
-                              None, "mic")
+                              None, "mic", after_echo_db=-2.0)
     assert heard.dropped is None
     assert session.question is not None
     assert session.question.text == "Ann, did you say: flip Ann's 12?"

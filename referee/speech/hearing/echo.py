@@ -28,7 +28,7 @@ from referee.speech.audio import RATE, Audio
 #: 10 ms at 16 kHz: the canceller's frame.
 FRAME = 160
 #: How much of the echo path the filter learns (device buffers and the room).
-TAIL_SECONDS = 0.4
+TAIL_SECONDS = 0.25
 #: Residual echo suppression, dB (speexdsp's defaults are -40 and -15).
 SUPPRESS_DB = -40
 SUPPRESS_ACTIVE_DB = -15
@@ -165,6 +165,8 @@ def cancel_echo(heard: Audio, played: Audio) -> Audio:
 SEARCH_SECONDS = 0.6
 #: How far the reference is put ahead of the echo once the delay is known.
 LEAD_SECONDS = 0.05
+#: A newly measured delay within this of the one in use changes nothing.
+KEEP_WITHIN = 0.04
 
 
 class DelayFinder:
@@ -207,9 +209,14 @@ class DelayFinder:
         wide = reference(self._raw_start - SEARCH_SECONDS, len(raw) + int(2 * SEARCH_SECONDS
                                                                           * RATE))
         lag = best_lag(raw, wide.astype(np.float64))
-        if lag is not None:
-            self.offset = lag / RATE - SEARCH_SECONDS + LEAD_SECONDS
-            self.found = True
+        if lag is None:
+            return
+        offset = lag / RATE - SEARCH_SECONDS + LEAD_SECONDS
+        # A small change is left alone: the echo still falls inside the
+        # filter's tail, and moving the reference would make it learn again.
+        if abs(offset - self.offset) > KEEP_WITHIN:
+            self.offset = offset
+        self.found = True
 
 
 def best_lag(raw: npt.NDArray[np.float64], wide: npt.NDArray[np.float64]) -> int | None:

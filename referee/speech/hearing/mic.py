@@ -390,6 +390,11 @@ def input_device(device: int | str | None) -> Any:
 @dataclass(frozen=True)
 class SeatUtterance(Utterance):
     speaker: str | None
+    #: While the referee's voice played, how loud the microphone was after the
+    #: echo canceller against before it (dB): near 0 when a player spoke over
+    #: the referee, far below when only what is left of its voice was heard.
+    #: None when the referee was silent (or there is no canceller).
+    after_echo_db: float | None = None
 
 
 class Microphone:
@@ -437,6 +442,8 @@ class Microphone:
         #: while the referee plays, and when it last removed enough of it.
         self._before = self._after = 0.0
         self._cancelled_at = -math.inf
+        #: (stream position at the block's start, energy before, after), while playing.
+        self._echo_blocks: deque[tuple[float, float, float]] = deque(maxlen=3000)
 
     def open(self) -> None:
         """Open the device, or MicrophoneError saying why not."""
@@ -501,7 +508,8 @@ class Microphone:
         mono = x.mean(axis=1) if self.channels > 1 else x[:, 0]
         data = np.clip(mono, -32768, 32767).astype("<i2").tobytes()
         return [
-            SeatUtterance(u.audio, u.start, u.end, u.audio_start, self._seat(u.start, u.end))
+            SeatUtterance(u.audio, u.start, u.end, u.audio_start, self._seat(u.start, u.end),
+                          self._after_echo_db(u.start, u.end))
             for u in self.segmenter.feed(data)
         ]
 
@@ -531,14 +539,27 @@ class Microphone:
     def _measure(self, raw: np.ndarray[Any, Any], cleaned: np.ndarray[Any, Any],
                  played: np.ndarray[Any, Any], at: float) -> None:
         """Track how much of the referee's voice the canceller removes (its
-        echo return loss enhancement, over about two seconds of playback)."""
+        echo return loss enhancement, over about two seconds of playback),
+        and each block's energy before and after it while the referee plays."""
         if len(cleaned) != len(raw) or float(np.abs(played).mean()) < PLAYED_LEVEL:
             return
+        self._echo_blocks.append((self.position, float(np.mean(raw.astype(np.float64) ** 2)),
+                                  float(np.mean(cleaned.astype(np.float64) ** 2))))
         keep = 1.0 - len(raw) / (2.0 * RATE)
         self._before = keep * self._before + float(np.mean(raw.astype(np.float64) ** 2))
         self._after = keep * self._after + float(np.mean(cleaned.astype(np.float64) ** 2))
         if self._before > CANCELLED_RATIO * max(self._after, 1.0):
             self._cancelled_at = at
+
+    def _after_echo_db(self, start: float, end: float) -> float | None:
+        """The utterance's energy after the canceller against before, over the
+        blocks where the referee played (see :attr:`SeatUtterance.after_echo_db`)."""
+        blocks = [(b, a) for at, b, a in self._echo_blocks if start <= at <= end + BLOCK / RATE]
+        if not blocks:
+            return None
+        before = sum(b for b, _ in blocks)
+        after = sum(a for _, a in blocks)
+        return 10.0 * math.log10(max(after, 1.0) / max(before, 1.0))
 
     @property
     def cancelling(self) -> bool:
