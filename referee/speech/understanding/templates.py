@@ -393,7 +393,7 @@ def _token_choices(
 
 
 #: The slot tokens a sentence used: a token per slot, a tuple of them per list slot.
-Fills = dict[str, "str | tuple[str, ...]"]
+Fills = dict[str, str | tuple[str, ...]]
 
 
 def expand_sentences(
