@@ -24,7 +24,8 @@ with random noise, so these are the fixed reference the tests use. Everything
 else is generated on demand into ``cache/fixtures/`` (deterministic: eSpeak is,
 the noise is seeded) and reused.
 
-Regenerate the committed set: ``.venv/bin/python -m benchmarks.fixtures --commit``.
+Render new sentences of the committed set: ``.venv/bin/python -m benchmarks.fixtures
+--commit`` (``--all`` renders every file again).
 Generate the whole cache ahead of time: ``.venv/bin/python -m benchmarks.fixtures``.
 """
 
@@ -302,13 +303,17 @@ def fixture(voice: str, utterance: Utterance, condition: str) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--commit", action="store_true",
-                        help="re-render the committed clean Piper set")
+                        help="render the committed clean Piper set's missing files")
+    parser.add_argument("--all", action="store_true",
+                        help="with --commit: render every file again (Piper varies)")
     args = parser.parse_args()
     every = [u for game in GAMES for held_out in (False, True)
              for u in utterances(game, held_out)]
     if args.commit:
         for utterance in (u for game in GAMES for u in utterances(game)):
             path = FIXTURES / COMMITTED_VOICE / f"{utterance.id}.wav"
+            if path.exists() and not args.all:
+                continue
             path.parent.mkdir(parents=True, exist_ok=True)
             VOICES[COMMITTED_VOICE](utterance.text).write_wav(path)
         print(f"rendered {len(every)} utterances into {FIXTURES / COMMITTED_VOICE}")

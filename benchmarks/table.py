@@ -50,7 +50,7 @@ from benchmarks.fixtures import CONDITIONS, PAD_SECONDS, utterances
 from benchmarks.fixtures import fixture as fixture_path
 from benchmarks.recognition import PLAYERS, percentile
 from referee.games.race65 import Race65Options, Race65Spec
-from referee.session import Session
+from referee.session import Session, sentences
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.mic import (
     BLOCK,
@@ -63,7 +63,7 @@ from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import Listener, understand
 from referee.speech.speaking.tts import Output, make_voice, sound_span
 from referee.speech.understanding.intents import IntentMatcher
-from referee.table import ECHO_TAIL, Table, sentences
+from referee.table import ECHO_TAIL, Table
 
 HARD = Race65Options(difficulty="hard")
 EASY = Race65Options(difficulty="easy")

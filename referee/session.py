@@ -36,6 +36,20 @@ Conversation (yes/no questions):
 * Undo takes back the last move (a flip, a call, a correction) and everything
   the clock did after it; the turn gets back the time it had left at the move.
 
+The table's own commands:
+
+* "pause" holds the turn timer until "resume"; while paused, questions are
+  answered and moves are refused ("The game is paused: say resume to go on").
+* An answer longer than :data:`SECTION_WORDS` words (the rules, help) is read
+  in sections: the first, then "Say more for the rest."; "more" reads the
+  next. "stop" cuts a section; "repeat" says the last section again.
+* "help" says what to do now and names the help topics; "help with moves"
+  (questions, the table) lists that topic's commands from the phrase files.
+* "louder", "slower" ... go to :attr:`Session.adjust_voice` (the table's
+  voice); without one the referee says it has no voice to change.
+* "new game" / "rematch": the same players and options start again, at once
+  when the game is over, else once another player agrees.
+
 Every input, event and sentence is passed to ``record`` (the game log) as it
 happens; :func:`replay_records` rebuilds a session from those records.
 """
@@ -43,6 +57,7 @@ happens; :func:`replay_records` rebuilds a session from those records.
 from __future__ import annotations
 
 import logging
+import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -84,7 +99,11 @@ SURE_SCORE = 0.9
 #: Chance steps resolved in a row at most (a guard against a game that never stops).
 MAX_CHANCE_STEPS = 100
 #: Intents that are not moves: everything else is (a flip, a call, a roll, a shut).
-NOT_MOVES = frozenset({"none", "ambiguous", "query", "answer", "stop", "undo", "end"})
+NOT_MOVES = frozenset({"none", "ambiguous", "query", "answer", "stop", "undo", "end", "more",
+                       "pause", "resume", "voice", "rematch"})
+#: Answers longer than this many words are read a section at a time ("more").
+SECTION_WORDS = 40
+MORE = "Say more for the rest."
 
 COUNTDOWN_WORDS = {5: "Five.", 4: "Four.", 3: "Three.", 2: "Two.", 1: "One."}
 
@@ -178,6 +197,13 @@ class Session:
         self._named: str | None = None
         #: Outcomes of chance steps read from a log being replayed, oldest first.
         self._replayed_chance: list[str] = []
+        #: The sections of a long answer not read yet ("more").
+        self._more: list[str] = []
+        #: The players paused the game ("pause"); the clock was running then.
+        self._paused = False
+        self._paused_clock = False
+        #: Changes the referee's voice ("louder"): returns what to say. Set by the table.
+        self.adjust_voice: Callable[[str], str] | None = None
         deadline = self.game.deadline()
         if deadline is not None:
             self._turn_limit = deadline - at
@@ -330,6 +356,10 @@ class Session:
             return said + self._say([unclear], at, "problem")
         intent = heard.intent
         kind = intent.kind
+        if kind == "voice":
+            return said + self._voice(intent["change"], at)
+        if kind == "more":
+            return said + self._read_more(at)
         if kind in ("answer", "stop"):
             if kind == "answer" and self.question is not None:
                 if not sure:  # a yes or no the referee is not sure it heard
@@ -351,6 +381,15 @@ class Session:
             return said + self._answer(intent, at)
         if self.question is not None:
             return said + self._say([f"First: {self.question.text}"], at, "problem")
+        if kind in ("pause", "resume"):
+            return said + self._pause(kind == "pause", at)
+        if kind == "rematch" and self.over:
+            return said + self._rematch(at)
+        if kind == "rematch":
+            return said + self._ask(f"{self._others(who)[0]}, do you agree to start a new game?",
+                                    self._others(who), intent, who, at, consent=True)
+        if self._paused and kind not in NOT_MOVES:
+            return said + self._say(["The game is paused: say resume to go on."], at, "problem")
         if kind == "undo":
             return said + self._ask_undo(who, at)
         agreement = self.spec.agreement(intent)
@@ -391,8 +430,57 @@ class Session:
             return [Said(at, t, "answer") for t in self.last]
         if intent["what"] == "help" and self.question is not None:
             return self._say([f"Please answer yes or no. {self.question.text}"], at, "answer")
-        return self._say([self.spec.answer_question(intent, self.game, at)],
-                         at, "answer")
+        if intent["what"] == "help":
+            text = self.spec.help(intent.get("topic"), self.game, intent.get("player"), at)
+        else:
+            text = self.spec.answer_question(intent, self.game, at)
+        self._more = sections(text)
+        return self._read_more(at)
+
+    def _read_more(self, at: float) -> list[Said]:
+        """The next section of a long answer ("more"); nothing when all was read."""
+        if not self._more:
+            return []
+        section = self._more.pop(0)
+        return self._say([f"{section} {MORE}" if self._more else section], at, "answer")
+
+    def _voice(self, change: str, at: float) -> list[Said]:
+        if self.adjust_voice is None:
+            return self._say(["I have no voice to change here."], at, "answer")
+        return self._say([self.adjust_voice(change)], at, "answer")
+
+    def _pause(self, pause: bool, at: float) -> list[Said]:
+        """ "pause" / "resume": the players hold the game (the timer stands still)."""
+        if self.over:
+            return self._say(["The game is over."], at, "problem")
+        if pause == self._paused:
+            state = "already paused: say resume to go on" if pause else "not paused"
+            return self._say([f"The game is {state}."], at, "problem")
+        self._paused = pause
+        if pause:
+            self._paused_clock = self.game.deadline() is not None or self._resume_at is not None
+            if self.game.deadline() is not None:
+                self.game.apply(PauseClock(), at)
+            self._resume_at = None
+            held = "the timer is held. " if self._paused_clock else ""
+            return self._say([f"Paused: {held}Say resume to go on."], at, "announce")
+        said = self._say(["We go on."], at, "announce")
+        if self._paused_clock and not self._held and self.game.deadline() is None:
+            said += self._events(self.game.apply(ResumeClock(), at), at)
+        self._paused_clock = False
+        return said
+
+    def _rematch(self, at: float) -> list[Said]:
+        """The same players and options start a new game."""
+        self.game = self.spec.new_game(at)
+        self.question = None
+        self._moves, self._fired, self._more = [], set(), []
+        self._resume_at, self._paused, self._paused_clock, self._named = None, False, False, None
+        deadline = self.game.deadline()
+        self._turn_limit = None if deadline is None else deadline - at
+        self._log(EventRecord(at, "NewGame"))
+        said = self._say([f"New game. {self.spec.opening(self.game)}"], at, "turn")
+        return said + self._after_move([], at)
 
     def _act(self, intent: Intent, speaker: str, at: float) -> list[Said]:
         if self.over and intent.kind not in NOT_MOVES:
@@ -514,6 +602,8 @@ class Session:
             return self._say([self.spec.undone(before, self.game)], at)
         if not yes:
             said += self._say(["OK."], at, "answer")
+        elif intent.kind == "rematch":
+            return self._rematch(at)
         elif intent.kind == "end":
             said += self._events(self.game.apply(StopGame(), at), at)
         else:
@@ -566,7 +656,9 @@ class Session:
         """End a :meth:`hold`: the timer runs again with the time that was left."""
         self._log(ReleaseRecord(at, text))
         said = self._say([text], at, "announce")
-        if self._held and not self.over and self.game.deadline() is None:
+        if self._paused:  # the players paused the game meanwhile: it stays paused
+            self._paused_clock = self._paused_clock or self._held
+        elif self._held and not self.over and self.game.deadline() is None:
             said += self._events(self.game.apply(ResumeClock(), at), at)
         self._held = False
         return said
@@ -581,6 +673,34 @@ class Session:
 
     def final_state(self) -> dict[str, Any]:
         return self.spec.final_state(self.game)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of what the referee says, each rendered and played in turn.
+
+    >>> sentences("Ann, 7 down. One more flip.")
+    ['Ann, 7 down.', 'One more flip.']
+    """
+    return [s for s in _SENTENCE_END.split(text.strip()) if s]
+
+
+def sections(text: str, most: int = SECTION_WORDS) -> list[str]:
+    """``text`` in sections of whole sentences of at most ``most`` words (a
+    longer sentence is a section of its own).
+
+    >>> sections("One two. Three four five. Six.", most=4)
+    ['One two.', 'Three four five. Six.']
+    """
+    parts: list[str] = []
+    for sentence in sentences(text):
+        if parts and len(parts[-1].split()) + len(sentence.split()) <= most:
+            parts[-1] += " " + sentence
+        else:
+            parts.append(sentence)
+    return parts
 
 
 def replay_records(

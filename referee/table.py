@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.gamelog import DroppedRecord, ErrorRecord
-from referee.session import MAX_CHARS, SURE_SCORE, Said, Session, clean_text
+from referee.session import MAX_CHARS, SURE_SCORE, Said, Session, clean_text, sentences
 from referee.speech.audio import Audio, AudioError, load_wav
 from referee.speech.hearing.mic import DEFAULT_END_SILENCE
 from referee.speech.hearing.recognizers import Recognizer, Transcript
@@ -84,18 +84,6 @@ def content_words(text: str) -> list[str]:
     """
     words = join_numbers(normalise_words(text))
     return [re.sub(r"(?<=[a-z]{3})'?s$", "", w) for w in words]
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences of what the referee says, each rendered and played in turn.
-
-    >>> sentences("Ann, 7 down. One more flip.")
-    ['Ann, 7 down.', 'One more flip.']
-    """
-    return [s for s in _SENTENCE_END.split(text.strip()) if s]
 
 
 @dataclass(frozen=True)
@@ -141,6 +129,7 @@ class Table:
         self.listener = (Listener(recognizer, session.matcher) if recognizer is not None
                          else None)
         self.voice = voice or SilentVoice()
+        session.adjust_voice = self.voice.adjust  # "louder", "slower" ...
         self.output = output or NullOutput()
         self.show = show
         self.stamp = stamp

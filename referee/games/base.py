@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Self
 
 from referee.engine.core import Action, Chance, Event, Game
-from referee.speech.understanding.meaning import Intent, Wording, spoken_list
+from referee.speech.understanding.meaning import Intent, Wording, render, spoken_list
 from referee.speech.understanding.numbers import words_to_number
 from referee.speech.understanding.templates import load_wording
 
@@ -341,6 +341,28 @@ class GameSpec(ABC):
         the report; '' when the game's announcements already ask (Shut the
         Box's "Ann's turn: roll and tell me what you rolled")."""
         return ""
+
+    #: Help topics in the order "help" names them, with their spoken titles.
+    HELP_TOPICS: ClassVar[dict[str, str]] = {
+        "moves": "Moves", "questions": "Questions, any time", "table": "For the table"}
+
+    def help(self, topic: str | None, game: Game[Any], player: str | None, at: float) -> str:
+        """Spoken help: without a topic, what to do now (:meth:`answer` "help")
+        and the topics; with one, every command of that topic, from the phrase
+        files' ``[help]`` lists (filled by :meth:`help_values`)."""
+        if topic is None or topic not in self.wording.help:
+            topics = [f"help with {'the table' if t == 'table' else t}"
+                      for t in self.HELP_TOPICS if t in self.wording.help]
+            listed = spoken_list(topics).replace(" and ", " or ")
+            return f"{self.answer('help', player, game, at)} For every command, say {listed}."
+        values = self.help_values(game, player)
+        examples = " ".join(f"{sentence(render(e, values))}." for e in self.wording.help[topic])
+        return f"{self.HELP_TOPICS.get(topic, sentence(topic))}: {examples}"
+
+    def help_values(self, game: Game[Any], player: str | None) -> dict[str, Any]:
+        """What fills the help examples: ``{other}``, a player other than ``player``."""
+        others = [p for p in game.players if p != player]
+        return {"other": (others or list(game.players))[0]}
 
     def where_we_are(self, game: Game[Any], at: float) -> str:
         """What the table needs to hear to pick the game up again (on resume)."""

@@ -273,6 +273,12 @@ class Race65Spec(GameSpec):
             return self._help(state, player)
         if what == "rules":
             return self._rules_text()
+        if what == "target":
+            return f"Call {self.config.target} when your total is exactly {self.config.target}."
+        if what == "flips":
+            return self._turn(state)
+        if what == "leader":
+            return self._leader(state)
         return "I can tell you the score, the board, the time left or whose turn it is."
 
     def _board(self, state: RaceState, player: str) -> str:
@@ -300,6 +306,21 @@ class Race65Spec(GameSpec):
         left = self.config.flips_per_turn - len(state.flips)
         return f"It's {state.active_player}'s turn, {plural(left, 'flip')} left."
 
+    def _leader(self, state: RaceState) -> str:
+        if state.winner:
+            return f"{state.winner} won."
+        target = self.config.target
+        # Tiles flip both ways: the total nearest the target, above or below, leads.
+        gap = {p: abs(target - state.total(p)) for p in state.players}
+        best = [p for p in state.players if gap[p] == min(gap.values())]
+        totals = spoken_list([f"{p} {state.total(p)}" for p in best])
+        if len(best) > 1:
+            return f"Level: {totals}, {plural(gap[best[0]], 'point')} from {target}."
+        return f"{totals}: closest to {target}."
+
+    def help_values(self, game: Game[Any], player: str | None) -> dict[str, Any]:
+        return {**super().help_values(game, player), "target": self.config.target}
+
     def _help(self, state: RaceState, player: str | None) -> str:
         target = self.config.target
         other = [p for p in state.players if p != player]
@@ -309,10 +330,7 @@ class Race65Spec(GameSpec):
             if player == state.active_player
             else f"It's {state.active_player}'s turn. "
         )
-        return (
-            f"{moves}Any time, call {target} to win. Ask: what's my score, read my board, "
-            "how much time is left, whose turn is it, repeat that, or rules."
-        )
+        return f"{moves}Any time, call {target} to win."
 
     def _rules_text(self) -> str:
         c = self.config

@@ -280,8 +280,9 @@ class ShutBoxSpec(GameSpec):
         if what == "time":
             return "There is no timer in this game."
         if what == "help":
-            return ("Say roll, then the tiles to shut, like: shut 7 and 1. Ask: what's open, "
-                    "options, hint, my score, whose turn is it, repeat that, or rules.")
+            return "Say roll, then the tiles to shut, like: shut 7 and 1."
+        if what == "leader":
+            return self._leader(state)
         if what == "rules":
             return (f"Shut the Box. Roll two dice, or one die when the open tiles add up to 6 "
                     f"or less. Shut any open tiles that add up to the roll, then roll again. "
@@ -296,6 +297,16 @@ class ShutBoxSpec(GameSpec):
         if state.roll is not None:
             text += f" {state.active_player} rolled {state.roll}."
         return text
+
+    def _leader(self, state: BoxState) -> str:
+        played = {p: score for p in state.players
+                  if (score := state.score_of(p)) is not None}
+        if not played:
+            return "Nobody has finished a turn yet."
+        low = min(played.values())
+        best = [p for p, score in played.items() if score == low]
+        lead = "lead" if len(best) > 1 else "leads"
+        return f"{spoken_list(best)} {lead} with {low}; lowest wins."
 
     def _score(self, state: BoxState, player: str) -> str:
         score = state.score_of(player)

@@ -50,6 +50,11 @@ DEFAULT_RATE = 175  # words per minute
 RENDER_TIMEOUT = 10.0
 CACHE_SENTENCES = 256
 VOICES = ("espeak", "piper", "none")
+#: What "louder" / "quieter" and "faster" / "slower" move between, and by how much.
+VOLUMES = (0.1, 1.0)
+VOLUME_STEP = 1.5
+RATES = (100, 300)
+RATE_STEP = 25
 
 
 class VoiceError(RuntimeError):
@@ -121,11 +126,36 @@ class Voice(ABC):
     @abstractmethod
     def _render(self, text: str) -> Audio: ...
 
+    def adjust(self, change: str) -> str:
+        """One step "louder", "quieter", "slower" or "faster" (a table's
+        request), within :data:`VOLUMES` and :data:`RATES`; what to say back."""
+        volume, rate = self.volume, self.rate
+        if change in ("louder", "quieter"):
+            up = change == "louder"
+            volume = (max(volume, min(VOLUMES[1], volume * VOLUME_STEP)) if up
+                      else min(volume, max(VOLUMES[0], volume / VOLUME_STEP)))
+            if volume == self.volume:
+                return ("That is as loud as I go: turn the speaker up." if up
+                        else "That is as quiet as I go.")
+        elif change in ("slower", "faster"):
+            rate = (max(rate, min(RATES[1], rate + RATE_STEP)) if change == "faster"
+                    else min(rate, max(RATES[0], rate - RATE_STEP)))
+            if rate == self.rate:
+                return f"That is as {'fast' if change == 'faster' else 'slow'} as I go."
+        else:
+            return f"I cannot speak {change}."
+        self.volume, self.rate = volume, rate
+        self._cache.clear()
+        return f"{change.capitalize()}."
+
 
 class SilentVoice(Voice):
     """``--voice none``: nothing is spoken (sentences are still printed)."""
 
     name = "none"
+
+    def adjust(self, change: str) -> str:
+        return "I have no voice here: I am only printing."
 
     def _render(self, text: str) -> Audio:
         return Audio(np.zeros(0, dtype=np.int16))

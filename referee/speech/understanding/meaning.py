@@ -175,6 +175,9 @@ class Wording:
 
     descriptions: Mapping[str, str] = field(default_factory=dict)
     confirmations: Mapping[str, str] = field(default_factory=dict)
+    #: Help topic ("moves", "questions", "table") -> example commands, each a
+    #: template for :func:`render` ("{other}, flip your 4").
+    help: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @staticmethod
     def _pick(table: Mapping[str, str], intent: Intent) -> str | None:

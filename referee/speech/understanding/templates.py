@@ -281,10 +281,12 @@ def _with_includes(data: dict[str, Any], path: Path) -> dict[str, Any]:
     """The file's data after the files it includes (``include = ["common"]``).
 
     Included slots, weights and hints are defaults the game's own file
-    overrides; included intents come after the game's own.
+    overrides; included intents, and the examples of each help topic, come
+    after the game's own.
     """
     merged = {key: dict(data.get(key, {}))
               for key in ("slots", "weights", "hints", "fillers", "describe", "confirm")}
+    helps = {topic: list(examples) for topic, examples in data.get("help", {}).items()}
     intents = list(data.get("intents", []))
     for name in data.get("include", []):
         other = path.with_name(f"{name}.toml")
@@ -295,8 +297,10 @@ def _with_includes(data: dict[str, Any], path: Path) -> dict[str, Any]:
         extra = _read_phrase_file(other)
         for key in merged:
             merged[key] = {**extra.get(key, {}), **merged[key]}
+        for topic, examples in extra.get("help", {}).items():
+            helps[topic] = [*helps.get(topic, []), *examples]
         intents += extra.get("intents", [])
-    return {**data, **merged, "intents": intents}
+    return {**data, **merged, "help": helps, "intents": intents}
 
 
 def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
@@ -358,12 +362,14 @@ def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
 @cache
 def load_wording(path: Path) -> Wording:
     """How the phrase file at ``path`` (and what it includes) describes and
-    confirms its intents: its ``[describe]`` and ``[confirm]`` tables."""
+    confirms its intents, and its spoken help: its ``[describe]``, ``[confirm]``
+    and ``[help]`` tables."""
     if not path.exists():
         raise TemplateError(f"no phrase file {path}")
     data = _with_includes(_read_phrase_file(path), path)
     return Wording({str(k): str(v) for k, v in data.get("describe", {}).items()},
-                   {str(k): str(v) for k, v in data.get("confirm", {}).items()})
+                   {str(k): str(v) for k, v in data.get("confirm", {}).items()},
+                   {str(k): tuple(map(str, v)) for k, v in data.get("help", {}).items()})
 
 
 # --- expansion into sentences (for grammars and tests) -------------------------------------
