@@ -8,6 +8,7 @@ makes of one utterance. Every error is a sentence, never a traceback.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import logging
 import sys
@@ -22,6 +23,10 @@ from referee.session import Session
 from referee.speech.hearing.mic import DEFAULT_END_SILENCE
 from referee.speech.understanding.intents import IntentMatcher
 from referee.textplay import run_script
+
+#: Files longer than this (seconds) are recordings of a game: ``referee hear``
+#: cuts them into utterances instead of decoding them as one.
+LONG_FILE = 30.0
 
 log = logging.getLogger("referee")
 
@@ -358,29 +363,60 @@ def hear_files(
     files: Sequence[str], matcher: IntentMatcher, speaker: str,
     engine: str | None, model: Path | None,
 ) -> int:
-    """Decode each WAV file; one JSON object per file. Exit 1 if any failed."""
-    from referee.speech.audio import AudioError, load_wav
+    """Decode each WAV file; one JSON object per file, or per utterance of a
+    file longer than :data:`LONG_FILE` seconds (a recorded game: the file is
+    read a block at a time and cut into utterances as the microphone would,
+    decoding ahead at pauses: ``start`` and ``end`` in seconds). Exit 1 if any
+    failed."""
+    import numpy as np
+
+    from referee.speech.audio import Audio, AudioError, stream_wav
+    from referee.speech.hearing.mic import Segmenter
     from referee.speech.hearing.recognizers import RecognizerError, make_recognizer
-    from referee.speech.listen import hear_audio
+    from referee.speech.listen import Listener, hear_audio, understand
 
     try:
         recognizer = make_recognizer(matcher.phrases, engine, model)
     except RecognizerError as error:
         raise SetupError(str(error)) from error
+
+    listener = Listener(recognizer, matcher)
+
+    def decode(audio: Audio, **where: Any) -> None:
+        if where:  # an utterance of a recording, cut with the words' help (as live)
+            transcript = listener.transcript(audio)
+            heard = understand(matcher, transcript, speaker)
+        else:
+            heard, transcript = hear_audio(recognizer, matcher, audio, speaker)
+        print(json.dumps({"file": name, **where, **heard.to_json(), "text": transcript.text,
+                          "engine": recognizer.name, "audio_s": round(audio.seconds, 3),
+                          "decode_s": round(transcript.decode_s, 4)}), flush=True)
+
     failed = False
     for name in files:
         try:
-            audio = load_wav(name)
+            blocks = stream_wav(name)
+            head: list[Audio] = []
+            for block in blocks:  # the first LONG_FILE seconds, or the whole file
+                head.append(block)
+                if sum(b.seconds for b in head) > LONG_FILE:
+                    break
+            start = Audio(np.concatenate([b.samples for b in head]))
+            if start.seconds <= LONG_FILE:
+                decode(start)
+                continue
+            segmenter = Segmenter(on_pause=listener.pause, judge=listener.judge)
+            for block in itertools.chain([start], blocks):
+                for utterance in segmenter.feed(block.to_bytes()):
+                    decode(utterance.audio, start=round(utterance.start, 2),
+                           end=round(utterance.end, 2))
+            for utterance in segmenter.close():
+                decode(utterance.audio, start=round(utterance.start, 2),
+                       end=round(utterance.end, 2))
         except AudioError as error:
             print(f"referee: {error}", file=sys.stderr)
             print(json.dumps({"file": name, "error": str(error)}), flush=True)
             failed = True
-            continue
-        heard, transcript = hear_audio(recognizer, matcher, audio, speaker)
-        out = {"file": name, **heard.to_json(), "text": transcript.text,
-               "engine": recognizer.name, "audio_s": round(audio.seconds, 3),
-               "decode_s": round(transcript.decode_s, 4)}
-        print(json.dumps(out), flush=True)
     return 1 if failed else 0
 
 

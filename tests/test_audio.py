@@ -9,7 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from referee.speech.audio import RATE, Audio, AudioError, load_wav, speech_region, wav_bytes
+from referee.speech.audio import (
+    RATE,
+    Audio,
+    AudioError,
+    load_wav,
+    speech_region,
+    stream_wav,
+    wav_bytes,
+)
 
 
 def tone(rate: int, seconds: float = 0.5, freq: float = 440.0) -> np.ndarray:
@@ -118,3 +126,50 @@ def test_speech_region_cuts_silence_at_the_edges():
     cut = speech_region(audio, margin_s=0.1)
     assert 0.6 <= cut.seconds <= 0.75
     assert speech_region(Audio(silence)).seconds == 1.0
+
+
+# --- streaming: memory that does not grow with the file ------------------------------------
+
+
+@pytest.mark.parametrize(("rate", "channels", "seconds"),
+                         [(16000, 1, 9.3), (44100, 2, 10.1), (8000, 1, 12.7), (22050, 6, 0.4)])
+def test_a_wav_read_in_blocks_equals_the_whole_file(tmp_path, rate, channels, seconds):
+    path = tmp_path / "t.wav"
+    rng = np.random.default_rng(rate)
+    signal = 0.3 * np.sin(2 * np.pi * 440 * np.arange(int(rate * seconds)) / rate)
+    write_pcm(path, signal + 0.02 * rng.standard_normal(len(signal)), rate, 2, channels)
+    whole = load_wav(path).samples.astype(int)
+    blocks = list(stream_wav(path, block_seconds=2.0))
+    assert len(blocks) == -(-int(rate * seconds) // (2 * rate))
+    joined = np.concatenate([b.samples for b in blocks]).astype(int)
+    assert len(joined) == len(whole)
+    # (Resampling the whole file at once wraps its end into its first 50 ms.)
+    inner = slice(int(0.05 * RATE), len(whole) - int(0.05 * RATE))
+    assert np.abs(joined[inner] - whole[inner]).max() <= 0.01 * 32767
+
+
+@pytest.mark.parametrize(
+    ("blob", "message"),
+    [
+        (b"", "is empty"),
+        (b"hello, this is text and not audio", "not a WAV file"),
+        (b"RIFF\x24\x00\x00\x00WAVE", "no format header"),
+        (wav_bytes(Audio(np.zeros(0, dtype=np.int16))), "no audio"),
+        (wav_bytes(Audio(np.ones(RATE, dtype=np.int16)))[:RATE], "truncated"),
+    ],
+)
+def test_streaming_gives_the_same_clear_errors(tmp_path, blob, message):
+    path = tmp_path / "bad.wav"
+    path.write_bytes(blob)
+    with pytest.raises(AudioError, match=message):
+        list(stream_wav(path))
+    with pytest.raises(AudioError, match="does not exist"):
+        list(stream_wav(tmp_path / "missing.wav"))
+
+
+def test_a_streamed_header_of_unknown_length_is_read_in_blocks(tmp_path):
+    blob = bytearray(wav_bytes(Audio((tone(RATE, seconds=5.0) * 30000).astype(np.int16))))
+    blob[40:44] = struct.pack("<I", 0xFFFFFFFF)  # as espeak-ng and sox write to a pipe
+    path = tmp_path / "piped.wav"
+    path.write_bytes(bytes(blob))
+    assert sum(b.seconds for b in stream_wav(path, block_seconds=1.0)) == pytest.approx(5.0)

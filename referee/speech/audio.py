@@ -16,9 +16,10 @@ import io
 import math
 import struct
 import wave
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import numpy.typing as npt
@@ -151,6 +152,11 @@ def _read_riff(blob: bytes, name: str) -> tuple[int, int, int, int, bytes]:
         raise AudioError(f"{name} is truncated or damaged: it has no format header.")
     if data is None:
         raise AudioError(f"{name} is truncated: it has no audio data.")
+    return (*_check_format(fmt_chunk, name), data)
+
+
+def _check_format(fmt_chunk: bytes, name: str) -> tuple[int, int, int, int]:
+    """(format, channels, rate, bytes per sample) of a ``fmt `` chunk, checked."""
     fmt, channels, rate, _, _, bits = struct.unpack("<HHIIHH", fmt_chunk[:16])
     if fmt == 0xFFFE and len(fmt_chunk) >= 26:  # WAVE_FORMAT_EXTENSIBLE
         fmt = struct.unpack("<H", fmt_chunk[24:26])[0]
@@ -160,7 +166,97 @@ def _read_riff(blob: bytes, name: str) -> tuple[int, int, int, int, bytes]:
         raise AudioError(f"{name} has an impossible format ({channels} ch, {rate} Hz, {bits} bit).")
     if not 4000 <= rate <= 384000:
         raise AudioError(f"{name} has a sample rate of {rate} Hz, which is not audio speech.")
-    return fmt, channels, rate, bits // 8, data
+    return fmt, channels, rate, bits // 8
+
+
+@dataclass(frozen=True)
+class WavInfo:
+    """Where a WAV file's samples are, and their format (:func:`read_wav_header`)."""
+
+    fmt: int
+    channels: int
+    rate: int
+    width: int
+    #: Byte offset and length of the audio data in the file.
+    offset: int
+    size: int
+
+    @property
+    def seconds(self) -> float:
+        return self.size / (self.width * self.channels * self.rate)
+
+
+def read_wav_header(handle: BinaryIO, label: str) -> WavInfo:
+    """The format and data position of an open WAV file, read chunk by chunk
+    (only the headers are read, never the audio); checked as :func:`load_wav`."""
+    handle.seek(0, 2)
+    total = handle.tell()
+    handle.seek(0)
+    head = handle.read(12)
+    if not head:
+        raise AudioError(f"{label} is empty.")
+    if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+        raise AudioError(f"{label} is not a WAV file.")
+    pos, fmt_chunk, data = 12, b"", None
+    while pos + 8 <= total:
+        handle.seek(pos)
+        chunk_id, size = struct.unpack("<4sI", handle.read(8))
+        if chunk_id == b"fmt ":
+            fmt_chunk = handle.read(min(size, 64))
+        elif chunk_id == b"data":
+            available = total - pos - 8
+            if available < size and size < STREAMED_SIZE:
+                raise AudioError(f"{label} is truncated: its audio data ends early.")
+            data = (pos + 8, min(size, available))
+        pos += 8 + size + (size & 1)
+    if len(fmt_chunk) < 16:
+        raise AudioError(f"{label} is truncated or damaged: it has no format header.")
+    if data is None:
+        raise AudioError(f"{label} is truncated: it has no audio data.")
+    fmt, channels, rate, width = _check_format(fmt_chunk, label)
+    return WavInfo(fmt, channels, rate, width, *data)
+
+
+#: Seconds of audio converted at a time by :func:`stream_wav`, and of context
+#: on each side of a block, so that resampling has no seams.
+STREAM_BLOCK = 4.0
+STREAM_CONTEXT = 0.25
+
+
+def stream_wav(source: Path | str, block_seconds: float = STREAM_BLOCK) -> Iterator[Audio]:
+    """A WAV file as consecutive 16 kHz mono 16-bit blocks, read a block at a
+    time: memory stays the same however long the file is (a ten-minute
+    recording in a game's log folder). Joined, the blocks equal
+    :func:`load_wav` within rounding. Raises :class:`AudioError` as it does."""
+    path = Path(source)
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        raise AudioError(f"{path} does not exist.") from None
+    except OSError as error:
+        raise AudioError(f"Cannot read {path}: {error.strerror or error}.") from None
+    with handle:
+        info = read_wav_header(handle, str(path))
+        frame = info.width * info.channels
+        frames = info.size // frame
+        step = max(1, int(block_seconds * info.rate))
+        context = int(STREAM_CONTEXT * info.rate)
+        if frames == 0:
+            raise AudioError(f"{path} has no audio in it.")
+        done_out = 0  # output samples given so far
+        for first in range(0, frames, step):
+            lo, hi = max(0, first - context), min(frames, first + step + context)
+            handle.seek(info.offset + lo * frame)
+            raw = handle.read((hi - lo) * frame)
+            signal = resample(_decode_frames(raw, info.width, info.channels, info.fmt),
+                              info.rate, RATE)
+            # Keep the part for [first, first + step): output positions by rate.
+            end_out = round(min(frames, first + step) * RATE / info.rate)
+            start = done_out - round(lo * RATE / info.rate)
+            keep = signal[start : start + end_out - done_out]
+            done_out += len(keep)
+            if len(keep):
+                yield Audio(to_int16(keep), RATE)
 
 
 def load_wav(source: Path | str | bytes, name: str | None = None) -> Audio:

@@ -105,6 +105,12 @@ MAX_UTTERANCE = 8.0
 #: Audio kept before the detected start of speech: the detector notices a
 #: word a little late, and a clipped first sound ("f" of "flip") is misheard.
 PREROLL = 0.2
+#: After a minute of a quiet room the detector notices speech later still,
+#: even a whole short word late ("flip Bob's eight down" heard from "Bob's"):
+#: from the first frame louder than the room (by ONSET_DB) up to this far
+#: before its start, the audio is kept too.
+ONSET_LOOKBACK = 0.4
+ONSET_DB = 6.0
 HISTORY_BYTES = 4 * RATE * 2
 
 
@@ -241,10 +247,25 @@ class Segmenter:
                 return self._early()
         return None
 
+    def _onset(self, start: float) -> float:
+        """Where the sound the detector started on at ``start`` really began
+        (see :data:`ONSET_LOOKBACK`): stream time."""
+        history_start = (self._fed - len(self._history)) // 2
+        energy = frame_energies(np.frombuffer(bytes(self._history), dtype="<i2"), FRAME)
+        at = min(len(energy), (round(start * RATE) - history_start) // FRAME)
+        if at <= 0:
+            return start
+        loud = float(np.percentile(energy, 10)) + ONSET_DB  # above the room's own level
+        window = max(0, at - round(ONSET_LOOKBACK * RATE) // FRAME)
+        sounds = np.nonzero(energy[window:at] >= loud)[0]
+        if len(sounds) == 0:
+            return start
+        return min(start, (history_start + (window + int(sounds[0])) * FRAME) / RATE)
+
     def _begin(self, start: float) -> None:
         """Speech started at stream time ``start`` (the detector notices it late)."""
         history_start = (self._fed - len(self._history)) // 2
-        begin = max(0, round((start - PREROLL) * RATE) - history_start) * 2
+        begin = max(0, round((self._onset(start) - PREROLL) * RATE) - history_start) * 2
         end = max(0, round(start * RATE) - history_start) * 2
         self._reset(start - (end - begin) / 2 / RATE)
         self._start = start
