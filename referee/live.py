@@ -27,6 +27,7 @@ from typing import BinaryIO
 from referee.gamelog import ClockRecord, Record
 from referee.session import MAX_CHARS, Said
 from referee.speech.hearing.mic import Microphone, MicrophoneError
+from referee.speech.speaking.tts import VoiceError
 from referee.table import Table
 from referee.textplay import SpeakerError, split_speaker
 
@@ -238,6 +239,14 @@ class LiveLoop:
             return
         self._mic_ok = True
         if announce:
+            # PortAudio was restarted to find the device again: that silenced
+            # the speaker's stream too, so it is opened again (or the game
+            # goes on in print, said so).
+            try:
+                self.table.output.reopen()
+            except VoiceError as error:
+                self.table.show(f"referee: the speaker did not come back ({error}); "
+                                "printing only.")
             self.table.say(self.session.release(self.now(), "The microphone is back."))
 
     def _listen(self) -> None:

@@ -211,6 +211,53 @@ def test_a_lost_microphone_pauses_the_timer_until_it_is_back(audio_server, tmp_p
     assert json.loads(out.lines[-1])["winner"] is None
 
 
+def _loudest_played(env: dict[str, str], seconds: float, path: Path) -> int:
+    """The loudest sample the room's speaker played in the next ``seconds``."""
+    import wave
+
+    recorder = subprocess.Popen(["parecord", "--device=table.monitor", "--file-format=wav",
+                                 str(path)], env=env)
+    time.sleep(seconds)
+    recorder.terminate()
+    recorder.wait(timeout=10)
+    with wave.open(str(path)) as recording:
+        samples = np.frombuffer(recording.readframes(recording.getnframes()), dtype=np.int16)
+    return int(np.abs(samples.astype(np.int32)).max()) if len(samples) else 0
+
+
+def test_the_voice_and_the_keyboard_come_back_with_the_audio_server(audio_server, tmp_path):
+    """The audio server goes away and comes back: the referee speaks again (its
+    old output stream went with PortAudio's restart) and typed lines are answered."""
+    game = _live_game(audio_server, "--difficulty", "easy", "--voice", "espeak")
+    out = Lines(game.stdout)
+    try:
+        assert out.wait("Ann starts.", 0)
+        time.sleep(8)  # the opening is over
+        assert game.stdin is not None
+        game.stdin.write("Ann: what's my score\n")
+        game.stdin.flush()
+        assert _loudest_played(audio_server, 3, tmp_path / "before.wav") > 5000
+        stop_audio_server(audio_server)
+        assert out.wait("I lost the microphone", 0, timeout=15)
+        time.sleep(3)
+        start_audio_server(audio_server)
+        assert out.wait("The microphone is back.", 0, timeout=20)
+        time.sleep(4)  # "The microphone is back." has been said
+        seen = len(out.lines)
+        game.stdin.write("Ann: what's my score\n")
+        game.stdin.flush()
+        assert _loudest_played(audio_server, 3, tmp_path / "after.wav") > 5000
+        assert out.wait("Ann has 0.", seen, timeout=5)
+        assert sum("I lost the microphone" in x for x in out.lines) == 1
+        game.stdin.write("Ann: end the game\nBob: yes\n")
+        game.stdin.close()
+        game.wait(timeout=30)
+    finally:
+        if game.poll() is None:
+            game.kill()
+    assert game.returncode == 0
+
+
 def _spoken_over_the_rules(audio_server, tmp_path, echo_cancel: str) -> list[dict[str, Any]]:
     """A live game: Ann asks for the rules (typed), and while the referee reads
     them into the room, her "flip my twelve" is played into the same room."""

@@ -318,6 +318,9 @@ class Output(ABC):
     def play(self, audio: Audio, text: str, at: float) -> None:
         """Start saying ``audio`` at time ``at`` (after anything still playing)."""
 
+    def reopen(self) -> None:  # noqa: B027 (optional: outputs without a device)
+        """Open the device again: the audio system was restarted."""
+
     def cut(self, at: float) -> None:  # noqa: B027 (optional: outputs that cannot stop)
         """Stop speaking at time ``at``: the current sentence and any queued."""
 
@@ -390,19 +393,34 @@ class SpeakerOutput(Output):
         self._buffer = bytearray()
         #: Where what is played is noted for the echo canceller (None: nowhere).
         self.track = track
+        self.device = device
         self._started: float | None = None
         self._written = 0
+        self._stream = self._open()
+
+    def _open(self) -> Any:
         try:
             import sounddevice
 
-            info = sounddevice.query_devices(device, kind="output")
-            self._stream = sounddevice.RawOutputStream(
-                samplerate=RATE, channels=1, dtype="int16", device=info.get("index", device),
-                callback=self._callback, latency="high",
+            info = sounddevice.query_devices(self.device, kind="output")
+            stream = sounddevice.RawOutputStream(
+                samplerate=RATE, channels=1, dtype="int16",
+                device=info.get("index", self.device), callback=self._callback, latency="high",
             )
-            self._stream.start()
+            stream.start()
         except Exception as error:  # OSError (no PortAudio), PortAudioError, ValueError
             raise VoiceError(f"No speaker to talk through ({error}).") from error
+        return stream
+
+    def reopen(self) -> None:
+        """Open the device again after PortAudio was restarted (the audio system
+        went away and came back): the old stream went with it, and is not
+        touched again (closing it would reach into freed memory: it stopped
+        the new microphone stream). VoiceError if it cannot be opened."""
+        with self._lock:
+            self._buffer.clear()
+            self._started, self._written = None, 0
+        self._stream = self._open()
 
     def _callback(self, out: Any, frames: int, time: Any, status: Any) -> None:
         with self._lock:
