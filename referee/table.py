@@ -10,7 +10,9 @@ on its own voice:
   referee's speech is acted on only if it is a *barge-in*: "stop",
   "repeat", or a call of the target
   (:meth:`~referee.games.base.GameSpec.barge_in`); everything else heard
-  while the referee talks is dropped (and logged as such). With one (live
+  while the referee talks is dropped (and logged as such). A command that
+  went on after the referee's voice died away (which its echo cannot) was a
+  player's: "Sorry, I was talking: say it again." With one (live
   games with speakers: :mod:`referee.speech.hearing.echo`), players may
   speak over the referee and are heard; either way a move said over the
   referee's voice is never sure: the referee asks before playing it.
@@ -74,6 +76,10 @@ ECHO_TAIL = 0.5
 NEAR_END_DB = -8.0
 #: Seconds around a countdown word within which an utterance is its echo.
 ECHO_SLACK = 0.3
+#: Why a command said over the referee (no echo canceller) is dropped, and what
+#: the referee says when a player clearly said it (it went on after the voice).
+SPOKE_OVER = "the referee was speaking"
+TALKING = "Sorry, I was talking: say it again."
 
 
 def content_words(text: str) -> list[str]:
@@ -274,6 +280,8 @@ class Table:
         label = self.session.attribute(speaker)
         if reason is not None:
             self._drop(at, source, speaker, transcript.text, reason)
+            if reason == SPOKE_OVER and self._outlasted(heard, start, end):
+                self.say([Said(at, TALKING, "problem")])
             return result
         if heard.kind != "none" or transcript.text:
             self.show(f"[{at:.1f}] {label}: ({transcript.text or '...'})" if self.stamp
@@ -320,6 +328,15 @@ class Table:
             self.cut(at)
         self.say(self._safely(at, lambda: self.session.hear(text, speaker, at)))
 
+    def _outlasted(self, heard: Heard, start: float, end: float) -> bool:
+        """Whether a command dropped because the referee was speaking went on
+        after the referee's voice had died away (its echo cannot), so a player
+        said it and should hear that it was lost; never twice for one notice."""
+        overlapping = self.speaking(start, end)
+        if heard.kind in ("none", "stop") or any(s.text == TALKING for s in overlapping):
+            return False
+        return end > max(s.end for s in overlapping) + self.echo_tail + ECHO_SLACK
+
     def _sure(self, heard: Heard) -> bool:
         if self.spec.always_confirm(heard.intent):
             return False
@@ -345,7 +362,7 @@ class Table:
                 return "echo of the referee's own voice"
             return None
         if not self.cancels_echo:
-            return None if self.spec.barge_in(heard.intent) else "the referee was speaking"
+            return None if self.spec.barge_in(heard.intent) else SPOKE_OVER
         if after_echo_db is None or after_echo_db < NEAR_END_DB:
             # What is left of the referee's voice after the canceller can sound
             # like words ("repeat that"): a player's voice keeps the microphone

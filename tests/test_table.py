@@ -179,6 +179,33 @@ def test_undo_by_voice_needs_the_other_player(tmp_path, capsys):
     assert final["players"]["Ann"]["total"] == 0
 
 
+def test_a_move_that_outlasts_the_referees_voice_gets_a_spoken_notice():
+    """Without an echo canceller a move said over the referee is dropped; when it
+    goes on after the referee's voice has died away (its echo cannot), a player
+    said it, and hears "Sorry, I was talking: say it again" (once)."""
+    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
+    shown: list[str] = []
+    table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+                  voice=EspeakVoice(), show=shown.append, stamp=False)
+    table.start()
+    opening = table.spoken[-1]
+    flip = load_wav(F / f"{FLIP_12}.wav")
+    inside = opening.end - flip.seconds - 0.5  # within the referee's voice: maybe its echo
+    heard = table.hear_audio(flip, inside, inside + flip.seconds, opening.end + 0.5)
+    assert heard.dropped == "the referee was speaking"
+    assert not any("Sorry, I was talking" in x for x in shown)
+    late = opening.end - 0.3  # starts over its last words, ends a second after them
+    heard = table.hear_audio(flip, late, late + flip.seconds, late + flip.seconds + 0.3)
+    assert heard.dropped == "the referee was speaking"
+    assert shown[-1] == "Sorry, I was talking: say it again."
+    notice = table.spoken[-1]
+    again = table.hear_audio(flip, notice.end - 0.3, notice.end - 0.3 + flip.seconds,
+                             notice.end + flip.seconds)
+    assert again.dropped == "the referee was speaking"
+    assert sum("Sorry, I was talking" in x for x in shown) == 1  # never a notice for a notice
+    assert session.game.state.tiles_down("Ann") == frozenset()
+
+
 def test_stop_cuts_the_referee_and_other_speech_over_it_is_ignored(tmp_path):
     options = Race65Options(difficulty="hard")
     session = Session(Race65Spec(["Ann", "Bob"], options))
