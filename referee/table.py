@@ -50,9 +50,17 @@ from pathlib import Path
 from typing import Any
 
 from referee.gamelog import DroppedRecord, ErrorRecord
-from referee.session import MAX_CHARS, SURE_SCORE, Said, Session, clean_text, sentences
+from referee.session import (
+    MAX_CHARS,
+    NOT_MOVES,
+    SURE_SCORE,
+    Said,
+    Session,
+    clean_text,
+    sentences,
+)
 from referee.speech.audio import Audio, AudioError, load_wav
-from referee.speech.hearing.mic import DEFAULT_END_SILENCE
+from referee.speech.hearing.mic import DEFAULT_END_SILENCE, URGENT
 from referee.speech.hearing.recognizers import Recognizer, Transcript
 from referee.speech.listen import Listener, understand
 from referee.speech.speaking.tts import NullOutput, Output, SilentVoice, Voice
@@ -80,6 +88,8 @@ ECHO_SLACK = 0.3
 #: the referee says when a player clearly said it (it went on after the voice).
 SPOKE_OVER = "the referee was speaking"
 TALKING = "Sorry, I was talking: say it again."
+#: Why a move begun in one player's turn and ended in the next one's is dropped.
+LATE = "begun before the turn ran out"
 
 
 def content_words(text: str) -> list[str]:
@@ -259,22 +269,34 @@ class Table:
             log.exception("decoding ahead failed")
 
     def judge(self) -> str | None:
-        """What a player's words so far are, at a pause (see the listener)."""
+        """What a player's words so far are, at a pause (see the listener);
+        "stop" while the referee speaks is acted on at the pause itself."""
         if self.listener is None:
             return None
         try:
-            return self.listener.judge()
+            verdict = self.listener.judge()
         except Exception:  # a guess is only a guess: leave the end to the detector
             log.exception("judging the words so far failed")
             return None
+        if self.listener.guessed_kind == "stop" and self.busy_until > self.session.now:
+            return URGENT
+        return verdict
 
     def hear_intent(
         self, heard: Heard, transcript: Transcript, start: float, end: float, at: float,
         speaker: str | None, source: str, after_echo_db: float | None = None,
     ) -> Hearing:
+        self.advance(min(start, at))
+        playing = self.session.game.current_player()  # when the player began to speak
         self.advance(at)
         reason = (self._gated(heard, transcript.text, start, end, after_echo_db)
                   if self.gate else None)
+        if (reason is None and speaker is None and heard.kind not in NOT_MOVES
+                and playing is not None and playing != self.session.game.current_player()):
+            # "flip my 11" begun in Bob's turn and ended after his time ran out is
+            # Bob's late move, not a move of the next player's.
+            reason = LATE
+            self.say([Said(at, f"Too late, {playing}: your time was up.", "problem")])
         result = Hearing(at, speaker, heard, transcript.text, reason)
         self.heard.append(result)
         label = self.session.attribute(speaker)

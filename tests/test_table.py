@@ -179,6 +179,28 @@ def test_undo_by_voice_needs_the_other_player(tmp_path, capsys):
     assert final["players"]["Ann"]["total"] == 0
 
 
+def test_a_move_begun_before_the_time_ran_out_is_not_given_to_the_next_player():
+    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="hard")))
+    shown: list[str] = []
+    table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+                  show=shown.append, stamp=False)
+    table.start()
+    deadline = session.game.deadline()
+    assert deadline is not None
+    flip = load_wav(F / f"{FLIP_12}.wav")  # "flip my twelve", unnamed: the active player's
+    start = deadline - 0.5
+    heard = table.hear_audio(flip, start, start + flip.seconds, start + flip.seconds + 0.3)
+    assert heard.dropped == "begun before the turn ran out"
+    assert "Too late, Ann: your time was up." in shown
+    assert session.game.current_player() == "Bob"
+    assert session.game.state.tiles_down("Bob") == frozenset()
+    assert session.game.state.tiles_down("Ann") == frozenset()
+    # In Bob's own time the same words are his move.
+    later = session.now + 1.0
+    table.hear_audio(flip, later, later + flip.seconds, later + flip.seconds + 0.3)
+    assert session.game.state.tiles_down("Bob") == frozenset({12})
+
+
 def test_a_move_that_outlasts_the_referees_voice_gets_a_spoken_notice():
     """Without an echo canceller a move said over the referee is dropped; when it
     goes on after the referee's voice has died away (its echo cannot), a player

@@ -62,6 +62,8 @@ class Listener:
             for n in range(1, len(words))
         }
         self._guess: tuple[Audio, Transcript] | None = None
+        #: The intent kind of the words judged last ("stop"), or None.
+        self.guessed_kind: str | None = None
         #: How many utterances were decoded ahead, and how many of those guesses held.
         self.guessed = 0
         self.kept = 0
@@ -87,9 +89,11 @@ class Listener:
         my seven up"); :data:`~referee.speech.hearing.mic.INCOMPLETE`: no command yet
         ("Bob, ..." decodes to nothing). None: nothing was decoded ahead.
         """
+        self.guessed_kind = None
         if self._guess is None or self.matcher is None:
             return None
         heard = understand(self.matcher, self._guess[1], self.matcher.players[0])
+        self.guessed_kind = heard.kind
         if heard.kind == "none":
             return INCOMPLETE
         if tuple(self._guess[1].text.split()) in self._prefixes:

@@ -72,6 +72,9 @@ log = logging.getLogger(__name__)
 DEFAULT_END_SILENCE = 0.25
 #: What the words heard before a pause are (see :class:`Segmenter`).
 COMPLETE, EXTENDABLE, INCOMPLETE = "complete", "extendable", "incomplete"
+#: A command to act on at once ("stop" while the referee speaks): the utterance
+#: ends at the pause itself. If more words follow, they are an utterance of their own.
+URGENT = "urgent"
 #: Quiet after the pause margin before a command that more words could
 #: change ends; extra silence after the endpointer's end for words that are
 #: no command yet.
@@ -315,8 +318,8 @@ class Segmenter:
             self._paused_at = last_loud
             self.on_pause(Audio(np.frombuffer(bytes(self._raw), dtype="<i2").copy()))
             self._verdict = self.judge() if self.judge is not None else None
-            self._quiet_for = {COMPLETE: QUIET_COMPLETE, EXTENDABLE: QUIET_EXTENDABLE}.get(
-                self._verdict or "")
+            self._quiet_for = {COMPLETE: QUIET_COMPLETE, EXTENDABLE: QUIET_EXTENDABLE,
+                               URGENT: 0.0}.get(self._verdict or "")
             self._floor = self._noise_floor()
 
     def _noise_floor(self) -> float:
@@ -328,6 +331,8 @@ class Segmenter:
         """Whether the stream has been back at the noise floor for the verdict's quiet."""
         if self._quiet_for is None:
             return False
+        if self._quiet_for == 0.0:
+            return True
         n = int(self._quiet_for * 50)
         recent = self._energies[-n:]
         quiet = max(self._floor + QUIET_DB, max(self._energies) - QUIET_BELOW_PEAK)
@@ -440,6 +445,7 @@ class Microphone:
         #: Asked what the words so far are, at each pause (see :class:`Segmenter`).
         self.judge: Callable[[], str | None] | None = None
         self._stream: Any = None
+        self._cancellers: list[EchoCanceller] = []  # one a channel, made by open()
         self._blocks: queue.Queue[tuple[bytes, float]] = queue.Queue()
         self._last_block = 0.0
         #: (stream time at the end of a block, wall clock when it arrived), recent blocks.
@@ -574,13 +580,22 @@ class Microphone:
 
     def _after_echo_db(self, start: float, end: float) -> float | None:
         """The utterance's energy after the canceller against before, over the
-        blocks where the referee played (see :attr:`SeatUtterance.after_echo_db`)."""
+        blocks where the referee played (see :attr:`SeatUtterance.after_echo_db`):
+        in its 100 ms where that is highest. A player's short "stop" inside a
+        stretch the voice detector took for speech keeps its own 100 ms near 0
+        dB, while the whole stretch, mostly the canceller's leftover, is far
+        below; the leftover alone is far below everywhere."""
         blocks = [(b, a) for at, b, a in self._echo_blocks if start <= at <= end + BLOCK / RATE]
         if not blocks:
             return None
-        before = sum(b for b, _ in blocks)
-        after = sum(a for _, a in blocks)
-        return 10.0 * math.log10(max(after, 1.0) / max(before, 1.0))
+        span = max(1, round(0.1 * RATE / BLOCK))
+        best = -math.inf
+        for i in range(max(1, len(blocks) - span + 1)):
+            window = blocks[i : i + span]
+            before = sum(b for b, _ in window)
+            after = sum(a for _, a in window)
+            best = max(best, 10.0 * math.log10(max(after, 1.0) / max(before, 1.0)))
+        return best
 
     @property
     def cancelling(self) -> bool:

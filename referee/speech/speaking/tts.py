@@ -55,6 +55,9 @@ VOLUMES = (0.1, 1.0)
 VOLUME_STEP = 1.5
 RATES = (100, 300)
 RATE_STEP = 25
+#: The speaker's sample clock is set again when the device falls this far behind
+#: it (seconds): a stall, not a burst.
+RESYNC = 0.1
 
 
 class VoiceError(RuntimeError):
@@ -396,21 +399,22 @@ class SpeakerOutput(Output):
         self.device = device
         self._started: float | None = None
         self._written = 0
-        self._stream = self._open()
+        self._stream: Any = None
+        self._open()
 
-    def _open(self) -> Any:
+    def _open(self) -> None:
         try:
             import sounddevice
 
             info = sounddevice.query_devices(self.device, kind="output")
-            stream = sounddevice.RawOutputStream(
+            # (Kept before it starts: the first callback reads its latency.)
+            self._stream = sounddevice.RawOutputStream(
                 samplerate=RATE, channels=1, dtype="int16",
                 device=info.get("index", self.device), callback=self._callback, latency="high",
             )
-            stream.start()
+            self._stream.start()
         except Exception as error:  # OSError (no PortAudio), PortAudioError, ValueError
             raise VoiceError(f"No speaker to talk through ({error}).") from error
-        return stream
 
     def reopen(self) -> None:
         """Open the device again after PortAudio was restarted (the audio system
@@ -420,7 +424,7 @@ class SpeakerOutput(Output):
         with self._lock:
             self._buffer.clear()
             self._started, self._written = None, 0
-        self._stream = self._open()
+        self._open()
 
     def _callback(self, out: Any, frames: int, time: Any, status: Any) -> None:
         with self._lock:
@@ -431,9 +435,13 @@ class SpeakerOutput(Output):
         if self.track is not None:
             # The stream's samples are heard one after another: sample i at
             # start + i / RATE (callbacks come in bursts, so their own time is
-            # no guide; the echo canceller measures the true delay).
-            if self._started is None:
-                self._started = clock.monotonic() + float(self._stream.latency)
+            # no guide; the echo canceller measures the true delay). But when
+            # the device stopped asking for a while (PulseAudio here asks for a
+            # new stream's first block, then waits 2 s), what is written now is
+            # heard from now on: the count starts again from here.
+            now = clock.monotonic() + float(self._stream.latency)
+            if self._started is None or now > self._started + self._written / RATE + RESYNC:
+                self._started = now - self._written / RATE
             at = self._started + self._written / RATE
             self._written += len(out) // 2
             if n:

@@ -1,0 +1,390 @@
+"""A table you can trust: moves lost and invented, and "stop", through a real audio server.
+
+    ./run bench trust [--ratios 6 0 -6] [--over 12] [--quiet 6] [--stops 8]
+
+A live game of Race to 65 (phase-seven hard: 15-second turns, so the
+countdown runs) is refereed in this process exactly as ``referee play`` runs
+one: the live loop, the real microphone class listening to a PulseAudio null
+sink's monitor, the eSpeak voice played into the same sink through the real
+speaker class, and the echo canceller between them. The referee's voice
+therefore reaches its microphone, as in a room. The players are this script:
+it plays recordings into the sink with ``paplay`` and types answers to the
+referee's questions on the keyboard pipe, as a helper would.
+
+Each loudness ratio (the referee's active speech level over the player's, in
+dB: 6 = the referee is 6 dB louder) gets a fresh server and game, then:
+
+* **moves over the referee**: the referee is made to talk (a typed question
+  whose answer is a sentence or two, or the announcement of the previous
+  move), and "flip my N" (a legal tile for the active player) starts at a
+  random moment 0.1 to 0.8 s into its voice;
+* **moves in silence**: the same, once the referee has been silent for 0.5 s;
+* **stops**: "rules" is typed and, 1 to 3 s into the reading, "stop" is played;
+* **table talk, silence and noise**: talk recordings, 2 s of nothing, and
+  1.5 s of pink noise at the player's level.
+
+The players' recordings come from two voices, the tuning Piper voice and a
+held-out eSpeak voice (``benchmarks/fixtures.py``).
+
+Reported per ratio, from the game log the referee writes:
+
+* a move is **played** (its flip happened), **confirmed** (asked about, then
+  played after a typed yes), **noticed** (the referee said it did not catch
+  it: "Sorry, I was talking: say it again", "I didn't catch that", "Did you
+  mean ...") or **lost** (neither played nor asked about nor noticed);
+* **invented**: a move the referee played (or refused as illegal) that was
+  not the one said, or during talk, silence or noise;
+* **echo answered**: inputs the referee acted on although no player had
+  spoken in the 2.5 s before (its own voice, heard back);
+* **stop**: the share of stops that cut the voice, and the latency from the
+  end of the word "stop" (as played: conservative, the player's sound
+  reaches the sink a little later) to the referee's sound ending, which is
+  the moment the referee cut its buffer plus the speaker stream's latency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks import audioserver
+from benchmarks.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, Utterance, fixture, utterances
+from benchmarks.recognition import PLAYERS, percentile
+from referee.gamelog import DroppedRecord, EventRecord, InputRecord, Record, SaidRecord
+from referee.games.race65 import Race65Options, Race65Spec
+from referee.session import Session
+from referee.speech.audio import RATE, Audio, PlaybackTrack, frame_energies, load_wav
+from referee.speech.hearing.mic import Microphone
+from referee.speech.hearing.recognizers import make_recognizer
+from referee.speech.speaking.tts import SpeakerOutput, make_voice
+from referee.speech.understanding.meaning import Intent
+from referee.table import ECHO_TAIL, Table
+
+RATIOS_DB = (6, 0, -6)
+MOVE_EVENTS = ("TileFlipped", "ConsecutiveViolation", "CallCorrect", "CallIncorrect",
+               "TileCorrected")
+NOTICES = ("Sorry, I was talking", "I didn't catch", "Did you mean", "Sorry, was that", "Too late")
+#: What makes the referee talk for a move said over it (typed by Bob).
+PROMPTS = ("Bob: what's the score", "Bob: read the board", "Bob: whose turn is it",
+           "Bob: how much time is left")
+VOICES = (COMMITTED_VOICE, HELD_OUT_VOICES[1])
+
+
+def active_db(samples: np.ndarray[Any, Any]) -> float:
+    """The level of the speech in a recording: its frames within 20 dB of the loudest."""
+    energy = frame_energies(samples.astype(np.float64), RATE // 50)
+    return float(np.mean(energy[energy >= energy.max() - 20.0]))
+
+
+def speech_end(audio: Audio) -> float:
+    """Seconds from a recording's start to the end of its speech."""
+    energy = frame_energies(audio.samples.astype(np.float64), RATE // 50)
+    loud = np.nonzero(energy >= energy.max() - 30.0)[0]
+    return float((loud[-1] + 1) * 0.02)
+
+
+@dataclass
+class Tally:
+    over: dict[str, int] = field(default_factory=dict)
+    quiet: dict[str, int] = field(default_factory=dict)
+    invented: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    echo_answered: list[str] = field(default_factory=list)
+    stops: list[float | None] = field(default_factory=list)
+    output_latency: float = 0.0
+
+
+class Bench:
+    """One game at one loudness ratio: the referee in a thread, the players here."""
+
+    def __init__(self, ratio_db: float, directory: Path, rng: random.Random) -> None:
+        from referee.live import LiveLoop, reinitialise_portaudio
+
+        reinitialise_portaudio()
+        self.rng = rng
+        self.directory = directory
+        self.records: list[Record] = []
+        self.session = Session(Race65Spec(PLAYERS, Race65Options(rules="phase-seven",
+                                                                  difficulty="hard")),
+                               record=self.records.append)
+        track = PlaybackTrack()
+        self.output = SpeakerOutput(track=track)
+        self.voice = make_voice("espeak")
+        self.table = Table(self.session,
+                           recognizer=make_recognizer(self.session.matcher.phrases),
+                           voice=self.voice, output=self.output, show=lambda line: None,
+                           stamp=False, echo_tail=ECHO_TAIL, cancels_echo=True)
+        self.cuts: list[float] = []
+        cut = self.table.cut
+
+        def noted_cut(at: float) -> None:
+            self.cuts.append(at)
+            cut(at)
+
+        self.table.cut = noted_cut  # type: ignore[method-assign]
+        self.microphone = Microphone(track=track)
+        read, self._keys = os.pipe()
+        self.loop = LiveLoop(self.table, microphone=self.microphone,
+                             keyboard=os.fdopen(read, "rb", buffering=0), max_seconds=3600)
+        referee_db = active_db(self.voice.render("Ann, 7 down. One more flip.").samples)
+        self.gain = 10 ** ((referee_db - ratio_db) / 20)  # times a recording at 0 dB
+        #: (start, end) of what the players played, in game time.
+        self.played: list[tuple[float, float]] = []
+        self._count = 0
+        self.worker = threading.Thread(target=self.loop.run, daemon=True)
+
+    # --- the players ---------------------------------------------------------------------
+    def type(self, line: str) -> None:
+        os.write(self._keys, f"{line}\n".encode())
+
+    def play(self, audio: Audio) -> tuple[float, float]:
+        """Play a recording into the room at the player's level; (start, end of speech)."""
+        level = active_db(audio.samples)
+        scaled = audio.samples.astype(np.float64) * self.gain / 10 ** (level / 20)
+        self._count += 1
+        path = self.directory / f"say{self._count}.wav"
+        Audio(np.clip(scaled, -32768, 32767).astype(np.int16)).write_wav(path)
+        start = self.loop.now()
+        subprocess.run(["paplay", str(path)], check=True, timeout=30)
+        self.played.append((start, self.loop.now()))
+        return start, start + speech_end(audio)
+
+    def silent(self) -> bool:
+        return (self.table.busy_until + ECHO_TAIL < self.loop.now()
+                and self.session.question is None)
+
+    def settle(self, limit: float = 20.0) -> None:
+        """Wait until the referee is silent and nothing is asked (answering no)."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline and not self.silent():
+            if self.session.question is not None and self.table.busy_until < self.loop.now():
+                self.type(f"{self.session.question.answerers[0]}: no")
+                time.sleep(1.0)
+            time.sleep(0.05)
+        time.sleep(0.5)
+
+    def talking(self, limit: float = 6.0) -> bool:
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            if self.table.busy_until > self.loop.now() + 0.3:
+                return True
+            time.sleep(0.01)
+        return False
+
+    def legal_tile(self, tiles: dict[int, Utterance]) -> int | None:
+        game, who = self.session.game, self.session.game.current_player()
+        if who is None:
+            return None
+        choices = list(tiles)
+        self.rng.shuffle(choices)
+        for tile in choices:
+            try:
+                action = self.session.spec.action_for(
+                    Intent.of("flip", owner=who, tile=tile, direction=None), who, game)
+                game.rules.apply(game.state, action, self.loop.now())
+            except Exception:
+                continue
+            return tile
+        return None
+
+    # --- what the referee did --------------------------------------------------------------
+    def since(self, mark: int) -> list[Record]:
+        return self.records[mark:]
+
+    def outcome(self, mark: int, tile: int, who: str, tally: Tally, label: str) -> str:
+        """What became of "flip my ``tile``" said by ``who``; answers a question."""
+        deadline = time.monotonic() + 9.0
+        confirmed = False
+        while time.monotonic() < deadline:
+            new = self.since(mark)
+            moves = [r for r in new if isinstance(r, EventRecord) and r.event in MOVE_EVENTS]
+            for move in moves:
+                if move.fields.get("tile") == tile and move.fields.get("owner") == who:
+                    self._invented(moves, move, tally, label)
+                    return "confirmed" if confirmed else "played"
+            if moves:
+                self._invented(moves, None, tally, label)
+                return "lost"
+            asked = [r for r in new if isinstance(r, SaidRecord) and r.kind == "question"]
+            if asked and not confirmed and self.session.question is not None:
+                question = self.session.question
+                if question.intent.get("tile") == tile:
+                    time.sleep(max(0.0, self.table.busy_until - self.loop.now()) + 0.3)
+                    self.type(f"{question.answerers[0]}: yes")
+                    confirmed = True
+                else:
+                    return "noticed"  # asked about another move: the player says no
+            if any(isinstance(r, SaidRecord) and any(n in r.text for n in NOTICES)
+                   for r in new):
+                return "noticed"
+            time.sleep(0.05)
+        heard = [f"{type(r).__name__[:-6].lower()} {r.text!r} {getattr(r, 'reason', '')}"
+                 for r in self.since(mark) if isinstance(r, (InputRecord, DroppedRecord))]
+        tally.lost.append(f"{label}: {'; '.join(heard) or 'nothing heard'}")
+        return "lost"
+
+    def _invented(self, moves: list[EventRecord], said: EventRecord | None, tally: Tally,
+                  label: str) -> None:
+        for move in moves:
+            if move is not said:
+                tally.invented.append(f"{label}: {move.event} {move.fields}")
+
+    def move(self, tiles: dict[int, Utterance], voice: str, over: bool, tally: Tally) -> None:
+        self.settle()
+        tile = self.legal_tile(tiles)
+        who = self.session.game.current_player()
+        if tile is None or who is None:
+            return
+        audio = load_wav(fixture(voice, tiles[tile], "clean"))
+        if over:
+            self.type(self.rng.choice(PROMPTS))
+            if not self.talking():
+                return
+            time.sleep(self.rng.uniform(0.1, 0.8))
+        mark = len(self.records)
+        self.play(audio)
+        result = self.outcome(mark, tile, who, tally, f"flip my {tile} ({voice})")
+        book = tally.over if over else tally.quiet
+        book[result] = book.get(result, 0) + 1
+
+    def stop(self, audio: Audio, tally: Tally) -> None:
+        self.settle()
+        self.type("Ann: rules")
+        if not self.talking():
+            return
+        time.sleep(self.rng.uniform(1.0, 3.0))
+        cuts = len(self.cuts)
+        _, end = self.play(audio)
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline and len(self.cuts) == cuts:
+            time.sleep(0.01)
+        tally.stops.append(self.cuts[cuts] - end if len(self.cuts) > cuts else None)
+
+    def other(self, audio: Audio | None, tally: Tally, label: str) -> None:
+        """Talk, noise or silence: nothing may be played."""
+        self.settle()
+        mark = len(self.records)
+        if audio is None:
+            time.sleep(2.0)
+        else:
+            self.play(audio)
+        time.sleep(3.0)
+        moves = [r for r in self.since(mark)
+                 if isinstance(r, EventRecord) and r.event in MOVE_EVENTS]
+        self._invented(moves, None, tally, label)
+
+    def phantoms(self, tally: Tally) -> None:
+        """Inputs from the microphone with no player sound in the 2.5 s before."""
+        for record in self.records:
+            if not isinstance(record, InputRecord) or record.source == "text":
+                continue
+            if not any(start - 0.5 <= record.at <= end + 2.5 for start, end in self.played):
+                tally.echo_answered.append(f"{record.at:.1f} s: {record.text!r}")
+
+
+def run_ratio(ratio_db: float, args: argparse.Namespace, seed: int) -> Tally:
+    rng = random.Random(seed)
+    cases = utterances("race65")
+    flips = {c.intent["tile"]: c for c in cases
+             if c.intent.kind == "flip" and c.text.lower().startswith("flip my")
+             and c.intent.get("direction") is None}
+    stop = next(c for c in cases if c.intent.kind == "stop")
+    talk = [c for c in cases if not c.is_command]
+    rng_np = np.random.default_rng(seed)
+    pink = np.cumsum(rng_np.standard_normal(int(1.5 * RATE)))
+    pink = (pink - np.convolve(pink, np.ones(400) / 400, mode="same")) * 300
+    noise = Audio(np.clip(pink, -32768, 32767).astype(np.int16))
+    tally = Tally()
+    with tempfile.TemporaryDirectory() as tmp, audioserver.audio_server(
+            Path(tmp), this_process=True):
+        bench = Bench(ratio_db, Path(tmp), rng)
+        bench.worker.start()
+        deadline = time.monotonic() + 40  # the opening, while the canceller learns the room
+        while time.monotonic() < deadline and not bench.microphone.cancelling:
+            time.sleep(0.2)
+        plan: list[tuple[str, Any]] = (
+            [("over", VOICES[i % 2]) for i in range(args.over)]
+            + [("quiet", VOICES[i % 2]) for i in range(args.quiet)]
+            + [("stop", VOICES[i % 2]) for i in range(args.stops)]
+            + [("talk", (VOICES[i % 2], talk[i % len(talk)])) for i in range(args.talk)]
+            + [("silence", None), ("noise", None)] * 2
+        )
+        rng.shuffle(plan)
+        for kind, detail in plan:
+            if bench.session.over:
+                break
+            if kind in ("over", "quiet"):
+                bench.move(flips, detail, kind == "over", tally)
+            elif kind == "stop":
+                bench.stop(load_wav(fixture(detail, stop, "clean")), tally)
+            elif kind == "talk":
+                voice, case = detail
+                bench.other(load_wav(fixture(voice, case, "clean")), tally, f"talk {case.text!r}")
+            else:
+                bench.other(noise if kind == "noise" else None, tally, kind)
+        bench.phantoms(tally)
+        tally.output_latency = float(bench.output._stream.latency)
+        bench.loop.stop()
+        bench.worker.join(timeout=5)
+    return tally
+
+
+def _share(book: dict[str, int], key: str) -> str:
+    total = sum(book.values())
+    return f"{book.get(key, 0)}/{total}" if total else "-"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ratios", nargs="+", type=float, default=list(RATIOS_DB))
+    parser.add_argument("--over", type=int, default=12, help="moves over the referee")
+    parser.add_argument("--quiet", type=int, default=6, help="moves in silence")
+    parser.add_argument("--stops", type=int, default=8)
+    parser.add_argument("--talk", type=int, default=6)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    if not audioserver.available():
+        raise SystemExit("PulseAudio is not installed: scripts/setup.sh installs it.")
+    print(f"`./run bench trust --ratios {' '.join(f'{r:g}' for r in args.ratios)} --over "
+          f"{args.over} --quiet {args.quiet} --stops {args.stops} --talk {args.talk}`; "
+          f"voices {', '.join(VOICES)} (held out: {VOICES[1]})\n")
+    print("| referee over player | over the referee: played / confirmed / noticed / lost "
+          "| in silence: played / confirmed / noticed / lost | invented | echo answered "
+          "| stops cut | stop latency p50 / p95 (ms) |")
+    print("|---:|---|---|---:|---:|---:|---:|")
+    details: list[str] = []
+    for number, ratio in enumerate(args.ratios):
+        tally = run_ratio(ratio, args, args.seed + number)
+        latencies = [(s + tally.output_latency) * 1000 for s in tally.stops if s is not None]
+        cut = f"{len(latencies)}/{len(tally.stops)}"
+        timing = (f"{statistics.median(latencies):.0f} / {percentile(latencies, 0.95):.0f}"
+                  if latencies else "-")
+        over = " / ".join(_share(tally.over, k) for k in ("played", "confirmed", "noticed",
+                                                          "lost"))
+        quiet = " / ".join(_share(tally.quiet, k) for k in ("played", "confirmed", "noticed",
+                                                            "lost"))
+        print(f"| {ratio:+g} dB | {over} | {quiet} | {len(tally.invented)} | "
+              f"{len(tally.echo_answered)} | {cut} | {timing} |", flush=True)
+        details += [f"{ratio:+g} dB invented: {x}" for x in tally.invented]
+        details += [f"{ratio:+g} dB lost: {x}" for x in tally.lost]
+        details += [f"{ratio:+g} dB echo answered: {x}" for x in tally.echo_answered]
+        details.append(f"{ratio:+g} dB speaker stream latency {tally.output_latency * 1000:.0f} "
+                       "ms (in the stop latency)")
+    print()
+    for line in details:
+        print(f"* {line}")
+
+
+if __name__ == "__main__":
+    main()
