@@ -34,7 +34,7 @@ import os
 import time
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TextIO
@@ -343,6 +343,23 @@ class LoggedGame:
     @property
     def last_time(self) -> float:
         return max((r.at for r in self.records), default=0.0)
+
+
+#: Records after the last announcement that are kept: the clock went on.
+_AFTER_ANNOUNCED = (ClockRecord, DelayRecord, AskedRecord, DroppedRecord, ErrorRecord)
+
+
+def announced(records: Sequence[Record]) -> tuple[list[Record], int]:
+    """The records up to what the referee last said, and how many inputs came
+    after it. A crash between an input and its announcement ("Ann, 7 down.")
+    leaves a move nobody heard the referee take; resume restores exactly what
+    was last announced, so such inputs (and what they caused) are left out.
+    The clock's own records after it are kept: the time went on."""
+    said = [i for i, r in enumerate(records) if isinstance(r, SaidRecord)]
+    last = said[-1] if said else -1
+    later = records[last + 1 :]
+    unheard = sum(isinstance(r, InputRecord) for r in later)
+    return [*records[: last + 1], *(r for r in later if isinstance(r, _AFTER_ANNOUNCED))], unheard
 
 
 def read_log(path: Path | str) -> LoggedGame:

@@ -77,11 +77,12 @@ LATE_COUNTDOWN = 0.5
 #: How long after a sentence ends its sound may still reach the microphone
 #: (output and input buffers, the room).
 ECHO_TAIL = 0.5
-#: Over the referee's voice, an utterance whose energy after the echo canceller
-#: is this far below its energy before (dB) is the canceller's leftover, not a
-#: player: a player as loud as the echo keeps it within about 3 dB, the
-#: leftover of the referee's voice alone is 10-20 dB down.
-NEAR_END_DB = -8.0
+#: Over the referee's voice, an utterance that stands less than this far above
+#: what the echo canceller leaves of the referee's voice alone (dB; see
+#: :attr:`~referee.speech.hearing.mic.SeatUtterance.after_echo_db`) is that
+#: leftover, not a player: a player 12 dB quieter than the echo stands about
+#: 8 dB above it, as loud as the echo about 17 dB.
+NEAR_END_DB = 5.0
 #: Seconds around a countdown word within which an utterance is its echo.
 ECHO_SLACK = 0.3
 #: Why a command said over the referee (no echo canceller) is dropped, and what
@@ -320,6 +321,14 @@ class Table:
         # Said over the referee's voice (not just a countdown word, which players
         # talk over all the time): never a sure move, whatever the score.
         mixed = any(s.kind != "countdown" for s in self.speaking(start, end))
+        if mixed and heard.kind == "answer" and not self._outlasted(heard, start, end):
+            # A yes or no within the referee's own sentence: most likely its echo
+            # (a player answers once the question is asked); never answered.
+            self._drop(at, source, speaker, transcript.text, "an answer within the referee's "
+                       "own sentence")
+            result = replace(result, dropped="an answer within the referee's own sentence")
+            self.heard[-1] = result
+            return result
         sure = self._sure(heard) and not mixed
         self.say(self._safely(at, lambda: self.session.respond(
             heard, speaker, at, sure=sure, source=source)))

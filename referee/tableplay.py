@@ -35,11 +35,12 @@ from referee.gamelog import (
     ResumedRecord,
     SaidRecord,
     StopRecord,
+    announced,
     default_path,
     read_log,
 )
 from referee.games import find_game
-from referee.games.base import GameSpec, SetupError
+from referee.games.base import GameSpec, SetupError, plural
 from referee.session import Said, Session, replay_records
 from referee.speech.audio import PlaybackTrack
 from referee.speech.hearing.mic import parse_device
@@ -285,8 +286,12 @@ def _logged_session(path: Path) -> tuple[Session, float, list[Record]]:
         raise SetupError(f"{path} does not describe a game the referee knows.") from error
     session = Session(spec)
     skipped = list(logged.skipped)
+    records, unheard = announced(logged.records)
+    if unheard:
+        problem(f"{plural(unheard, 'input')} at the end of {path} had not been answered "
+                "when the game stopped; the game goes on from the last announcement.")
     try:
-        last = replay_records(session, logged.records, skipped)
+        last = replay_records(session, records, skipped)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         # A record that moved the game and then failed: the log cannot be trusted.
         raise SetupError(f"{path} cannot be replayed: a record does not fit the game "
@@ -296,7 +301,7 @@ def _logged_session(path: Path) -> tuple[Session, float, list[Record]]:
                 "(a crash mid-write).")
     for why in skipped:
         problem(f"{path}: skipped {why}.")
-    return session, last, logged.records
+    return session, last, records
 
 
 def cmd_resume(args: argparse.Namespace) -> int:

@@ -250,3 +250,146 @@ def test_a_log_of_the_first_format_still_resumes(tmp_path):
     assert "Ann, 8 down." in result.stdout
     assert json.loads(result.stdout.splitlines()[-1])["players"]["Ann"] == {
         "total": 15, "down": [7, 8]}
+
+
+# --- resume equals what was announced: games killed at random points -----------------------
+
+#: A live game (typed, real time, 15-second turns): moves, a pause, an undo that
+#: another player agrees to, a question, a turn that times out, more moves.
+LIVE_SCRIPT = [
+    (0.3, "Ann: flip my 7"), (0.6, "Ann: flip my 3"), (1.0, "Bob: flip my 12"),
+    (1.4, "Bob: pause"), (2.6, "Bob: what's the score"), (3.2, "Bob: resume"),
+    (3.6, "Bob: take that back"), (4.0, "Ann agrees"), (4.4, "Bob: read my board"),
+    # Bob's 15 seconds (given back by the undo) run out at about 18.6 s.
+    (20.0, "Ann: flip my 9"), (20.4, "Ann: flip my 5"), (20.8, "Bob: flip my 12"),
+    (21.2, "Bob: end the game"), (21.6, "Ann: yes"),
+]
+
+
+def _live_scripted(log: Path, kill_at: float | None) -> subprocess.Popen[str]:
+    """Plays LIVE_SCRIPT into a live game in a thread; kills it at ``kill_at``."""
+    import threading
+
+    game = subprocess.Popen(
+        [sys.executable, "-m", "referee", "play", *HARD, *QUIET, "--log", str(log), "--json"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT)
+    assert game.stdin is not None
+    assert game.stdout is not None
+    wait_for(game.stdout, "Ann starts.")
+    start = time.monotonic()
+
+    def type_lines() -> None:
+        assert game.stdin is not None
+        for at, line in LIVE_SCRIPT:
+            if kill_at is not None and at >= kill_at:
+                break
+            time.sleep(max(0.0, start + at - time.monotonic()))
+            game.stdin.write(line + "\n")
+            game.stdin.flush()
+        if kill_at is not None:
+            time.sleep(max(0.0, start + kill_at - time.monotonic()))
+            game.kill()  # a crash at a random point: no clean-up, no final write
+
+    threading.Thread(target=type_lines, daemon=True).start()
+    return game
+
+
+def _replayed(log: Path) -> tuple[Any, float, list[str], list[str]]:
+    """The game rebuilt from a log as resume does: the session, the time, what
+    the log says was announced and what the rebuilt game says (countdown aside)."""
+    from referee.gamelog import SaidRecord, announced
+    from referee.games.race65 import Race65Options, Race65Spec
+    from referee.session import Session, replay_records
+
+    records, _ = announced(read_log(log).records)
+    again: list[Record] = []
+    spec = Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven", difficulty="hard"))
+    session = Session(spec, record=again.append)
+    last = replay_records(session, records)
+
+    def said(rs: list[Record]) -> list[str]:
+        return [r.text for r in rs if isinstance(r, SaidRecord) and r.kind != "countdown"]
+
+    # (Rebuilding a game does not say its opening again.)
+    return session, last, said(records)[1:], said(again)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_game_killed_at_a_random_point_resumes_as_last_announced(tmp_path, seed):
+    import random
+
+    # Among the first moves, the pause and the undo; around the timeout; the last moves.
+    window = [(0.2, 4.6), (4.6, 20.0), (17.0, 22.0)][seed - 1]
+    kill_at = random.Random(seed).uniform(*window)
+    log = tmp_path / "game.jsonl"
+    game = _live_scripted(log, kill_at)
+    game.wait(timeout=60)
+    assert game.returncode == -signal.SIGKILL
+    session, last, logged, replayed = _replayed(log)
+    assert replayed == logged  # the rebuilt game says exactly what was announced, no more
+    # The CLI's replay and resume rebuild the same game.
+    replay = referee("replay", str(log), "--json")
+    assert replay.returncode == 0, replay.stderr
+    assert json.loads(replay.stdout.splitlines()[-1]) == session.final_state()
+    if session.over:
+        return
+    resumed = referee("resume", str(log), *QUIET, "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    lines = resumed.stdout.splitlines()
+    assert lines[0] == "Resuming the game. " + session.spec.where_we_are(session.game, last)
+    final = json.loads(lines[-1])
+    assert final["players"] == session.final_state()["players"]
+
+
+def test_a_whole_live_game_replays_to_the_same_end(tmp_path):
+    log = tmp_path / "game.jsonl"
+    game = _live_scripted(log, None)
+    assert game.stdout is not None
+    out = game.stdout.read()  # (the opening was read already)
+    game.wait(timeout=60)
+    assert game.returncode == 0
+    live = json.loads(out.splitlines()[-1])
+    session, _, logged, replayed = _replayed(log)
+    assert replayed == logged
+    printed = [x for x in out.splitlines()[:-1] if x not in ("Five.", "Four.", "Three.", "Two.",
+                                                              "One.", "10 seconds.")]
+    assert printed == logged  # what the log says was said is what the table heard
+    assert session.final_state() == live
+    assert live["players"] == {"Ann": {"total": 24, "down": [3, 5, 7, 9]},
+                               "Bob": {"total": 12, "down": [12]}}
+
+
+def test_a_move_logged_but_never_announced_is_not_resumed(tmp_path):
+    """A crash between a move and its announcement: nobody heard the referee take
+    the move, so resume goes on from the last announcement (and says so)."""
+    from referee.gamelog import SaidRecord, announced
+    from referee.games.race65 import Race65Options, Race65Spec
+    from referee.session import Session
+
+    records: list[Record] = []
+    spec = Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven", difficulty="hard"))
+    session = Session(spec, record=records.append)
+    session.start()
+    session.hear("flip my 7", "Ann", 1.0)
+    session.tick(2.0)
+    session.hear("flip my 9", "Ann", 3.0)
+    move = next(i for i, r in enumerate(records)
+                if isinstance(r, InputRecord) and r.text == "flip my 9")
+    event = next(i for i in range(move, len(records)) if isinstance(records[i], EventRecord))
+    crashed = records[: event + 1]  # the move's event was written, its sentence was not
+    assert not any(isinstance(r, SaidRecord) for r in crashed[move:])
+    kept, unheard = announced(crashed)
+    assert unheard == 1
+    assert not any(isinstance(r, InputRecord) and r.text == "flip my 9" for r in kept)
+    log = tmp_path / "crashed.jsonl"
+    writer = GameLog(log, print)
+    writer.write(GameHeader(game="race65", players=("Ann", "Bob"),
+                            options=spec.options.to_json()))
+    for record in crashed:
+        writer.write(record)
+    writer.close()
+    replay = referee("replay", str(log), "--json")
+    assert replay.returncode == 0, replay.stderr
+    assert "1 input at the end of" in replay.stderr
+    assert json.loads(replay.stdout.splitlines()[-1])["players"]["Ann"]["down"] == [7]

@@ -321,12 +321,26 @@ def test_with_the_echo_canceller_a_player_over_the_referee_is_heard_and_its_left
     leftover = session.matcher.match("pardon", "Ann")
     assert leftover.kind == "query"
     dropped = table.hear_intent(leftover, Transcript("pardon", 1.0), at, at + 1, at + 1.3,
-                                None, "mic", after_echo_db=-15.0)
+                                None, "mic", after_echo_db=1.0)
     assert dropped.dropped == "what the echo canceller left of the referee's voice"
     flip = session.matcher.match("flip my twelve", "Ann")
     heard = table.hear_intent(flip, Transcript("flip my twelve", 1.0), at + 2, at + 3, at + 3.3,
-                              None, "mic", after_echo_db=-2.0)
+                              None, "mic", after_echo_db=12.0)
     assert heard.dropped is None
     assert session.question is not None
     assert session.question.text == "Ann, did you say: flip Ann's 12?"
+    assert session.final_state() == before
+    # A "yes" within the referee's own sentence is not an answer (its echo, most
+    # likely): dropped; one that goes on after the sentence is asked about.
+    question = table.spoken[-1]  # said once the rules' section is over
+    assert question.text == "Ann, did you say: flip Ann's 12?"
+    yes = session.matcher.match("yes", "Ann")
+    inside = table.hear_intent(yes, Transcript("yes", 1.0), at + 4, at + 4.5, at + 4.8, None,
+                               "mic", after_echo_db=12.0)
+    assert inside.dropped == "an answer within the referee's own sentence"
+    assert session.question is not None
+    late = table.hear_intent(yes, Transcript("yes", 1.0), question.end - 0.2, question.end + 1.2,
+                             question.end + 1.5, None, "mic", after_echo_db=12.0)
+    assert late.dropped is None
+    assert session.last[0].startswith("Sorry, was that a yes or a no?")
     assert session.final_state() == before

@@ -108,6 +108,9 @@ MAX_UTTERANCE = 8.0
 #: Audio kept before the detected start of speech: the detector notices a
 #: word a little late, and a clipped first sound ("f" of "flip") is misheard.
 PREROLL = 0.2
+#: Seconds of the referee's voice before an utterance that show how much of it
+#: the echo canceller leaves (see :attr:`SeatUtterance.after_echo_db`).
+LEFTOVER_HISTORY = 10.0
 #: After a minute of a quiet room the detector notices speech later still,
 #: even a whole short word late ("flip Bob's eight down" heard from "Bob's"):
 #: from the first frame louder than the room (by ONSET_DB) up to this far
@@ -416,10 +419,11 @@ def input_device(device: int | str | None) -> Any:
 @dataclass(frozen=True)
 class SeatUtterance(Utterance):
     speaker: str | None
-    #: While the referee's voice played, how loud the microphone was after the
-    #: echo canceller against before it (dB): near 0 when a player spoke over
-    #: the referee, far below when only what is left of its voice was heard.
-    #: None when the referee was silent (or there is no canceller).
+    #: While the referee's voice played: how far the utterance's loudest 100 ms
+    #: after the echo canceller, against before it, stands above what the
+    #: canceller leaves of the referee's voice alone (dB). About 0 for that
+    #: leftover; a player, even 12 dB quieter than the referee's echo, is well
+    #: above it. None when the referee was silent (or there is no canceller).
     after_echo_db: float | None = None
 
 
@@ -579,23 +583,29 @@ class Microphone:
             self._cancelled_at = at
 
     def _after_echo_db(self, start: float, end: float) -> float | None:
-        """The utterance's energy after the canceller against before, over the
-        blocks where the referee played (see :attr:`SeatUtterance.after_echo_db`):
-        in its 100 ms where that is highest. A player's short "stop" inside a
-        stretch the voice detector took for speech keeps its own 100 ms near 0
-        dB, while the whole stretch, mostly the canceller's leftover, is far
-        below; the leftover alone is far below everywhere."""
+        """See :attr:`SeatUtterance.after_echo_db`. The canceller's leftover is
+        the 30th percentile of its after/before ratio over the referee's last
+        10 s of voice before the utterance (mostly the referee alone); the
+        utterance's own level is its 100 ms where the ratio is highest: a
+        player's short "stop" amid the detector's longer stretch of leftover
+        keeps its own 100 ms high."""
+        def ratio(blocks: list[tuple[float, float]]) -> float:
+            before = sum(b for b, _ in blocks)
+            after = sum(a for _, a in blocks)
+            return 10.0 * math.log10(max(after, 1.0) / max(before, 1.0))
+
         blocks = [(b, a) for at, b, a in self._echo_blocks if start <= at <= end + BLOCK / RATE]
         if not blocks:
             return None
         span = max(1, round(0.1 * RATE / BLOCK))
-        best = -math.inf
-        for i in range(max(1, len(blocks) - span + 1)):
-            window = blocks[i : i + span]
-            before = sum(b for b, _ in window)
-            after = sum(a for _, a in window)
-            best = max(best, 10.0 * math.log10(max(after, 1.0) / max(before, 1.0)))
-        return best
+        best = max(ratio(blocks[i : i + span]) for i in range(max(1, len(blocks) - span + 1)))
+        earlier = [ratio([(b, a)]) for at, b, a in self._echo_blocks
+                   if start - LEFTOVER_HISTORY <= at < start]
+        if len(earlier) >= span:
+            leftover = float(np.percentile(earlier, 30))
+        else:  # the referee has only just begun: how much the canceller removed lately
+            leftover = -10.0 * math.log10(max(self._before, 1.0) / max(self._after, 1.0))
+        return best - leftover
 
     @property
     def cancelling(self) -> bool:
