@@ -31,7 +31,8 @@ Reported per ratio, from the game log the referee writes:
 * a move is **played** (its flip happened), **confirmed** (asked about, then
   played after a typed yes), **noticed** (the referee said it did not catch
   it: "Sorry, I was talking: say it again", "I didn't catch that", "Did you
-  mean ...") or **lost** (neither played nor asked about nor noticed);
+  mean ...", or refused it: "Too late, Bob: your time was up") or **lost**
+  (neither played nor asked about nor answered at all);
 * **invented**: a move the referee played (or refused as illegal) that was
   not the one said, or during talk, silence or noise;
 * **echo answered**: inputs the referee acted on although no player had
@@ -225,9 +226,9 @@ class Bench:
                     confirmed = True
                 else:
                     return "noticed"  # asked about another move: the player says no
-            if any(isinstance(r, SaidRecord) and any(n in r.text for n in NOTICES)
-                   for r in new):
-                return "noticed"
+            if any(isinstance(r, SaidRecord) and (r.kind == "problem" or any(
+                    n in r.text for n in NOTICES)) for r in new):
+                return "noticed"  # or refused: a rule, a turn that ran out
             time.sleep(0.05)
         heard = [f"{type(r).__name__[:-6].lower()} {r.text!r} {getattr(r, 'reason', '')}"
                  for r in self.since(mark) if isinstance(r, (InputRecord, DroppedRecord))]
@@ -242,16 +243,18 @@ class Bench:
 
     def move(self, tiles: dict[int, Utterance], voice: str, over: bool, tally: Tally) -> None:
         self.settle()
-        tile = self.legal_tile(tiles)
-        who = self.session.game.current_player()
-        if tile is None or who is None:
-            return
-        audio = load_wav(fixture(voice, tiles[tile], "clean"))
         if over:
             self.type(self.rng.choice(PROMPTS))
             if not self.talking():
                 return
             time.sleep(self.rng.uniform(0.1, 0.8))
+        # Whose turn it is now (a turn may have run out meanwhile), and a tile
+        # that player may flip.
+        tile = self.legal_tile(tiles)
+        who = self.session.game.current_player()
+        if tile is None or who is None:
+            return
+        audio = load_wav(fixture(voice, tiles[tile], "clean"))
         mark = len(self.records)
         self.play(audio)
         result = self.outcome(mark, tile, who, tally, f"flip my {tile} ({voice})")

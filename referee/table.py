@@ -89,6 +89,9 @@ ECHO_SLACK = 0.3
 #: the referee says when a player clearly said it (it went on after the voice).
 SPOKE_OVER = "the referee was speaking"
 TALKING = "Sorry, I was talking: say it again."
+#: Replies to what the referee says, dropped when heard within its own sentence.
+REPLIES = ("answer", "more")
+WITHIN = "a reply within the referee's own sentence"
 #: Why a move begun in one player's turn and ended in the next one's is dropped.
 LATE = "begun before the turn ran out"
 
@@ -321,12 +324,12 @@ class Table:
         # Said over the referee's voice (not just a countdown word, which players
         # talk over all the time): never a sure move, whatever the score.
         mixed = any(s.kind != "countdown" for s in self.speaking(start, end))
-        if mixed and heard.kind == "answer" and not self._outlasted(heard, start, end):
-            # A yes or no within the referee's own sentence: most likely its echo
-            # (a player answers once the question is asked); never answered.
-            self._drop(at, source, speaker, transcript.text, "an answer within the referee's "
-                       "own sentence")
-            result = replace(result, dropped="an answer within the referee's own sentence")
+        if mixed and heard.kind in REPLIES and not self._outlasted(heard, start, end):
+            # A yes, a no or a "more" within the referee's own sentence: most
+            # likely its echo ("Say more for the rest." came back as "go on"); a
+            # player replies once the referee has said its piece. Never answered.
+            self._drop(at, source, speaker, transcript.text, WITHIN)
+            result = replace(result, dropped=WITHIN)
             self.heard[-1] = result
             return result
         sure = self._sure(heard) and not mixed
@@ -379,9 +382,15 @@ class Table:
         overlapping = self.speaking(start, end)
         if not overlapping:
             return None
+        # Words the referee is saying ("Ann, 3 down. One more flip.") are its echo,
+        # unless the canceller shows a player over it: then they are the player's
+        # ("flip my three" said over that announcement).
+        player = (self.cancels_echo and after_echo_db is not None
+                  and after_echo_db >= NEAR_END_DB)
         said = {w for s in overlapping for w in content_words(s.text)}
         words = content_words(text)
-        if words and sum(w in said for w in words) / len(words) >= ECHO_SHARE:
+        if (not player and words
+                and sum(w in said for w in words) / len(words) >= ECHO_SHARE):
             return "echo of the referee's own voice"
         if all(s.kind == "countdown" for s in overlapping):
             # A player may talk over "Five." (it is their time running out). The

@@ -302,13 +302,45 @@ def test_a_typed_stop_cuts_the_referee_at_once(tmp_path):
     assert rows[-1][3] == "(cut)"
 
 
+def test_the_referees_own_words_from_a_player_over_it_are_the_players(tmp_path):
+    """"flip my three" over "Ann, 3 down. One more flip." shares most of its
+    words: without the canceller that is the referee's echo; with a canceller
+    showing a player over it (12 dB above its leftover) it is the player's.
+    "more" within the referee's sentence (its "Say more for the rest.") is not
+    a reply."""
+    from referee.speech.hearing.recognizers import Transcript
+
+    for cancels, expected in ((False, "echo of the referee's own voice"), (True, None)):
+        session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
+        table = Table(session, voice=EspeakVoice(), output=WavDirOutput(tmp_path / str(cancels)),
+                      show=lambda text: None, cancels_echo=cancels)
+        table.start()
+        table.hear_text("flip my 3", "Ann", table.busy_until + 0.5)
+        first, second = table.spoken[-2:]
+        assert (first.text, second.text) == ("Ann, 3 down.", "One more flip.")
+        heard = session.matcher.match("flip my three", "Ann")
+        result = table.hear_intent(heard, Transcript("flip my three", 1.0), first.start + 0.2,
+                                   second.end - 0.1, second.end + 0.2, None, "mic",
+                                   after_echo_db=12.0 if cancels else None)
+        assert result.dropped == expected
+    more = session.matcher.match("go on", "Ann")
+    assert more.kind == "more"
+    table.hear_text("rules", "Bob", table.busy_until + 3.0)
+    reading = table.spoken[-1]
+    result = table.hear_intent(more, Transcript("go on", 1.0), reading.start + 1,
+                               reading.start + 1.5, reading.start + 1.8, None, "mic",
+                               after_echo_db=12.0)
+    assert result.dropped == "a reply within the referee's own sentence"
+
+
 def test_with_the_echo_canceller_a_player_over_the_referee_is_heard_and_its_leftover_not(
     tmp_path,
 ):
     """Over the referee's voice (its echo cancelled) "flip my twelve" from a
     player (the microphone as loud after the canceller as before: -2 dB) is
     heard and confirmed, never played at once; "pardon" made of what the
-    canceller left of the referee's own voice (-15 dB) is dropped."""
+    canceller left of the referee's own voice (1 dB above its usual leftover)
+    is dropped."""
     from referee.speech.hearing.recognizers import Transcript
 
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
@@ -337,7 +369,7 @@ def test_with_the_echo_canceller_a_player_over_the_referee_is_heard_and_its_left
     yes = session.matcher.match("yes", "Ann")
     inside = table.hear_intent(yes, Transcript("yes", 1.0), at + 4, at + 4.5, at + 4.8, None,
                                "mic", after_echo_db=12.0)
-    assert inside.dropped == "an answer within the referee's own sentence"
+    assert inside.dropped == "a reply within the referee's own sentence"
     assert session.question is not None
     late = table.hear_intent(yes, Transcript("yes", 1.0), question.end - 0.2, question.end + 1.2,
                              question.end + 1.5, None, "mic", after_echo_db=12.0)

@@ -56,8 +56,10 @@ VOLUME_STEP = 1.5
 RATES = (100, 300)
 RATE_STEP = 25
 #: The speaker's sample clock is set again when the device falls this far behind
-#: it (seconds): a stall, not a burst.
-RESYNC = 0.1
+#: it (seconds): a stall of the device (2 s when a stream starts), not a late
+#: callback (the process busy decoding: the device plays on from its buffer;
+#: at 0.1 s such callbacks moved the reference and the canceller lost the room).
+RESYNC = 0.5
 
 
 class VoiceError(RuntimeError):
