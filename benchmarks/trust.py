@@ -205,7 +205,7 @@ class Bench:
 
     def outcome(self, mark: int, tile: int, who: str, tally: Tally, label: str) -> str:
         """What became of "flip my ``tile``" said by ``who``; answers a question."""
-        deadline = time.monotonic() + 9.0
+        deadline = time.monotonic() + 15.0  # a question waits 6 s after it is said
         confirmed = False
         while time.monotonic() < deadline:
             new = self.since(mark)
@@ -231,7 +231,9 @@ class Bench:
                 return "noticed"  # or refused: a rule, a turn that ran out
             time.sleep(0.05)
         heard = [f"{type(r).__name__[:-6].lower()} {r.text!r} {getattr(r, 'reason', '')}"
-                 for r in self.since(mark) if isinstance(r, (InputRecord, DroppedRecord))]
+                 .rstrip() for r in self.since(mark)
+                 if isinstance(r, (InputRecord, DroppedRecord, SaidRecord))
+                 and getattr(r, "kind", "") != "countdown"]
         tally.lost.append(f"{label}: {'; '.join(heard) or 'nothing heard'}")
         return "lost"
 
