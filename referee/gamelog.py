@@ -356,7 +356,9 @@ def announced(records: Sequence[Record]) -> tuple[list[Record], int]:
     was last announced, so such inputs (and what they caused) are left out.
     The clock's own records after it are kept: the time went on."""
     said = [i for i, r in enumerate(records) if isinstance(r, SaidRecord)]
-    last = said[-1] if said else -1
+    if not said:  # a log that does not record what was said (written by hand, by a tool)
+        return list(records), 0
+    last = said[-1]
     later = records[last + 1 :]
     unheard = sum(isinstance(r, InputRecord) for r in later)
     return [*records[: last + 1], *(r for r in later if isinstance(r, _AFTER_ANNOUNCED))], unheard

@@ -242,7 +242,8 @@ def test_a_log_of_the_first_format_still_resumes(tmp_path):
         '"text":"flip my seven","intent":{"kind":"flip","owner":"Ann","tile":7,'
         '"direction":null},"score":1.0,"sure":true,"message":null}\n'
         '{"type":"event","at":2.0,"event":"TileFlipped(by=\'Ann\', owner=\'Ann\', tile=7, '
-        'down=True, flips_left=1)"}\n')
+        'down=True, flips_left=1)"}\n'
+        '{"type":"said","at":2.0,"text":"Ann, 7 down. One more flip.","kind":"announce"}\n')
     logged = read_log(log)
     assert [r.event for r in logged.records if isinstance(r, EventRecord)] == ["TileFlipped"]
     result = referee("resume", str(log), *QUIET, "--json", "--no-log", stdin="flip my eight\n")

@@ -195,9 +195,11 @@ def test_hear_reads_a_ten_minute_recording_in_blocks_and_finds_its_commands(tmp_
                 block[: int(speech.size * rate / 16000)] += resample(speech, 16000, rate) * 32768
             pcm = np.clip(block, -32768, 32767).astype(np.int16)
             out.writeframes(np.stack([pcm, pcm], axis=1).tobytes())
-    # The peak memory of that process alone, as it reports it on leaving.
-    program = ("import resource, sys\nfrom referee.cli import main\ncode = main(sys.argv[1:])\n"
-               "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+    # The peak memory of that process alone, as it reports it on leaving (its
+    # VmHWM: getrusage's maximum would include the forking test process's).
+    program = ("import re, sys\nfrom pathlib import Path\nfrom referee.cli import main\n"
+               "code = main(sys.argv[1:])\nstatus = Path('/proc/self/status').read_text()\n"
+               "print(re.search(r'VmHWM:\\s+(\\d+)', status).group(1), file=sys.stderr)\n"
                "sys.exit(code)")
     result = subprocess.run(
         [sys.executable, "-c", program, "hear", "--engine", "pocketsphinx", "--json",
