@@ -458,15 +458,12 @@ class Session:
             return self._say([f"The game is {state}."], at, "problem")
         self._paused = pause
         if pause:
-            self._paused_clock = self.game.deadline() is not None or self._resume_at is not None
-            if self.game.deadline() is not None:
-                self.game.apply(PauseClock(), at)
-            self._resume_at = None
+            self._paused_clock = self._hold_clock(at)
             held = "the timer is held. " if self._paused_clock else ""
             return self._say([f"Paused: {held}Say resume to go on."], at, "announce")
         said = self._say(["We go on."], at, "announce")
-        if self._paused_clock and not self._held and self.game.deadline() is None:
-            said += self._events(self.game.apply(ResumeClock(), at), at)
+        if self._paused_clock and not self._held:
+            said += self._events(self._restart_clock(at), at)
         self._paused_clock = False
         return said
 
@@ -543,12 +540,7 @@ class Session:
         undo_to: int | None = None,
         consent: bool = False,
     ) -> list[Said]:
-        paused = False
-        if self.game.deadline() is not None:
-            self.game.apply(PauseClock(), at)
-            paused = True
-        elif self._resume_at is not None:  # the turn's clock had not started yet
-            self._resume_at, paused = None, True
+        paused = self._hold_clock(at)
         self.question = Question(text, answerers, intent, by, at + self.answer_seconds,
                                  paused, undo_to, consent)
         return self._say([text], at, "question")
@@ -608,10 +600,29 @@ class Session:
             said += self._events(self.game.apply(StopGame(), at), at)
         else:
             said += self._act(intent, question.by, at)
-        if question.paused_clock and not self.over and self.game.deadline() is None:
-            events = self.game.apply(ResumeClock(), at)
+        if question.paused_clock:
+            events = self._restart_clock(at)
             said += self._events([e for e in events if isinstance(e, ClockResumed)], at)
         return said
+
+    def _hold_clock(self, at: float) -> bool:
+        """Stop the turn timer, running or about to start once the referee has
+        spoken; whether there was one to stop."""
+        if self.over:
+            return False
+        if self.game.deadline() is not None:
+            self.game.apply(PauseClock(), at)
+            return True
+        if self._resume_at is not None:  # the turn's clock had not started yet
+            self._resume_at = None
+            return True
+        return False
+
+    def _restart_clock(self, at: float) -> list[Event]:
+        """Start a held turn timer again, with the time it had left."""
+        if self.over or self.game.deadline() is not None:
+            return []
+        return self.game.apply(ResumeClock(), at)
 
     def delay_clock(self, at: float, until: float) -> None:
         """Hold the turn timer from ``at`` until ``until``, while the referee talks.
@@ -645,11 +656,8 @@ class Session:
     def hold(self, at: float, text: str) -> list[Said]:
         """Pause the turn timer for something outside the game (a lost microphone)."""
         self._log(HoldRecord(at, text))
-        if not self.over and self.question is None and self.game.deadline() is not None:
-            self.game.apply(PauseClock(), at)
+        if self._hold_clock(at):
             self._held = True
-        elif self._resume_at is not None:
-            self._resume_at, self._held = None, True
         return self._say([text], at, "problem")
 
     def release(self, at: float, text: str) -> list[Said]:
@@ -658,8 +666,8 @@ class Session:
         said = self._say([text], at, "announce")
         if self._paused:  # the players paused the game meanwhile: it stays paused
             self._paused_clock = self._paused_clock or self._held
-        elif self._held and not self.over and self.game.deadline() is None:
-            said += self._events(self.game.apply(ResumeClock(), at), at)
+        elif self._held:
+            said += self._events(self._restart_clock(at), at)
         self._held = False
         return said
 

@@ -293,19 +293,16 @@ class Table:
         self.advance(min(start, at))
         playing = self.session.game.current_player()  # when the player began to speak
         self.advance(at)
-        reason = (self._gated(heard, transcript.text, start, end, after_echo_db)
-                  if self.gate else None)
-        if (reason is None and speaker is None and heard.kind not in NOT_MOVES
-                and playing is not None and playing != self.session.game.current_player()):
-            # "flip my 11" begun in Bob's turn and ended after his time ran out is
-            # Bob's late move, not a move of the next player's.
-            reason = LATE
-            self.say([Said(at, f"Too late, {playing}: your time was up.", "problem")])
+        reason = ((self._gated(heard, transcript.text, start, end, after_echo_db)
+                   if self.gate else None)
+                  or self._misplaced(heard, speaker, start, end, playing))
         result = Hearing(at, speaker, heard, transcript.text, reason)
         self.heard.append(result)
         label = self.session.attribute(speaker)
         if reason is not None:
             self._drop(at, source, speaker, transcript.text, reason)
+            if reason == LATE:
+                self.say([Said(at, f"Too late, {playing}: your time was up.", "problem")])
             if reason == SPOKE_OVER and self._outlasted(heard, start, end):
                 self.say([Said(at, TALKING, "problem")])
             return result
@@ -321,17 +318,8 @@ class Table:
             # would make the referee a nuisance; the log keeps it.
             self._drop(at, source, speaker, transcript.text, "not a command")
             return result
-        # Said over the referee's voice (not just a countdown word, which players
-        # talk over all the time): never a sure move, whatever the score.
-        mixed = any(s.kind != "countdown" for s in self.speaking(start, end))
-        if mixed and heard.kind in REPLIES and not self._outlasted(heard, start, end):
-            # A yes, a no or a "more" within the referee's own sentence: most
-            # likely its echo ("Say more for the rest." came back as "go on"); a
-            # player replies once the referee has said its piece. Never answered.
-            self._drop(at, source, speaker, transcript.text, WITHIN)
-            result = replace(result, dropped=WITHIN)
-            self.heard[-1] = result
-            return result
+        # Said over the referee's voice: never a sure move, whatever the score.
+        mixed = self._mixed(start, end)
         sure = self._sure(heard) and not mixed
         self.say(self._safely(at, lambda: self.session.respond(
             heard, speaker, at, sure=sure, source=source)))
@@ -361,6 +349,27 @@ class Table:
                 clean_text(text)[:MAX_CHARS], self.session.attribute(None)).kind == "stop":
             self.cut(at)
         self.say(self._safely(at, lambda: self.session.hear(text, speaker, at)))
+
+    def _mixed(self, start: float, end: float) -> bool:
+        """Said over the referee's voice (not just a countdown word, which
+        players talk over all the time)."""
+        return any(s.kind != "countdown" for s in self.speaking(start, end))
+
+    def _misplaced(self, heard: Heard, speaker: str | None, start: float, end: float,
+                   playing: str | None) -> str | None:
+        """Why an utterance that got past the gate is still not acted on: a move
+        begun in ``playing``'s turn that ended after it ran out ("flip my 11"
+        is Bob's late move, not the next player's), or a yes, a no or a "more"
+        within the referee's own sentence (most likely its echo: "Say more for
+        the rest." came back as "go on"; a player replies once the referee has
+        said its piece)."""
+        if (speaker is None and heard.kind not in NOT_MOVES and playing is not None
+                and playing != self.session.game.current_player()):
+            return LATE
+        if (heard.kind in REPLIES and self._mixed(start, end)
+                and not self._outlasted(heard, start, end)):
+            return WITHIN
+        return None
 
     def _outlasted(self, heard: Heard, start: float, end: float) -> bool:
         """Whether a command dropped because the referee was speaking went on
