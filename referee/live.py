@@ -144,6 +144,7 @@ class LiveLoop:
         if microphone is not None:
             microphone.on_pause = table.pause  # decode ahead while the end silence runs
             microphone.judge = table.judge  # and end at once, or wait longer, by the words
+            microphone.hurry = table.speaking_now  # a "stop" over the referee is looked for sooner
 
     def now(self) -> float:
         return self._base + (self.clock() - self._t0) * self.speed
@@ -258,17 +259,17 @@ class LiveLoop:
             self._lost(str(error))
             return
         for u in utterances:
-            # Stream time to game time, anchored now: the stream's last sample is
-            # (about) now, whatever the device's start-up delay or clock drift.
+            # Stream time to game time by when its samples reached us (the
+            # stream may be read seconds late while a decode runs).
             at = self.now()
-            end = at - (self.microphone.position - u.end)
+            end = at - self.microphone.since(u.end)
             start = end - (u.end - u.start)
             log.debug("utterance %.2f-%.2f (game time), decided at %.2f", start, end, at)
             # Speech over the referee is heard only while the echo canceller
             # really removes its voice (it has learnt the room); else the gate.
             self.table.cancels_echo = self.microphone.cancelling
             self.table.hear_audio(u.audio, start, end, at, u.speaker,
-                                  "seat" if u.speaker else "mic", u.after_echo_db)
+                                  "seat" if u.speaker else "mic", u.over)
 
     def _lost(self, why: str) -> None:
         self._mic_ok = False

@@ -18,8 +18,12 @@ on its own voice:
   referee's voice is never sure: the referee asks before playing it.
 * **Echo.** A barge-in whose words are mostly words the referee is saying at
   that moment ("Ann, did you call 65?" heard back as "Ann calls 65") is taken
-  for the referee's own voice and dropped. A player who repeats the referee's
-  very words over it is lost too; they can say it again.
+  for the referee's own voice and dropped, unless the echo canceller shows a
+  player over it; words in the very order the referee says them are its echo
+  whatever the canceller shows (it fares worse on some sentences than others).
+  With seat microphones, speech over the referee heard alike at every seat is
+  its voice: a player is loudest at their own seat. A player who repeats the
+  referee's very words over it is lost too; they can say it again.
 * **Countdown.** Players may talk over the countdown ("Five.", "Four." ...):
   it is their own time running out. The referee never starts a countdown
   word while a player is speaking (it skips it), so an utterance that starts
@@ -60,7 +64,7 @@ from referee.session import (
     sentences,
 )
 from referee.speech.audio import Audio, AudioError, load_wav
-from referee.speech.hearing.mic import DEFAULT_END_SILENCE, URGENT
+from referee.speech.hearing.mic import DEFAULT_END_SILENCE, URGENT, OverVoice
 from referee.speech.hearing.recognizers import Recognizer, Transcript
 from referee.speech.listen import Listener, understand
 from referee.speech.speaking.tts import NullOutput, Output, SilentVoice, Voice
@@ -77,12 +81,27 @@ LATE_COUNTDOWN = 0.5
 #: How long after a sentence ends its sound may still reach the microphone
 #: (output and input buffers, the room).
 ECHO_TAIL = 0.5
+#: Share of an utterance's words that, in the order the referee is saying
+#: them, make it the referee's echo whatever the microphone measured ("Bob,
+#: did you call 65?" heard back as "call sixty five"): a recogniser hears a
+#: voice's words in order; a player's command over it ("flip my three" over
+#: "Ann, 3 down. One more flip.") shares a word or two, seldom in order.
+ECHO_ORDER = 0.66
 #: Over the referee's voice, an utterance that stands less than this far above
 #: what the echo canceller leaves of the referee's voice alone (dB; see
-#: :attr:`~referee.speech.hearing.mic.SeatUtterance.after_echo_db`) is that
+#: :attr:`~referee.speech.hearing.mic.OverVoice.after_echo_db`) is that
 #: leftover, not a player: a player 12 dB quieter than the echo stands about
-#: 8 dB above it, as loud as the echo about 17 dB.
+#: 8 dB above it, as loud as the echo about 17 dB. A canceller that fares worse
+#: on one sentence than on the ones before (its reference late on a busy
+#: machine) leaves up to about 12 dB more: with seat microphones, the seats say
+#: more (:data:`SEAT_DB`).
 NEAR_END_DB = 5.0
+#: With seat microphones, an utterance over the referee's voice whose seat
+#: stands less than this far above the others beyond where the referee's voice
+#: puts it (dB; :attr:`~referee.speech.hearing.mic.OverVoice.seat_db`) is that
+#: voice, heard alike at every seat (measured: 0-1.5 dB; a player at their own
+#: seat far more).
+SEAT_DB = 6.0
 #: Seconds around a countdown word within which an utterance is its echo.
 ECHO_SLACK = 0.3
 #: Why a command said over the referee (no echo canceller) is dropped, and what
@@ -92,6 +111,7 @@ TALKING = "Sorry, I was talking: say it again."
 #: Replies to what the referee says, dropped when heard within its own sentence.
 REPLIES = ("answer", "more")
 WITHIN = "a reply within the referee's own sentence"
+ECHO = "echo of the referee's own voice"
 #: Why a move begun in one player's turn and ended in the next one's is dropped.
 LATE = "begun before the turn ran out"
 
@@ -251,17 +271,16 @@ class Table:
     # --- listening ----------------------------------------------------------------------
     def hear_audio(
         self, audio: Audio, start: float, end: float, at: float,
-        speaker: str | None = None, source: str = "mic", after_echo_db: float | None = None,
+        speaker: str | None = None, source: str = "mic", over: OverVoice | None = None,
     ) -> Hearing:
         """One utterance from ``start`` to ``end``, decided on ``at`` (after the end
-        silence); ``after_echo_db``: see
-        :attr:`~referee.speech.hearing.mic.SeatUtterance.after_echo_db`."""
+        silence); ``over``: what the microphone measured of it against the
+        referee's voice, if that played."""
         if self.listener is None:
             raise RuntimeError("this table has no recogniser")
         transcript = self.listener.transcript(audio)
         heard = understand(self.session.matcher, transcript, self.session.attribute(speaker))
-        return self.hear_intent(heard, transcript, start, end, at, speaker, source,
-                                after_echo_db)
+        return self.hear_intent(heard, transcript, start, end, at, speaker, source, over)
 
     def pause(self, so_far: Audio) -> None:
         """A player's speech paused: decode it ahead, in case they are done."""
@@ -282,18 +301,22 @@ class Table:
         except Exception:  # a guess is only a guess: leave the end to the detector
             log.exception("judging the words so far failed")
             return None
-        if self.listener.guessed_kind == "stop" and self.busy_until > self.session.now:
+        if self.listener.guessed_kind == "stop" and self.speaking_now():
             return URGENT
         return verdict
 
+    def speaking_now(self) -> bool:
+        """Whether the referee is talking (a "stop" would cut it)."""
+        return self.busy_until > self.session.now
+
     def hear_intent(
         self, heard: Heard, transcript: Transcript, start: float, end: float, at: float,
-        speaker: str | None, source: str, after_echo_db: float | None = None,
+        speaker: str | None, source: str, over: OverVoice | None = None,
     ) -> Hearing:
         self.advance(min(start, at))
         playing = self.session.game.current_player()  # when the player began to speak
         self.advance(at)
-        reason = ((self._gated(heard, transcript.text, start, end, after_echo_db)
+        reason = ((self._gated(heard, transcript.text, start, end, over)
                    if self.gate else None)
                   or self._misplaced(heard, speaker, start, end, playing))
         result = Hearing(at, speaker, heard, transcript.text, reason)
@@ -386,38 +409,65 @@ class Table:
         return heard.score >= SURE_SCORE
 
     def _gated(self, heard: Heard, text: str, start: float, end: float,
-               after_echo_db: float | None = None) -> str | None:
+               over: OverVoice | None = None) -> str | None:
         """Why an utterance heard while the referee spoke is dropped (None: keep it)."""
         overlapping = self.speaking(start, end)
         if not overlapping:
             return None
+        said = [w for s in overlapping for w in content_words(s.text)]
+        words = content_words(text)
+        if words and in_order(words, said) / len(words) >= ECHO_ORDER:
+            return ECHO
         # Words the referee is saying ("Ann, 3 down. One more flip.") are its echo,
         # unless the canceller shows a player over it: then they are the player's
         # ("flip my three" said over that announcement).
-        player = (self.cancels_echo and after_echo_db is not None
-                  and after_echo_db >= NEAR_END_DB)
-        said = {w for s in overlapping for w in content_words(s.text)}
-        words = content_words(text)
-        if (not player and words
+        if (not self._player_over(over) and words
                 and sum(w in said for w in words) / len(words) >= ECHO_SHARE):
-            return "echo of the referee's own voice"
+            return ECHO
         if all(s.kind == "countdown" for s in overlapping):
             # A player may talk over "Five." (it is their time running out). The
             # echo of a countdown word starts and ends with it; a player's words
-            # cannot, as the referee never starts a countdown word over a player.
+            # cannot, as the referee never starts a countdown word over a player
+            # ... unless they begin just after it does ("flip my five" right
+            # after "Five."): what the canceller shows then decides.
             slack = ECHO_SLACK + self.echo_tail
-            if any(abs(start - s.start) <= slack and end <= s.end + slack
-                   for s in overlapping):
-                return "echo of the referee's own voice"
+            if not self._player_over(over) and any(
+                    abs(start - s.start) <= slack and end <= s.end + slack
+                    for s in overlapping):
+                return ECHO
             return None
         if not self.cancels_echo:
             return None if self.spec.barge_in(heard.intent) else SPOKE_OVER
-        if after_echo_db is None or after_echo_db < NEAR_END_DB:
+        if over is None or over.after_echo_db < NEAR_END_DB:
             # What is left of the referee's voice after the canceller can sound
             # like words ("repeat that"): a player's voice keeps the microphone
             # nearly as loud as before the canceller; the leftover does not.
             return "what the echo canceller left of the referee's voice"
+        if over.seat_db is not None and over.seat_db < SEAT_DB:
+            return "the referee's voice, heard alike at every seat"
         return None
+
+    def _player_over(self, over: OverVoice | None) -> bool:
+        """Whether the microphone shows a player over the referee's voice."""
+        return (self.cancels_echo and over is not None and over.after_echo_db >= NEAR_END_DB
+                and (over.seat_db is None or over.seat_db >= SEAT_DB))
+
+
+def in_order(words: list[str], said: list[str]) -> int:
+    """How many of ``words`` the referee said in that order (the longest common
+    subsequence).
+
+    >>> in_order(["call", "65"], ["bob", "did", "you", "call", "65"])
+    2
+    >>> in_order(["flip", "my", "3"], ["ann", "3", "down", "one", "more", "flip"])
+    1
+    """
+    row = [0] * (len(said) + 1)
+    for w in words:
+        diagonal = 0
+        for j, s in enumerate(said, 1):
+            diagonal, row[j] = row[j], (diagonal + 1 if w == s else max(row[j], row[j - 1]))
+    return row[-1]
 
 
 # --- scripted audio on a simulated clock --------------------------------------------------

@@ -226,10 +226,12 @@ def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: 
                     record=game_log.write if game_log else None)
     with library_noise_to(library_log()):
         loop.run(greet=resuming is None)
-    if not session.over:
-        table.say(session.stop(loop.now()))
-    # let the last sentence finish before the speakers close
-    time.sleep(max(0.0, min(5.0, table.busy_until - loop.now())))
+        if not session.over:
+            table.say(session.stop(loop.now()))
+        # let the last sentence finish before the speakers close (their
+        # library's complaints at closing go to its log too)
+        time.sleep(max(0.0, min(5.0, table.busy_until - loop.now())))
+        output.close()
     return game_log
 
 

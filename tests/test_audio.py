@@ -173,3 +173,36 @@ def test_a_streamed_header_of_unknown_length_is_read_in_blocks(tmp_path):
     path = tmp_path / "piped.wav"
     path.write_bytes(bytes(blob))
     assert sum(b.seconds for b in stream_wav(path, block_seconds=1.0)) == pytest.approx(5.0)
+
+
+class _HungStream:
+    """Stands in for a sound stream whose audio server stopped answering
+    (one cannot be made to hang here): its stop never returns."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.released = threading.Event()
+        self.closed = False
+
+    def abort(self) -> None:
+        self.released.wait(30)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_stream_that_does_not_close_never_keeps_a_game_from_ending():
+    import time
+
+    from referee.speech.audio import close_stream
+
+    stream = _HungStream()
+    began = time.monotonic()
+    assert close_stream(stream, within=0.5) is False
+    assert time.monotonic() - began < 2.0
+    stream.released.set()  # the server answers after all: the stream is closed then
+    deadline = time.monotonic() + 5
+    while not stream.closed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert stream.closed

@@ -89,3 +89,45 @@ def test_a_canceller_keeps_the_lengths_and_refuses_other_rates():
     canceller.close()
     with pytest.raises(ValueError, match="16000"):
         EchoCanceller(rate=8000)
+
+
+def test_seat_microphones_tell_a_player_from_the_referee_s_voice(referee_voice):
+    """Two seats, the referee's voice reaching each through its own path in
+    the room, and Bob's recorded command into his own microphone over it, 6 dB
+    quieter than the echo: the referee's voice stands about level at the
+    seats (its ``seat_db`` near 0), Bob's command stands out at his."""
+    from referee.speech.hearing.mic import BLOCK, Microphone
+    from referee.table import SEAT_DB
+
+    case = next(u for u in utterances("race65") if u.text == "flip my twelve down")
+    player = load_wav(fixture(COMMITTED_VOICE, case, "clean")).samples.astype(np.float64)
+    seats = []
+    for seed in (5, 6):
+        echo = np.convolve(referee_voice.astype(np.float64), room(np.random.default_rng(seed)))
+        echo = echo[: len(referee_voice)]
+        seats.append(echo * np.sqrt(np.mean(player**2) / np.mean(echo**2)) * 2.0)  # +6 dB
+    start = len(referee_voice) - len(player) - RATE // 2
+    seats[1][start : start + len(player)] += player
+    stereo = np.clip(np.stack(seats, axis=1) * 0.5, -32768, 32767).astype("<i2")
+    stereo = np.concatenate([stereo, np.zeros((RATE, 2), "<i2")])  # a quiet second after
+    track = PlaybackTrack()
+    track.add(100.0, referee_voice)
+    microphone = Microphone(seats={0: "Ann", 1: "Bob"}, track=track)
+    microphone.reset()
+    microphone._latency = 0.0
+    found = []
+    for i in range(0, len(stereo), BLOCK):
+        block = stereo[i : i + BLOCK]
+        found += microphone._feed(block.tobytes(), 100.0 + (i + len(block)) / RATE)
+    said = start / RATE
+    over = [(u.speaker, round(u.start, 2), round(u.end, 2), u.over) for u in found]
+    players = [u for u in found if u.end > said + 0.5]
+    voices = [u for u in found if 3.0 < u.end < said]  # once the canceller has learnt
+    assert players, over
+    assert voices, over
+    assert all(u.start <= u.end for u in found), over
+    assert [u.speaker for u in players] == ["Bob"], over
+    assert all(u.over and u.over.seat_db is not None and u.over.seat_db >= SEAT_DB
+               for u in players), over
+    assert all(u.over and u.over.seat_db is not None and abs(u.over.seat_db) < 3
+               for u in voices), over

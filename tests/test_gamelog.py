@@ -28,6 +28,7 @@ from referee.gamelog import (
     read_log,
 )
 from referee.speech.understanding.meaning import Intent
+from tests.conftest import needs_audio_server
 
 ROOT = Path(__file__).resolve().parent.parent
 HARD = ["race65", "--rules", "phase-seven", "--difficulty", "hard"]
@@ -267,14 +268,36 @@ LIVE_SCRIPT = [
 ]
 
 
-def _live_scripted(log: Path, kill_at: float | None) -> subprocess.Popen[str]:
-    """Plays LIVE_SCRIPT into a live game in a thread; kills it at ``kill_at``."""
+#: What a script does to the audio server (see MIC_SCRIPT).
+LOSE_MIC, FIND_MIC = "<the audio server stops>", "<the audio server starts>"
+#: The same kind of game through a microphone (an audio server) that is lost
+#: after the first moves and comes back: Bob pauses and resumes the game while
+#: it is gone (the game stays held until it is back), then an undo, a turn
+#: that times out and the last moves, all typed.
+MIC_SCRIPT = [
+    (0.3, "Ann: flip my 7"), (0.6, "Ann: flip my 3"), (1.0, "Bob: flip my 12"),
+    (1.2, LOSE_MIC), (4.5, "Bob: pause"), (5.0, "Bob: what's the score"),
+    (5.5, "Bob: resume"), (6.0, FIND_MIC),
+    (10.0, "Bob: take that back"), (10.4, "Ann agrees"),
+    # Bob's time (held while the microphone was gone) runs out at about 26 s.
+    (30.0, "Ann: flip my 9"), (30.4, "Ann: flip my 5"), (30.8, "Bob: flip my 12"),
+    (31.2, "Bob: end the game"), (31.6, "Ann: yes"),
+]
+
+
+def _live_scripted(log: Path, kill_at: float | None, script: list[tuple[float, str]] = LIVE_SCRIPT,
+                   audio_server: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """Plays ``script`` into a live game in a thread (typed lines, and the audio
+    server stopped and started when there is one); kills it at ``kill_at``."""
     import threading
 
+    from benchmarks.audioserver import start_audio_server, stop_audio_server
+
+    inputs = (["--input", "mic", "--voice", "none"] if audio_server is not None else QUIET)
     game = subprocess.Popen(
-        [sys.executable, "-m", "referee", "play", *HARD, *QUIET, "--log", str(log), "--json"],
+        [sys.executable, "-m", "referee", "play", *HARD, *inputs, "--log", str(log), "--json"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        cwd=ROOT)
+        cwd=ROOT, env=audio_server)
     assert game.stdin is not None
     assert game.stdout is not None
     wait_for(game.stdout, "Ann starts.")
@@ -282,10 +305,21 @@ def _live_scripted(log: Path, kill_at: float | None) -> subprocess.Popen[str]:
 
     def type_lines() -> None:
         assert game.stdin is not None
-        for at, line in LIVE_SCRIPT:
+        for at, line in script:
             if kill_at is not None and at >= kill_at:
                 break
             time.sleep(max(0.0, start + at - time.monotonic()))
+            if line == FIND_MIC:
+                assert audio_server is not None
+                start_audio_server(audio_server)
+                continue
+            if line == LOSE_MIC:  # ... and the referee notices (the rest comes late if need be)
+                assert audio_server is not None
+                stop_audio_server(audio_server)
+                deadline = time.monotonic() + 20
+                while '"hold"' not in log.read_text() and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                continue
             game.stdin.write(line + "\n")
             game.stdin.flush()
         if kill_at is not None:
@@ -327,6 +361,32 @@ def test_a_game_killed_at_a_random_point_resumes_as_last_announced(tmp_path, see
     game = _live_scripted(log, kill_at)
     game.wait(timeout=60)
     assert game.returncode == -signal.SIGKILL
+    _resumes_as_announced(log)
+
+
+@needs_audio_server
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_game_that_lost_its_microphone_killed_at_a_random_point_resumes_as_announced(
+    tmp_path, audio_server, seed,
+):
+    """As above, through a microphone that goes away and comes back: killed
+    while it is gone (and the players pause), around its return and the undo,
+    or around the timeout and the end."""
+    import random
+
+    window = [(3.5, 6.5), (6.5, 12.0), (24.0, 32.0)][seed - 1]
+    kill_at = random.Random(seed).uniform(*window)
+    log = tmp_path / "game.jsonl"
+    game = _live_scripted(log, kill_at, MIC_SCRIPT, audio_server)
+    game.wait(timeout=90)
+    assert game.returncode == -signal.SIGKILL
+    kinds = {json.loads(line)["type"] for line in log.read_text().splitlines() if line.strip()}
+    assert "hold" in kinds  # the microphone was lost before the kill
+    _resumes_as_announced(log)
+
+
+def _resumes_as_announced(log: Path) -> None:
+    """Replay and resume of a killed game's log give what the referee last announced."""
     session, last, logged, replayed = _replayed(log)
     assert replayed == logged  # the rebuilt game says exactly what was announced, no more
     # The CLI's replay and resume rebuild the same game.

@@ -19,8 +19,9 @@ import pytest
 
 from referee.cli import main
 from referee.games.race65 import Race65Options, Race65Spec
-from referee.session import Session, sentences
+from referee.session import Said, Session, sentences
 from referee.speech.audio import load_wav
+from referee.speech.hearing.mic import OverVoice
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.speaking.tts import EspeakVoice, WavDirOutput
 from referee.table import Table, content_words, run_audio_script
@@ -201,6 +202,36 @@ def test_a_move_begun_before_the_time_ran_out_is_not_given_to_the_next_player():
     assert session.game.state.tiles_down("Bob") == frozenset({12})
 
 
+def test_a_move_begun_just_after_a_countdown_word_is_the_players_when_the_canceller_says_so(
+    tmp_path,
+):
+    """"flip my five" begun 0.2 s into the countdown's "Five." lies where that
+    word's echo would: without a canceller, or with one showing only its
+    leftover, it is the echo; with one showing a player over it, the player's
+    (played: a countdown word is no reason to doubt a move)."""
+    from referee.speech.hearing.recognizers import Transcript
+
+    for over, expected in ((None, "echo of the referee's own voice"),
+                           (OverVoice(1.0), "echo of the referee's own voice"),
+                           (OverVoice(12.0), None)):
+        session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="hard")))
+        table = Table(session, voice=EspeakVoice(),
+                      output=WavDirOutput(tmp_path / str(over)), show=lambda text: None,
+                      echo_tail=0.5, cancels_echo=over is not None)
+        table.start()
+        table.advance(table.busy_until + 0.1)  # the turn's clock starts once it is said
+        deadline = session.game.deadline()
+        assert deadline is not None
+        table.advance(deadline - 4.9)
+        five = table.spoken[-1]
+        assert (five.text, five.kind) == ("Five.", "countdown")
+        heard = session.matcher.match("flip my five", "Ann")
+        result = table.hear_intent(heard, Transcript("flip my five", 1.0), five.start + 0.2,
+                                   five.start + 0.9, five.start + 1.2, "Ann", "seat", over=over)
+        assert result.dropped == expected, over
+        assert (5 in session.game.state.tiles_down("Ann")) == (expected is None)
+
+
 def test_a_move_that_outlasts_the_referees_voice_gets_a_spoken_notice():
     """Without an echo canceller a move said over the referee is dropped; when it
     goes on after the referee's voice has died away (its echo cannot), a player
@@ -321,7 +352,7 @@ def test_the_referees_own_words_from_a_player_over_it_are_the_players(tmp_path):
         heard = session.matcher.match("flip my three", "Ann")
         result = table.hear_intent(heard, Transcript("flip my three", 1.0), first.start + 0.2,
                                    second.end - 0.1, second.end + 0.2, None, "mic",
-                                   after_echo_db=12.0 if cancels else None)
+                                   over=OverVoice(12.0) if cancels else None)
         assert result.dropped == expected
     more = session.matcher.match("go on", "Ann")
     assert more.kind == "more"
@@ -329,8 +360,74 @@ def test_the_referees_own_words_from_a_player_over_it_are_the_players(tmp_path):
     reading = table.spoken[-1]
     result = table.hear_intent(more, Transcript("go on", 1.0), reading.start + 1,
                                reading.start + 1.5, reading.start + 1.8, None, "mic",
-                               after_echo_db=12.0)
+                               over=OverVoice(12.0))
     assert result.dropped == "a reply within the referee's own sentence"
+
+
+def test_the_referees_words_in_its_order_are_its_echo_whatever_the_microphone_measured(
+    tmp_path,
+):
+    """"Bob, did you call 65?" heard back as "call sixty five" while the
+    canceller fared badly on that sentence (10.6 dB above its usual leftover,
+    measured on a busy machine) is the referee's echo: its words, in its
+    order. "Bob flip two down" over "Ann, 2 down." shares two words in order
+    of four: a player's."""
+    from referee.speech.hearing.recognizers import Transcript
+
+    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
+    table = Table(session, voice=EspeakVoice(), output=WavDirOutput(tmp_path / "said"),
+                  show=lambda text: None, cancels_echo=True)
+    table.start()
+    table.hear_text("flip my 2", "Ann", table.busy_until + 0.5)
+    announced = table.spoken[-2]
+    assert announced.text == "Ann, 2 down."
+    flip = session.matcher.match("Bob flip two down", "Ann")
+    kept = table.hear_intent(flip, Transcript("Bob flip two down", 1.0), announced.start + 0.1,
+                             announced.end + 0.4, announced.end + 0.7, "Ann", "seat",
+                             over=OverVoice(12.0))
+    assert kept.dropped is None
+    session.question = None
+    table.hear_text("flip my 3", "Ann", table.busy_until + 0.5)
+    table.hear_text("65", "Bob", table.busy_until + 0.5)
+    table.hear_text("no", "Bob", table.busy_until + 0.5)
+    before = session.final_state()
+    table.say([Said(table.busy_until + 0.5, "Bob, did you call 65?", "question")])
+    question = table.spoken[-1]
+    call = session.matcher.match("call sixty five", "Bob")
+    assert call.kind == "call"
+    echo = table.hear_intent(call, Transcript("call sixty five", 0.75), question.start + 0.05,
+                             question.end - 0.05, question.end + 0.6, "Bob", "seat",
+                             over=OverVoice(10.6))
+    assert echo.dropped == "echo of the referee's own voice"
+    assert session.final_state() == before
+
+
+def _reading_the_rules(tmp_path: Path) -> tuple[Session, Table, float]:
+    """A table with an echo canceller reading the rules, and a time in the middle."""
+    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
+    table = Table(session, voice=EspeakVoice(), output=WavDirOutput(tmp_path / "said"),
+                  show=lambda text: None, cancels_echo=True)
+    table.start()
+    table.hear_text("rules", "Ann", table.busy_until + 0.5)
+    return session, table, table.busy_until - 10.0
+
+
+def test_seat_microphones_overrule_a_canceller_that_fared_badly(tmp_path):
+    """Over the rules, "flip my twelve" standing 12 dB above the canceller's
+    usual leftover but level at every seat (the speakers reach them alike) is
+    the referee's voice; standing out at its seat, a player's, asked about."""
+    from referee.speech.hearing.recognizers import Transcript
+
+    session, table, at = _reading_the_rules(tmp_path)
+    flip = session.matcher.match("flip my twelve", "Ann")
+    level = table.hear_intent(flip, Transcript("flip my twelve", 1.0), at, at + 1, at + 1.3,
+                              "Ann", "seat", over=OverVoice(12.0, seat_db=1.0))
+    assert level.dropped == "the referee's voice, heard alike at every seat"
+    assert session.question is None
+    player = table.hear_intent(flip, Transcript("flip my twelve", 1.0), at + 2, at + 3,
+                               at + 3.3, "Ann", "seat", over=OverVoice(12.0, seat_db=25.0))
+    assert player.dropped is None
+    assert session.question is not None
 
 
 def test_with_the_echo_canceller_a_player_over_the_referee_is_heard_and_its_leftover_not(
@@ -343,21 +440,16 @@ def test_with_the_echo_canceller_a_player_over_the_referee_is_heard_and_its_left
     is dropped."""
     from referee.speech.hearing.recognizers import Transcript
 
-    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
-    table = Table(session, voice=EspeakVoice(), output=WavDirOutput(tmp_path / "said"),
-                  show=lambda text: None, cancels_echo=True)
-    table.start()
-    table.hear_text("rules", "Ann", table.busy_until + 0.5)
-    at = table.busy_until - 10.0  # in the middle of the rules
+    session, table, at = _reading_the_rules(tmp_path)
     before = session.final_state()
     leftover = session.matcher.match("pardon", "Ann")
     assert leftover.kind == "query"
     dropped = table.hear_intent(leftover, Transcript("pardon", 1.0), at, at + 1, at + 1.3,
-                                None, "mic", after_echo_db=1.0)
+                                None, "mic", over=OverVoice(1.0))
     assert dropped.dropped == "what the echo canceller left of the referee's voice"
     flip = session.matcher.match("flip my twelve", "Ann")
     heard = table.hear_intent(flip, Transcript("flip my twelve", 1.0), at + 2, at + 3, at + 3.3,
-                              None, "mic", after_echo_db=12.0)
+                              None, "mic", over=OverVoice(12.0))
     assert heard.dropped is None
     assert session.question is not None
     assert session.question.text == "Ann, did you say: flip Ann's 12?"
@@ -368,11 +460,11 @@ def test_with_the_echo_canceller_a_player_over_the_referee_is_heard_and_its_left
     assert question.text == "Ann, did you say: flip Ann's 12?"
     yes = session.matcher.match("yes", "Ann")
     inside = table.hear_intent(yes, Transcript("yes", 1.0), at + 4, at + 4.5, at + 4.8, None,
-                               "mic", after_echo_db=12.0)
+                               "mic", over=OverVoice(12.0))
     assert inside.dropped == "a reply within the referee's own sentence"
     assert session.question is not None
     late = table.hear_intent(yes, Transcript("yes", 1.0), question.end - 0.2, question.end + 1.2,
-                             question.end + 1.5, None, "mic", after_echo_db=12.0)
+                             question.end + 1.5, None, "mic", over=OverVoice(12.0))
     assert late.dropped is None
     assert session.last[0].startswith("Sorry, was that a yes or a no?")
     assert session.final_state() == before

@@ -437,3 +437,28 @@ class PlaybackTrack:
         """Whether anything was played between ``start`` and ``end``."""
         with self._lock:
             return any(at < end and at + len(s) / RATE > start for at, s in self._pieces)
+
+
+#: Seconds a sound device's stream is given to close when a game ends.
+CLOSE_WITHIN = 2.0
+
+
+def close_stream(stream: Any, within: float = CLOSE_WITHIN) -> bool:
+    """Stop a sound device's stream at once (what it still holds is dropped)
+    and close it, giving up after ``within`` seconds: a busy or vanished
+    audio server can keep a stream's stop waiting, and that must never keep a
+    finished game from ending. False if it did not close in time (or failed)."""
+    import logging
+    import threading
+
+    def close() -> None:
+        try:
+            stream.abort()
+            stream.close()
+        except Exception as error:  # a dead device may fail to close
+            logging.getLogger(__name__).debug("closing a sound stream: %s", error)
+
+    closer = threading.Thread(target=close, name="close-stream", daemon=True)
+    closer.start()
+    closer.join(within)
+    return not closer.is_alive()

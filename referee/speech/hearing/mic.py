@@ -52,6 +52,7 @@ from referee.speech.audio import (
     SPEECH_MARGIN,
     Audio,
     PlaybackTrack,
+    close_stream,
     frame_energies,
     speech_bounds,
 )
@@ -85,6 +86,13 @@ HOLD_RECHECK = 0.1
 #: ends a whole command at once, and one that more words could change.
 QUIET_COMPLETE = 0.15
 QUIET_EXTENDABLE = 0.25
+#: While the referee speaks, the start of an utterance (up to QUICK_SPEECH of
+#: speech: "stop" is one word) is looked at after only QUICK_MARGIN of quiet,
+#: not the full margin: a "stop" then cuts the voice about 0.1 s sooner. Only
+#: an urgent verdict is kept from that look; anything else waits for the
+#: usual pause.
+QUICK_MARGIN = 0.05
+QUICK_SPEECH = 0.8
 QUIET_DB = 6.0
 #: ... or this far below the utterance's loudest frame (digital silence has no floor).
 QUIET_BELOW_PEAK = 40.0
@@ -109,7 +117,7 @@ MAX_UTTERANCE = 8.0
 #: word a little late, and a clipped first sound ("f" of "flip") is misheard.
 PREROLL = 0.2
 #: Seconds of the referee's voice before an utterance that show how much of it
-#: the echo canceller leaves (see :attr:`SeatUtterance.after_echo_db`).
+#: the echo canceller leaves (see :attr:`OverVoice.after_echo_db`).
 LEFTOVER_HISTORY = 10.0
 #: After a minute of a quiet room the detector notices speech later still,
 #: even a whole short word late ("flip Bob's eight down" heard from "Bob's"):
@@ -118,6 +126,10 @@ LEFTOVER_HISTORY = 10.0
 ONSET_LOOKBACK = 0.4
 ONSET_DB = 6.0
 HISTORY_BYTES = 4 * RATE * 2
+#: Seconds of the latest blocks that date the stream (see :meth:`Microphone.since`).
+DATING = 2.0
+#: An utterance's speech lasts at least one 10 ms frame.
+MIN_SPEECH = BLOCK / RATE
 
 
 class MicrophoneError(RuntimeError):
@@ -165,7 +177,10 @@ class Segmenter:
     def __init__(self, end_silence: float = DEFAULT_END_SILENCE, vad_mode: int = 2,
                  max_seconds: float = MAX_UTTERANCE,
                  on_pause: Callable[[Audio], None] | None = None,
-                 judge: Callable[[], str | None] | None = None) -> None:
+                 judge: Callable[[], str | None] | None = None,
+                 hurry: Callable[[], bool] | None = None) -> None:
+        """``hurry`` (optional) says whether an urgent word now would be
+        acted on at once (the referee is speaking): see :data:`QUICK_MARGIN`."""
         from pocketsphinx import Endpointer
 
         if not 0.1 <= end_silence <= 2.0:
@@ -175,6 +190,7 @@ class Segmenter:
         self.frame_bytes: int = self.endpointer.frame_bytes
         self.on_pause = on_pause
         self.judge = judge
+        self.hurry = hurry
         self._pending = b""
         self._max_bytes = int(max_seconds * RATE) * 2
         #: The last few seconds of the stream, for the pre-roll of each utterance.
@@ -187,6 +203,7 @@ class Segmenter:
         self._energies: list[float] = []
         self._start = self._audio_start = self._end = 0.0
         self._paused_at = -1  # the last loud frame when the last pause was reported
+        self._looked_at = -1  # ... when it was last looked at quickly
         self._verdict: str | None = None  # what the words at that pause were
         #: Quiet after which the utterance ends by its words (None: the endpointer decides).
         self._quiet_for: float | None = None
@@ -231,8 +248,8 @@ class Segmenter:
         """The utterance that ends with the frame just fed, if any."""
         if was_speaking and not speaking:  # the endpointer's end
             self._end = float(self.endpointer.speech_end)
-            if self._after_early and not self._loud():
-                self._reset(self.now)  # only the quiet after an utterance already handed over
+            if self._handed_over():
+                self._reset(self.now)
                 self._after_early = False
                 return None
             self._after_early = False
@@ -283,9 +300,17 @@ class Segmenter:
         self._raw = bytearray()
         self._energies = []
         self._start = self._audio_start = audio_start
-        self._paused_at = -1
+        self._paused_at = self._looked_at = -1
         self._verdict = None
         self._quiet_for = self._hold_until = None
+
+    def _handed_over(self) -> bool:
+        """Whether the endpointer's end just heard ends only what was already
+        handed over (ended early at a pause, or cut for length): quiet after
+        it, or speech that ended before the hand-over (the endpointer hears an
+        end late). Whatever loud sound follows is an utterance of its own once
+        the endpointer hears it as speech."""
+        return self._end <= self._start or (self._after_early and not self._loud())
 
     def _loud(self) -> bool:
         """Whether the audio collected since an early end holds speech (not just quiet)."""
@@ -310,20 +335,40 @@ class Segmenter:
         if self.on_pause is None or (self._after_early and not self._loud()):
             return
         self._update_energies()
-        bounds = speech_bounds(np.asarray(self._energies), FRAME, len(self._raw) // 2)
+        length = len(self._raw) // 2
+        bounds = speech_bounds(np.asarray(self._energies), FRAME, length, margin=0)
         if bounds is None:
             return
-        last_loud = (bounds[1] - int(SPEECH_MARGIN * RATE)) // FRAME
+        first, loud_end = bounds
+        last_loud = loud_end // FRAME
         if last_loud == self._paused_at:
             return
         self._verdict, self._quiet_for = None, None  # (more) speech since the last pause
-        if bounds[1] + FRAME <= len(self._raw) // 2:
-            self._paused_at = last_loud
-            self.on_pause(Audio(np.frombuffer(bytes(self._raw), dtype="<i2").copy()))
-            self._verdict = self.judge() if self.judge is not None else None
-            self._quiet_for = {COMPLETE: QUIET_COMPLETE, EXTENDABLE: QUIET_EXTENDABLE,
-                               URGENT: 0.0}.get(self._verdict or "")
-            self._floor = self._noise_floor()
+        if loud_end + int(SPEECH_MARGIN * RATE) + FRAME <= length:
+            self.on_pause(self._so_far())
+            self._pause(last_loud, self._judged())
+        elif (last_loud != self._looked_at and loud_end - first <= QUICK_SPEECH * RATE
+              and loud_end + int(QUICK_MARGIN * RATE) + FRAME <= length
+              and self.hurry is not None and self.hurry()):
+            self._looked_at = last_loud
+            self.on_pause(self._so_far())
+            verdict = self._judged()
+            if verdict == URGENT:
+                self._pause(last_loud, verdict)
+
+    def _so_far(self) -> Audio:
+        return Audio(np.frombuffer(bytes(self._raw), dtype="<i2").copy())
+
+    def _judged(self) -> str | None:
+        return self.judge() if self.judge is not None else None
+
+    def _pause(self, last_loud: int, verdict: str | None) -> None:
+        """The speech paused after frame ``last_loud``, its words judged ``verdict``."""
+        self._paused_at = last_loud
+        self._verdict = verdict
+        self._quiet_for = {COMPLETE: QUIET_COMPLETE, EXTENDABLE: QUIET_EXTENDABLE,
+                           URGENT: 0.0}.get(verdict or "")
+        self._floor = self._noise_floor()
 
     def _noise_floor(self) -> float:
         """The room's noise level (dB): the 10th percentile of the recent stream's frames."""
@@ -341,7 +386,7 @@ class Segmenter:
         quiet = max(self._floor + QUIET_DB, max(self._energies) - QUIET_BELOW_PEAK)
         return len(recent) == n and max(recent) <= quiet
 
-    def _early(self) -> Utterance:
+    def _early(self) -> Utterance | None:
         """End the utterance at its pause, before the endpointer hears its end."""
         end = self._audio_start + (self._paused_at + 1) * FRAME / RATE
         self._peak = max(self._energies)
@@ -359,30 +404,36 @@ class Segmenter:
     def close(self) -> Iterator[Utterance]:
         """End of the stream: the utterance in progress, if any."""
         if self._hold_until is not None:
-            yield self._utterance(self._end)
+            last = self._utterance(self._end)
+            if last is not None:
+                yield last
         elif self.endpointer.in_speech:
             tail = self._pending + b"\0" * (self.frame_bytes - len(self._pending))
             self.endpointer.end_stream(tail[: self.frame_bytes])
             self._raw += self._pending
-            if not self._after_early or self._loud():
-                yield self._utterance(float(self.endpointer.speech_end))
+            self._end = float(self.endpointer.speech_end)
+            last = None if self._handed_over() else self._utterance(self._end)
+            if last is not None:
+                yield last
         self._pending = b""
 
-    def _cut(self) -> Utterance:
+    def _cut(self) -> Utterance | None:
         """An utterance that went on too long: judge it now, go on collecting."""
         return self._utterance(self.now)
 
-    def _utterance(self, end: float) -> Utterance:
+    def _utterance(self, end: float) -> Utterance | None:
         """The utterance collected so far, ending (its speech) at stream time ``end``.
 
         Its audio goes on to now, through the silence: the endpointer's own
         cut can clip a final "p", and the recogniser gets the speech region of
-        this with its full margin.
+        this with its full margin. None when its speech ends before one 10 ms
+        frame of its own: what follows an utterance already handed over, whose
+        last loud sound belonged to that one.
         """
         samples = np.frombuffer(bytes(self._raw), dtype="<i2").copy()
         utterance = Utterance(Audio(samples), self._start, end, self._audio_start)
         self._reset(self.now)
-        return utterance
+        return utterance if end >= utterance.start + MIN_SPEECH else None
 
 
 def segment(chunks: Iterable[bytes], end_silence: float = DEFAULT_END_SILENCE) -> list[Utterance]:
@@ -417,14 +468,28 @@ def input_device(device: int | str | None) -> Any:
 
 
 @dataclass(frozen=True)
+class OverVoice:
+    """What the microphone measured of an utterance heard while the referee's
+    voice played, to tell a player from what the echo canceller left of it."""
+
+    #: How far the utterance's loudest 100 ms after the echo canceller, against
+    #: before it, stands above what the canceller leaves of the referee's voice
+    #: alone (dB). About 0 for that leftover; a player, even 12 dB quieter than
+    #: the referee's echo, is well above it.
+    after_echo_db: float
+    #: With seat microphones: how far the utterance's seat stands above the
+    #: other seats, beyond where the referee's voice alone puts it (dB). The
+    #: speakers reach every seat alike, a player their own microphone first:
+    #: about 0 for the referee's voice, however the canceller fared. None with
+    #: one microphone, or no earlier voice to compare with.
+    seat_db: float | None = None
+
+
+@dataclass(frozen=True)
 class SeatUtterance(Utterance):
     speaker: str | None
-    #: While the referee's voice played: how far the utterance's loudest 100 ms
-    #: after the echo canceller, against before it, stands above what the
-    #: canceller leaves of the referee's voice alone (dB). About 0 for that
-    #: leftover; a player, even 12 dB quieter than the referee's echo, is well
-    #: above it. None when the referee was silent (or there is no canceller).
-    after_echo_db: float | None = None
+    #: None when the referee was silent (or there is no echo canceller).
+    over: OverVoice | None = None
 
 
 class Microphone:
@@ -448,6 +513,8 @@ class Microphone:
         self.on_pause: Callable[[Audio], None] | None = None
         #: Asked what the words so far are, at each pause (see :class:`Segmenter`).
         self.judge: Callable[[], str | None] | None = None
+        #: Asked whether an urgent word would be acted on at once (see :class:`Segmenter`).
+        self.hurry: Callable[[], bool] | None = None
         self._stream: Any = None
         self._cancellers: list[EchoCanceller] = []  # one a channel, made by open()
         self._blocks: queue.Queue[tuple[bytes, float]] = queue.Queue()
@@ -458,13 +525,14 @@ class Microphone:
     def reset(self) -> None:
         """A fresh start for a new stream (stream time 0, nobody talking)."""
         self.segmenter = Segmenter(self.end_silence, on_pause=self.on_pause,
-                                   judge=self.judge)
+                                   judge=self.judge, hurry=self.hurry)
         self._energy: deque[np.ndarray[Any, Any]] = deque(maxlen=6000)  # 60 s of 10 ms frames
         self._frames = 0
         #: Seconds of audio received so far (stream time).
         self.position = 0.0
         self._blocks = queue.Queue()
         self._arrivals.clear()
+        self._overflowed_at = -math.inf
         self._cancellers = ([EchoCanceller() for _ in range(self.channels)]
                             if self.track is not None else [])
         self._delay = DelayFinder()
@@ -473,8 +541,10 @@ class Microphone:
         #: while the referee plays, and when it last removed enough of it.
         self._before = self._after = 0.0
         self._cancelled_at = -math.inf
-        #: (stream position at the block's start, energy before, after), while playing.
-        self._echo_blocks: deque[tuple[float, float, float]] = deque(maxlen=3000)
+        #: (stream position at the block's start, energy before, after), while playing,
+        #: and each channel's energy after it.
+        self._echo_blocks: deque[tuple[float, float, float, np.ndarray[Any, Any]]] = deque(
+            maxlen=3000)
 
     def open(self) -> None:
         """Open the device, or MicrophoneError saying why not."""
@@ -489,7 +559,10 @@ class Microphone:
         self.reset()
 
         def callback(data: Any, frames: int, when: Any, status: Any) -> None:
-            self._blocks.put((bytes(data), time.monotonic()))
+            arrived = time.monotonic()
+            if getattr(status, "input_overflow", False):  # samples were lost before this
+                self._overflowed_at = arrived
+            self._blocks.put((bytes(data), arrived))
 
         self._latency = 0.0
 
@@ -538,11 +611,19 @@ class Microphone:
             self._frames += 1
         mono = x.mean(axis=1) if self.channels > 1 else x[:, 0]
         data = np.clip(mono, -32768, 32767).astype("<i2").tobytes()
-        return [
-            SeatUtterance(u.audio, u.start, u.end, u.audio_start, self._seat(u.start, u.end),
-                          self._after_echo_db(u.start, u.end))
-            for u in self.segmenter.feed(data)
-        ]
+        return [self._attributed(u) for u in self.segmenter.feed(data)]
+
+    def _attributed(self, u: Utterance) -> SeatUtterance:
+        """The utterance with its seat, and how it stands against the referee's voice."""
+        energies = self._channel_energies(u.start, u.end)
+        seat = None if energies is None else int(np.argmax(energies))
+        after_echo_db = self._after_echo_db(u.start, u.end)
+        over = None
+        if after_echo_db is not None:
+            seat_db = None if seat is None else self._seat_db(seat, u.start, energies)
+            over = OverVoice(after_echo_db, seat_db)
+        return SeatUtterance(u.audio, u.start, u.end, u.audio_start,
+                             None if seat is None else self.seats.get(seat), over)
 
     def _without_echo(self, samples: np.ndarray[Any, Any], arrived: float) -> np.ndarray[Any, Any]:
         """Each channel without what the speakers played meanwhile. The block was
@@ -574,8 +655,9 @@ class Microphone:
         and each block's energy before and after it while the referee plays."""
         if len(cleaned) != len(raw) or float(np.abs(played).mean()) < PLAYED_LEVEL:
             return
+        after = cleaned.astype(np.float64) ** 2
         self._echo_blocks.append((self.position, float(np.mean(raw.astype(np.float64) ** 2)),
-                                  float(np.mean(cleaned.astype(np.float64) ** 2))))
+                                  float(np.mean(after)), after.mean(axis=0)))
         keep = 1.0 - len(raw) / (2.0 * RATE)
         self._before = keep * self._before + float(np.mean(raw.astype(np.float64) ** 2))
         self._after = keep * self._after + float(np.mean(cleaned.astype(np.float64) ** 2))
@@ -583,7 +665,7 @@ class Microphone:
             self._cancelled_at = at
 
     def _after_echo_db(self, start: float, end: float) -> float | None:
-        """See :attr:`SeatUtterance.after_echo_db`. The canceller's leftover is
+        """See :attr:`OverVoice.after_echo_db`. The canceller's leftover is
         the 30th percentile of its after/before ratio over the referee's last
         10 s of voice before the utterance (mostly the referee alone); the
         utterance's own level is its 100 ms where the ratio is highest: a
@@ -594,12 +676,13 @@ class Microphone:
             after = sum(a for _, a in blocks)
             return 10.0 * math.log10(max(after, 1.0) / max(before, 1.0))
 
-        blocks = [(b, a) for at, b, a in self._echo_blocks if start <= at <= end + BLOCK / RATE]
+        blocks = [(b, a) for at, b, a, _ in self._echo_blocks
+                  if start <= at <= end + BLOCK / RATE]
         if not blocks:
             return None
         span = max(1, round(0.1 * RATE / BLOCK))
         best = max(ratio(blocks[i : i + span]) for i in range(max(1, len(blocks) - span + 1)))
-        earlier = [ratio([(b, a)]) for at, b, a in self._echo_blocks
+        earlier = [ratio([(b, a)]) for at, b, a, _ in self._echo_blocks
                    if start - LEFTOVER_HISTORY <= at < start]
         if len(earlier) >= span:
             leftover = float(np.percentile(earlier, 30))
@@ -618,16 +701,28 @@ class Microphone:
         now = (self._anchor or 0.0) + self.position
         return now - self._cancelled_at <= CANCELLED_FOR
 
-    def _seat(self, start: float, end: float) -> str | None:
+    def _channel_energies(self, start: float, end: float) -> np.ndarray[Any, Any] | None:
+        """Each seat channel's energy from ``start`` to ``end`` (None: no seats)."""
         if not self.seats:
             return None
         first = self._frames - len(self._energy)
         lo, hi = max(first, int(start * 100)), max(first + 1, int(end * 100))
         frames = list(self._energy)[lo - first : hi - first]
-        if not frames:
+        return np.sum(frames, axis=0) if frames else None
+
+    def _seat_db(self, seat: int, start: float,
+                 energies: np.ndarray[Any, Any] | None) -> float | None:
+        """See :attr:`OverVoice.seat_db`: the seat's lead over the others in the
+        utterance, less its lead in the referee's voice over the 10 s before."""
+        earlier = [e for at, _, _, e in self._echo_blocks if start - LEFTOVER_HISTORY <= at < start]
+        if energies is None or self.channels < 2 or not earlier:
             return None
-        loudest = int(np.argmax(np.sum(frames, axis=0)))
-        return self.seats.get(loudest)
+
+        def lead(e: np.ndarray[Any, Any]) -> float:
+            others = float(np.delete(e, seat).mean())
+            return 10.0 * math.log10(max(float(e[seat]), 1.0) / max(others, 1.0))
+
+        return lead(energies) - lead(np.sum(earlier, axis=0))
 
     def arrival(self, at: float) -> float | None:
         """The wall clock (``time.monotonic``) when stream time ``at`` reached us, if recent."""
@@ -635,6 +730,24 @@ class Microphone:
             if position >= at:
                 return arrived
         return None
+
+    def since(self, at: float) -> float:
+        """Seconds since stream time ``at`` reached us, by the wall clock.
+
+        Not simply how much has been read since: blocks wait in the queue
+        while an utterance is decoded (seconds, on a busy machine), and then
+        the last sample read is long past. A block can only arrive late, never
+        early, so the recent block that came soonest for its place in the
+        stream dates the whole stream: one of the last :data:`DATING`
+        seconds, as samples lost on the way (an overflow while the machine
+        was busy) put every earlier block's place wrong.
+        """
+        recent = [(position, arrived) for position, arrived in self._arrivals
+                  if position >= self.position - DATING and arrived >= self._overflowed_at]
+        if not recent:
+            return self.position - at
+        offset = min(arrived - position for position, arrived in recent)
+        return time.monotonic() - (offset + at)
 
     @property
     def in_speech(self) -> bool:
@@ -644,11 +757,8 @@ class Microphone:
 
     def close(self) -> None:
         if self._stream is not None:
-            try:
-                self._stream.stop()
-                self._stream.close()
-            except Exception as error:  # a dead device may fail to close
-                log.debug("closing the microphone: %s", error)
+            if not close_stream(self._stream):
+                log.debug("the microphone's stream did not close")
             self._stream = None
 
 

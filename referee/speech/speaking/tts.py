@@ -27,7 +27,6 @@ referee said.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import ctypes
 import io
 import logging
@@ -42,7 +41,14 @@ from typing import Any
 
 import numpy as np
 
-from referee.speech.audio import RATE, Audio, PlaybackTrack, from_float, load_wav
+from referee.speech.audio import (
+    RATE,
+    Audio,
+    PlaybackTrack,
+    close_stream,
+    from_float,
+    load_wav,
+)
 
 log = logging.getLogger(__name__)
 
@@ -441,7 +447,8 @@ class SpeakerOutput(Output):
             # the device stopped asking for a while (PulseAudio here asks for a
             # new stream's first block, then waits 2 s), what is written now is
             # heard from now on: the count starts again from here.
-            now = clock.monotonic() + float(self._stream.latency)
+            stream = self._stream  # (None once closed)
+            now = clock.monotonic() + (float(stream.latency) if stream is not None else 0.0)
             if self._started is None or now > self._started + self._written / RATE + RESYNC:
                 self._started = now - self._written / RATE
             at = self._started + self._written / RATE
@@ -458,9 +465,9 @@ class SpeakerOutput(Output):
             self._buffer.clear()
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._stream.stop()
-            self._stream.close()
+        if self._stream is not None and not close_stream(self._stream):
+            log.debug("the speaker's stream did not close")
+        self._stream = None
 
 
 def output_device_available() -> bool:
