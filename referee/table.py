@@ -53,6 +53,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from rapidfuzz.distance import LCSseq
+
 from referee.gamelog import DroppedRecord, ErrorRecord
 from referee.session import (
     MAX_CHARS,
@@ -438,6 +440,16 @@ class Table:
             return None
         if not self.cancels_echo:
             return None if self.spec.barge_in(heard.intent) else SPOKE_OVER
+        return self._no_player(over)
+
+    def _player_over(self, over: OverVoice | None) -> bool:
+        """Whether the microphone shows a player over the referee's voice."""
+        return self.cancels_echo and self._no_player(over) is None
+
+    @staticmethod
+    def _no_player(over: OverVoice | None) -> str | None:
+        """Why what the (echo-cancelled) microphone measured over the referee's
+        voice is that voice, not a player (None: a player)."""
         if over is None or over.after_echo_db < NEAR_END_DB:
             # What is left of the referee's voice after the canceller can sound
             # like words ("repeat that"): a player's voice keeps the microphone
@@ -446,11 +458,6 @@ class Table:
         if over.seat_db is not None and over.seat_db < SEAT_DB:
             return "the referee's voice, heard alike at every seat"
         return None
-
-    def _player_over(self, over: OverVoice | None) -> bool:
-        """Whether the microphone shows a player over the referee's voice."""
-        return (self.cancels_echo and over is not None and over.after_echo_db >= NEAR_END_DB
-                and (over.seat_db is None or over.seat_db >= SEAT_DB))
 
 
 def in_order(words: list[str], said: list[str]) -> int:
@@ -462,12 +469,7 @@ def in_order(words: list[str], said: list[str]) -> int:
     >>> in_order(["flip", "my", "3"], ["ann", "3", "down", "one", "more", "flip"])
     1
     """
-    row = [0] * (len(said) + 1)
-    for w in words:
-        diagonal = 0
-        for j, s in enumerate(said, 1):
-            diagonal, row[j] = row[j], (diagonal + 1 if w == s else max(row[j], row[j - 1]))
-    return row[-1]
+    return int(LCSseq.similarity(words, said))
 
 
 # --- scripted audio on a simulated clock --------------------------------------------------

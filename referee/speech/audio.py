@@ -13,8 +13,10 @@ sentence a person can act on.
 from __future__ import annotations
 
 import io
+import logging
 import math
 import struct
+import threading
 import wave
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +25,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 import numpy.typing as npt
+
+log = logging.getLogger(__name__)
 
 RATE = 16000
 STREAMED_SIZE = 0x7FFF0000
@@ -448,15 +452,12 @@ def close_stream(stream: Any, within: float = CLOSE_WITHIN) -> bool:
     and close it, giving up after ``within`` seconds: a busy or vanished
     audio server can keep a stream's stop waiting, and that must never keep a
     finished game from ending. False if it did not close in time (or failed)."""
-    import logging
-    import threading
-
     def close() -> None:
         try:
             stream.abort()
             stream.close()
         except Exception as error:  # a dead device may fail to close
-            logging.getLogger(__name__).debug("closing a sound stream: %s", error)
+            log.debug("closing a sound stream: %s", error)
 
     closer = threading.Thread(target=close, name="close-stream", daemon=True)
     closer.start()

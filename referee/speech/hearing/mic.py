@@ -655,12 +655,13 @@ class Microphone:
         and each block's energy before and after it while the referee plays."""
         if len(cleaned) != len(raw) or float(np.abs(played).mean()) < PLAYED_LEVEL:
             return
-        after = cleaned.astype(np.float64) ** 2
-        self._echo_blocks.append((self.position, float(np.mean(raw.astype(np.float64) ** 2)),
-                                  float(np.mean(after)), after.mean(axis=0)))
+        before = float(np.mean(raw.astype(np.float64) ** 2))
+        channels = (cleaned.astype(np.float64) ** 2).mean(axis=0)
+        after = float(channels.mean())
+        self._echo_blocks.append((self.position, before, after, channels))
         keep = 1.0 - len(raw) / (2.0 * RATE)
-        self._before = keep * self._before + float(np.mean(raw.astype(np.float64) ** 2))
-        self._after = keep * self._after + float(np.mean(cleaned.astype(np.float64) ** 2))
+        self._before = keep * self._before + before
+        self._after = keep * self._after + after
         if self._before > CANCELLED_RATIO * max(self._after, 1.0):
             self._cancelled_at = at
 
@@ -682,13 +683,17 @@ class Microphone:
             return None
         span = max(1, round(0.1 * RATE / BLOCK))
         best = max(ratio(blocks[i : i + span]) for i in range(max(1, len(blocks) - span + 1)))
-        earlier = [ratio([(b, a)]) for at, b, a, _ in self._echo_blocks
-                   if start - LEFTOVER_HISTORY <= at < start]
+        earlier = [ratio([(b, a)]) for _, b, a, _ in self._echo_before(start)]
         if len(earlier) >= span:
             leftover = float(np.percentile(earlier, 30))
         else:  # the referee has only just begun: how much the canceller removed lately
             leftover = -10.0 * math.log10(max(self._before, 1.0) / max(self._after, 1.0))
         return best - leftover
+
+    def _echo_before(self, start: float) -> list[tuple[float, float, float, np.ndarray[Any, Any]]]:
+        """The referee's voice in the :data:`LEFTOVER_HISTORY` before ``start`` (see
+        ``_echo_blocks``): mostly the referee alone, to compare an utterance with."""
+        return [b for b in self._echo_blocks if start - LEFTOVER_HISTORY <= b[0] < start]
 
     @property
     def cancelling(self) -> bool:
@@ -714,7 +719,7 @@ class Microphone:
                  energies: np.ndarray[Any, Any] | None) -> float | None:
         """See :attr:`OverVoice.seat_db`: the seat's lead over the others in the
         utterance, less its lead in the referee's voice over the 10 s before."""
-        earlier = [e for at, _, _, e in self._echo_blocks if start - LEFTOVER_HISTORY <= at < start]
+        earlier = [e for _, _, _, e in self._echo_before(start)]
         if energies is None or self.channels < 2 or not earlier:
             return None
 
