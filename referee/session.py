@@ -287,7 +287,7 @@ class Session:
             if deadline > at:
                 break
             events = self.game.apply(Timeout(), deadline)
-            said += self._events(events, deadline)
+            said += self._after_move(events, deadline)  # a timeout may draw a card
         self.now = max(self.now, at)
         return said
 

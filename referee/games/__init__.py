@@ -5,8 +5,10 @@ from __future__ import annotations
 from referee.games.base import GameSpec, SetupError
 from referee.games.race65 import Race65Spec
 from referee.games.shutbox import ShutBoxSpec
+from referee.games.turn7 import Turn7Spec
 
-GAMES: dict[str, type[GameSpec]] = {spec.name: spec for spec in (Race65Spec, ShutBoxSpec)}
+GAMES: dict[str, type[GameSpec]] = {
+    spec.name: spec for spec in (Race65Spec, ShutBoxSpec, Turn7Spec)}
 
 
 def find_game(name: str) -> type[GameSpec]:
