@@ -55,6 +55,15 @@ def test_golden_transcript(script: Path, capsys: pytest.CaptureFixture[str]) -> 
         ("shut-the-box-physical", ["Roll your dice and tell me", "Two dice make 2 to 12",
                                    "There is no tile 10", "tie with 7: a play-off",
                                    "Bob wins with 15!"]),
+        ("turn7-virtual", ["I shuffle and deal", "for 23.", "percent chance to bust",
+                           "who gets the Lock", "is locked with", "Bust: Bob already has a 9",
+                           "Life Saver takes the second", "draws three cards",
+                           "Round 1 scores.", "I deal the cards in this game", "Cy wins with"]),
+        ("turn7-physical", ["what is it?", "First, Bob's card", "no plus 3 card",
+                            "no cards yet: you must hit", "draw card 2 of 3",
+                            "Life Saver takes the second 5", "only one 1 and it is on the table",
+                            "a sudden-death round", "Bob is out of this round",
+                            "Ann wins with 34!"]),
     ],
 )
 def test_goldens_cover_the_situations_they_promise(stem: str, must_say: list[str]) -> None:

@@ -670,10 +670,10 @@ def test_questions_at_any_time():
     s, _, _ = session(top=["5", "6", "7", "lifesaver", "x2", "+4"])
     says(s, "hit")
     assert says(s, "what do I have", "Bob") == [
-        "Bob has 5, a Life Saver, for 5; still in."]
+        "Bob has 5 and a Life Saver: 5; still in."]
     says(s, "hit")  # Cy: times 2
-    assert says(s, "what does Cy have", "Bob") == ["Cy has 6, times 2, for 6, doubled 12: "
-                                                   "12; still in."]
+    assert says(s, "what does Cy have", "Bob") == ["Cy has 6 and times 2: 6, doubled 12: 12; "
+                                                   "still in."]
     assert says(s, "how many cards are left") == ["89 cards left in the deck; 0 cards in the "
                                                   "discard pile."]
     assert says(s, "who is still in") == ["Still in: Bob, Cy and Ann."]

@@ -643,17 +643,17 @@ class Turn7(Rules[Turn7State]):
 
     def _check_decision(self, state: Turn7State, player: str, at: float) -> None:
         self._check_player(state, player)
+        if player not in state.order or not state.hand(player).active:
+            raise NotYourTurn(f"{player} is out of this round.")
         receiver = self._receiver(state)
         if receiver is not None:
-            raise WaitForCard(f"First {receiver}'s card: what is it?")
+            raise WaitForCard(f"First, {receiver}'s card: what is it?")
         if state.waiting:
             pending = state.waiting[0]
             raise IllegalAction(f"First, {pending.player}: who gets the "
                                 f"{ACTION_NAMES[pending.card]}?")
         deciding = state.deciding
         if deciding != player:
-            if not state.hand(player).active or player not in state.order:
-                raise NotYourTurn(f"{player} is out of this round.")
             raise NotYourTurn(f"It's {deciding}'s turn, not {player}'s.")
         if state.timer.expired(at):
             raise TimeIsUp(f"Time is up for {player}.")

@@ -341,7 +341,7 @@ class Turn7Spec(GameSpec):
                 raise IllegalAction(f"There is no plus {intent['bonus']} card: bonus cards "
                                     "are plus 2, 4, 6, 8 and 10.")
         else:
-            card = str(intent["action"])
+            card = str(intent["special"])
         return Draw(receiver, card)
 
     def draw(self, chance: Chance, game: Game[Any]) -> Action | None:
@@ -500,14 +500,12 @@ class Turn7Spec(GameSpec):
             return f"{player} sits out this sudden-death round."
         if not hand.row and hand.status == "active":
             return f"{player} has no cards yet."
-        numbers = spoken_list(hand.numbers) if hand.numbers else "no numbers"
-        parts = [f"{player} has {numbers}"]
-        parts += [card_name(m) for m in hand.modifiers]
+        cards = [*map(str, hand.numbers), *(card_name(m) for m in hand.modifiers)]
         if hand.lifesaver:
-            parts.append("a Life Saver")
+            cards.append("a Life Saver")
         status = {"active": "still in", "stayed": "stayed", "locked": "locked",
                   "bust": "bust", "turn7": "Turn 7"}[hand.status]
-        return f"{', '.join(parts)}, for {score_parts(hand)}; {status}."
+        return f"{player} has {spoken_list(cards)}: {score_parts(hand)}; {status}."
 
     def _score(self, state: Turn7State, player: str) -> str:
         hand = state.hand(player)
