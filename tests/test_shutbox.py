@@ -39,8 +39,7 @@ from referee.engine.shutbox_strategy import dice_hint, hint, mask_of, tiles_of, 
 from referee.gamelog import Record
 from referee.games.shutbox import ShutBoxOptions, ShutBoxSpec
 from referee.session import Session
-from referee.speech.audio import Audio
-from referee.speech.understanding.meaning import Intent
+from tests.voicegame import voice_game as play_by_voice
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -471,73 +470,13 @@ MOVES = [  # (recording, what it says); a box of 9, physical dice, Ann's turn (s
     ("stb13", "rolled eleven"), ("stb14", "shut five and six"),
     ("stb15", "I rolled a three"), ("stb16", "shut three"),
 ]
-def _meaning(intent: Intent) -> dict[str, Any]:
-    """An intent without empty fields, lists as sets: what a player would compare."""
-    return {k: sorted(v) if isinstance(v, list) else v for k, v in intent.to_json().items()
-            if v is not None}
-
-
 def voice_game(condition: str, tmp_path: Path) -> tuple[Session, list[str]]:
-    """Ann's turn by voice, played as a player at the table would play it.
-
-    Each move is said (the committed Piper recording). When the referee asks
-    "Ann, did you say: ...?", Ann answers "yes" (the committed recording) if
-    that is what she said and "no" (eSpeak) if not. When the move was not
-    taken (nothing happened, or she said no), she says it again in eSpeak's
-    voice, once more slower, and then in Piper's voice if need be, as a player
-    repeats herself. (eSpeak's rendering of a sentence varies by a few samples
-    with what it rendered before, so one eSpeak retry may be heard where
-    another was not; Piper's is the same every time.)
-    """
-    from benchmarks.fixtures import COMMITTED_VOICE, apply_condition, fixture, utterances
-    from referee.speech.audio import load_wav
-    from referee.speech.hearing.mic import DEFAULT_END_SILENCE
-    from referee.speech.hearing.recognizers import make_recognizer
-    from referee.speech.speaking.tts import EspeakVoice, PiperVoice
-    from referee.table import Table
-
-    cases = {u.id: u for u in utterances("shut-the-box")}
+    """Ann's turn by voice (:func:`tests.voicegame.voice_game`)."""
     options = ShutBoxOptions(tiles=9, dice="physical", order="given")
     # The table the recordings' expected intents assume (tests/audio_fixtures/shut-the-box.tsv);
     # Ann plays first, and shutting the box wins at once.
     session = Session(ShutBoxSpec(["Ann", "Bob", "Cy"], options))
-    shown: list[str] = []
-    table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
-                  show=shown.append)
-    clock = [0.0]
-
-    def say(audio: Audio) -> None:
-        """Speak once the referee has finished, and let it answer."""
-        at = max(clock[0], table.busy_until) + 1.0
-        table.advance(at)
-        end = at + audio.seconds
-        table.hear_audio(audio, at, end, end + DEFAULT_END_SILENCE)
-        clock[0] = end + DEFAULT_END_SILENCE
-        table.advance(clock[0])
-
-    def room(audio: Audio, name: str) -> Audio:
-        path = tmp_path / f"{name}.wav"
-        apply_condition(audio, condition, f"test/{name}").write_wav(path)
-        return load_wav(path)
-
-    yes = load_wav(fixture(COMMITTED_VOICE, cases["stb28"], condition))
-    no = room(EspeakVoice().render("no"), "no")
-    table.start()
-    for i, (uid, text) in enumerate(MOVES):
-        tries = [load_wav(fixture(COMMITTED_VOICE, cases[uid], condition))]
-        if not text.startswith(("what", "my")):  # a question needs no repeat
-            tries += [room(EspeakVoice().render(text), f"{i:02d}a"),
-                      room(EspeakVoice(rate=140).render(text), f"{i:02d}b"),
-                      room(PiperVoice().render(text), f"{i:02d}c")]
-        for attempt in tries:
-            before = session.game.state
-            say(attempt)
-            if session.question is not None:
-                meant = _meaning(session.question.intent) == _meaning(cases[uid].intent)
-                say(yes if meant else no)
-            if session.game.state != before or session.over:
-                break
-    return session, shown
+    return session, play_by_voice(session, "shut-the-box", MOVES, "stb28", condition, tmp_path)
 
 
 def test_a_whole_game_by_voice_ends_with_the_box_shut(tmp_path):

@@ -8,6 +8,7 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -715,3 +716,60 @@ def test_bad_options_are_refused_with_a_sentence():
         Turn7Options(deck="paper")
     with pytest.raises(SetupError, match="2 to 8 players"):
         Turn7Spec(["Ann"])
+
+
+# --- a whole game by voice ---------------------------------------------------------------
+
+VOICE_MOVES = [  # (recording, what it says); physical deck, Ann deals, to 20
+    ("t7c13", "nine"),                   # Bob is dealt a 9
+    ("t7c14", "I got a seven"),          # Cy a 7
+    ("t7c17", "lock"),                   # Ann a Lock ...
+    ("t7c12", "Cy"),                     # ... on Cy, who is locked with 7
+    ("t7c22", "what do I have"),         # Bob asks
+    ("t7c02", "hit me"),
+    ("t7c20", "twelve"),                 # Bob 21
+    ("t7c01", "hit"),                    # Ann has no cards: she hits
+    ("t7c15", "plus four"),
+    ("t7c04", "stay"),                   # Bob stays with 21
+    ("t7c28", "what are my odds"),       # Ann asks
+    ("t7c03", "another card"),
+    ("t7c16", "times two"),
+    ("t7c34", "hit me again"),
+    ("t7c21", "I got an eleven"),        # Ann: 11, doubled 22, plus 4: 26
+    ("t7c05", "I'll stay"),              # the round ends: Ann passes 20 with the most
+]
+
+
+def turn7_by_voice(condition: str, tmp_path: Path) -> tuple[Session, list[str]]:
+    from tests.voicegame import voice_game
+
+    spec = Turn7Spec(PLAYERS, Turn7Options(deck="physical", target=20))
+    session = Session(spec)
+    return session, voice_game(session, "turn7", VOICE_MOVES, "t7c32", condition, tmp_path)
+
+
+def test_a_whole_game_by_voice_with_a_physical_deck(tmp_path):
+    session, shown = turn7_by_voice("clean", tmp_path)
+    said = [line.split("referee: ", 1)[1] for line in shown if "referee: " in line]
+    assert "Cy is locked with 7." in said, shown
+    assert "Bob has 9: 9; still in." in said, shown
+    assert "Bob stays with 21." in said, shown
+    assert any(s.startswith("Ann: 0 percent chance to bust. Staying scores 4;")
+               for s in said), shown
+    assert said[-1] == "Ann wins with 26!", shown
+    assert session.final_state() == {
+        "winner": ["Ann"], "rounds": 1, "turn": None,
+        "players": {"Ann": {"total": 26, "rounds": [26]}, "Bob": {"total": 21, "rounds": [21]},
+                    "Cy": {"total": 7, "rounds": [7]}}}
+
+
+@pytest.mark.parametrize("condition", ["reverb", "babble10", "pink10"])
+def test_a_voice_game_in_a_noisy_room_never_breaks_the_rules(condition, tmp_path):
+    """Misheard moves may happen in noise; the game must stay legal and never crash.
+
+    The accuracy per room is measured by ``./run bench recognition --game turn7``.
+    """
+    session, shown = turn7_by_voice(condition, tmp_path)
+    assert accounted(session.game.state)
+    assert not any("something went wrong" in line for line in shown)
+    assert set(session.final_state()["players"]) == set(PLAYERS)

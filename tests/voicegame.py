@@ -1,0 +1,79 @@
+"""A game played by voice from the speech fixtures, as a player at a table plays it.
+
+Shared by the games' voice tests: each move is said (the committed Piper
+recording of a fixture list); when the referee asks "Ann, did you say: ...?",
+the player answers "yes" (the committed recording) if that is what they said
+and "no" (eSpeak) if not. When a move was not taken (nothing happened, or
+they said no), they say it again in eSpeak's voice, once more slower, and then
+in Piper's voice if need be, as a player repeats herself. (eSpeak's rendering
+of a sentence varies by a few samples with what it rendered before, so one
+eSpeak retry may be heard where another was not; Piper's is the same every
+time.) Questions are said once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from referee.session import Session
+from referee.speech.audio import Audio
+from referee.speech.understanding.meaning import Intent
+
+
+def meaning(intent: Intent) -> dict[str, Any]:
+    """An intent without empty fields, lists as sets: what a player would compare."""
+    return {k: sorted(v) if isinstance(v, list) else v for k, v in intent.to_json().items()
+            if v is not None}
+
+
+def voice_game(session: Session, game: str, moves: Sequence[tuple[str, str]], yes_id: str,
+               condition: str, tmp_path: Path) -> list[str]:
+    """Play ``moves`` ((fixture id, its text), in order) in ``condition``'s room;
+    returns what the table showed."""
+    from benchmarks.fixtures import COMMITTED_VOICE, apply_condition, fixture, utterances
+    from referee.speech.audio import load_wav
+    from referee.speech.hearing.mic import DEFAULT_END_SILENCE
+    from referee.speech.hearing.recognizers import make_recognizer
+    from referee.speech.speaking.tts import EspeakVoice, PiperVoice
+    from referee.table import Table
+
+    cases = {u.id: u for u in utterances(game)}
+    shown: list[str] = []
+    table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+                  show=shown.append)
+    clock = [0.0]
+
+    def say(audio: Audio) -> None:
+        """Speak once the referee has finished, and let it answer."""
+        at = max(clock[0], table.busy_until) + 1.0
+        table.advance(at)
+        end = at + audio.seconds
+        table.hear_audio(audio, at, end, end + DEFAULT_END_SILENCE)
+        clock[0] = end + DEFAULT_END_SILENCE
+        table.advance(clock[0])
+
+    def room(audio: Audio, name: str) -> Audio:
+        path = tmp_path / f"{name}.wav"
+        apply_condition(audio, condition, f"test/{name}").write_wav(path)
+        return load_wav(path)
+
+    yes = load_wav(fixture(COMMITTED_VOICE, cases[yes_id], condition))
+    no = room(EspeakVoice().render("no"), "no")
+    table.start()
+    for i, (uid, text) in enumerate(moves):
+        tries = [load_wav(fixture(COMMITTED_VOICE, cases[uid], condition))]
+        if cases[uid].intent.kind != "query":  # a question needs no repeat
+            tries += [room(EspeakVoice().render(text), f"{i:02d}a"),
+                      room(EspeakVoice(rate=140).render(text), f"{i:02d}b"),
+                      room(PiperVoice().render(text), f"{i:02d}c")]
+        for attempt in tries:
+            before = session.game.state
+            say(attempt)
+            if session.question is not None:
+                meant = meaning(session.question.intent) == meaning(cases[uid].intent)
+                say(yes if meant else no)
+            if session.game.state != before or session.over:
+                break
+    return shown
