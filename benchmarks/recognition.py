@@ -1,6 +1,6 @@
 """Recognition benchmark: speech fixtures -> recogniser -> intent.
 
-Run: ``./run bench recognition [--game race65|shut-the-box] [--engine whisper|pocketsphinx|vosk]
+Run: ``./run bench recognition [--game race65|shut-the-box|turn7] [--engine whisper|pocketsphinx|vosk]
 [--voices ...] [--conditions ...] [--dump FILE.json]``.
 
 For every voice and room of :mod:`benchmarks.fixtures`, each utterance goes
@@ -49,6 +49,9 @@ from referee.speech.listen import understand
 from referee.speech.understanding.intents import IntentMatcher
 
 PLAYERS = GAMES["race65"][1]
+#: Commands that must never be taken for each other: Turn 7's "stay" is a move,
+#: "stop" only cuts the referee's speech.
+CONFUSABLE = (("stay", "stop"), ("stop", "stay"))
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -168,6 +171,7 @@ def report(rows: list[Row], game: str, engine: str, voices: list[str],
         cells.append(_pct(talk_rows, "taken"))
         cells.append(_pct([r for r in mine if r.kind == "command"], "asked"))
         print(f"| {split} | " + " | ".join(cells) + " |")
+    confusions(rows)
     latencies = [r.seconds for r in rows]
     audio_s = sum(r.audio_s for r in rows)
     print()
@@ -182,6 +186,24 @@ def report(rows: list[Row], game: str, engine: str, voices: list[str],
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"| peak memory (whole process) | {peak:.0f} MB |")
     print(f"| utterances | {len(rows)} ({audio_s / 60:.1f} min of audio) |")
+
+
+def confusions(rows: list[Row]) -> None:
+    """How often a command was heard as one it must never be taken for: acted on
+    at once (sure), or asked about first."""
+    pairs = [(said, heard) for said, heard in CONFUSABLE
+             if any(r.expected.get("kind") == said for r in rows)
+             and any(r.expected.get("kind") == heard for r in rows)]
+    if not pairs:
+        return
+    print()
+    print("| said | heard as | acted on | asked about | of |")
+    print("|---|---|---:|---:|---:|")
+    for said, heard in pairs:
+        mine = [r for r in rows if r.expected.get("kind") == said]
+        wrong = [r for r in mine if r.intent.get("kind") == heard]
+        asked = sum(r.asked for r in wrong)
+        print(f"| {said} | {heard} | {len(wrong) - asked} | {asked} | {len(mine)} |")
 
 
 def main() -> None:
