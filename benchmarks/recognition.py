@@ -1,6 +1,7 @@
 """Recognition benchmark: speech fixtures -> recogniser -> intent.
 
-Run: ``./run bench recognition [--game race65|shut-the-box|turn7] [--engine whisper|pocketsphinx|vosk]
+Run: ``./run bench recognition [--game race65|shut-the-box|turn7]
+[--engine whisper|pocketsphinx|vosk]
 [--voices ...] [--conditions ...] [--dump FILE.json]``.
 
 For every voice and room of :mod:`benchmarks.fixtures`, each utterance goes

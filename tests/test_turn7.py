@@ -773,3 +773,76 @@ def test_a_voice_game_in_a_noisy_room_never_breaks_the_rules(condition, tmp_path
     assert accounted(session.game.state)
     assert not any("something went wrong" in line for line in shown)
     assert set(session.final_state()["players"]) == set(PLAYERS)
+
+
+# --- the command line: audio scripts, the log, resume -------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+PIPER = ROOT / "tests" / "audio_fixtures" / "piper-joe"
+
+
+def test_a_game_from_an_audio_script_with_the_virtual_deck(tmp_path, capsys):
+    lines = ["[+0.5] " + str(PIPER / f"{uid}.wav") for uid in ("t7c01", "t7c22", "t7c04")]
+    script = tmp_path / "game.txt"
+    script.write_text("\n".join(lines) + "\n")
+    code = main(["play", "turn7", "--players", "Ann", "Bob", "Cy", "--seed", "140",
+                 "--audio-script", str(script), "--json"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0
+    said = [x.split("referee: ", 1)[1] for x in out if "] referee: " in x]
+    # seed 140 deals Bob a 12, Cy a 10, Ann a 12, and then Bob's hit is an 11
+    assert said[1:4] == ["Bob: a 12.", "Cy: a 10.", "Ann: a 12."]
+    assert "Bob: an 11, for 23." in said, out
+    assert "Cy has 10: 10; still in." in said, out
+    assert "Cy stays with 10." in said, out
+    assert json.loads(out[-1])["turn"] == "Ann"
+
+
+def test_a_killed_game_resumes_and_deals_the_cards_it_would_have_dealt(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    log = tmp_path / "game.jsonl"
+    quiet = ["--input", "text", "--voice", "none"]
+    args = ["turn7", "--players", "Ann", "Bob", "Cy", "--seed", "140"]
+    game = subprocess.Popen([sys.executable, "-m", "referee", "play", *args, *quiet,
+                             "--log", str(log)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    assert game.stdin is not None
+    assert game.stdout is not None
+
+    def until(text: str) -> None:
+        assert game.stdout is not None
+        seen = []
+        for _ in range(50):
+            seen.append(game.stdout.readline())
+            if text in seen[-1]:
+                return
+        raise AssertionError(f"{text!r} never came: {seen}")
+
+    until("Bob: hit or stay?")
+    for line, then in (("hit", "Cy: hit or stay?"), ("stay", "Ann: hit or stay?")):
+        game.stdin.write(line + "\n")
+        game.stdin.flush()
+        until(then)
+    game.kill()  # a crash: no clean-up
+    game.wait(timeout=10)
+    assert game.returncode == -signal.SIGKILL
+
+    resumed = subprocess.run([sys.executable, "-m", "referee", "resume", str(log), *quiet,
+                              "--json", "--no-log"], input="hit\n", capture_output=True,
+                             text=True, cwd=ROOT, timeout=60, check=False)
+    assert resumed.returncode == 0, resumed.stderr
+    lines = resumed.stdout.splitlines()
+    assert lines[0] == "Resuming the game. It's Ann's turn. Ann: hit or stay?"
+    # The same three lines played without a crash deal the same card to Ann.
+    whole = tmp_path / "whole.txt"
+    whole.write_text("hit\nstay\nhit\n")
+    straight = subprocess.run([sys.executable, "-m", "referee", "play", *args, "--script",
+                               str(whole), "--json"], capture_output=True, text=True, cwd=ROOT,
+                              timeout=60, check=False)
+    card = [x for x in straight.stdout.splitlines() if "referee: Ann: " in x][-1]
+    assert card.split("referee: ", 1)[1] in [x.split("referee: ", 1)[-1] for x in lines]
+    resumed_state = json.loads(lines[-1])
+    assert resumed_state["players"] == json.loads(straight.stdout.splitlines()[-1])["players"]
