@@ -412,6 +412,18 @@ def test_a_tie_at_the_target_is_played_off_by_the_tied_players_only():
     assert g.state.totals == (3, 18, 19)
 
 
+def test_a_tie_at_200_is_played_off():
+    from dataclasses import replace
+    g = new()
+    g._states[-1] = replace(g.state, totals=(0, 190, 190))  # a position set up for the test
+    deal(g, "10", "10", "3")
+    for p in ("Bob", "Cy"):
+        g.apply(Stay(p), 1.0)
+    events = g.apply(Stay("Ann"), 1.0)
+    assert of(events, PlayoffStarted) == [PlayoffStarted(("Bob", "Cy"), 200)]
+    assert not of(events, GameWon)
+
+
 def test_a_tie_is_shared_with_the_house_rule():
     g = new(target=10, ties="share")
     deal(g, "10", "10", "3")
@@ -500,11 +512,14 @@ def test_random_games_keep_the_invariants(rnd, n, target):
                 out.add(event.target)
             if isinstance(event, RoundScored):
                 assert all(score >= 0 for _, score, _ in event.scores)
-                # the round ends exactly when nobody is active or on a Turn 7
-                hands = {p: state.hand(p) for p in state.order}
-                assert (not any(h.active for h in hands.values() if h)
-                        or any(isinstance(e, TurnSeven) for e in events)
-                        or any(isinstance(e, Busted | Stayed | ActionPlayed) for e in events))
+        # The round ends exactly when nobody is active or somebody turned 7.
+        if of(events, RoundScored):
+            removed = ({e.player for e in of(events, Busted | Stayed)}
+                       | {e.target for e in of(events, ActionPlayed) if e.card == "lock"})
+            assert of(events, TurnSeven) or set(state.active) <= removed
+        elif not after.over:
+            assert after.active
+            assert not any(after.hand(p).status == "turn7" for p in after.order)
         if not after.over and after.phase == "play" and after.round == state.round:
             assert after.active  # a round with nobody active has ended
             for p in after.order:  # scores follow the formula
@@ -844,5 +859,23 @@ def test_a_killed_game_resumes_and_deals_the_cards_it_would_have_dealt(tmp_path)
                               timeout=60, check=False)
     card = [x for x in straight.stdout.splitlines() if "referee: Ann: " in x][-1]
     assert card.split("referee: ", 1)[1] in [x.split("referee: ", 1)[-1] for x in lines]
+    replay = subprocess.run([sys.executable, "-m", "referee", "replay", str(log), "--json"],
+                            capture_output=True, text=True, cwd=ROOT, timeout=60, check=False)
+    assert replay.returncode == 0, replay.stderr
+    assert any(x.endswith("referee: Bob: an 11, for 23.") for x in replay.stdout.splitlines())
     resumed_state = json.loads(lines[-1])
     assert resumed_state["players"] == json.loads(straight.stdout.splitlines()[-1])["players"]
+
+
+def test_the_turn_timer_counts_down_aloud_and_the_player_stays_when_it_runs_out():
+    s, _, _ = session(top=["5", "6", "7"], turn_timer=10)
+    said = [x.text for x in s.tick(10.0)]
+    assert said[0] == "Five."
+    assert said[-2:] == ["Time! Bob stays with 5.", "Cy: hit or stay?"]
+    assert s.game.deadline() == 20.0
+
+
+def test_with_the_hit_house_rule_the_referee_deals_the_card_when_time_runs_out():
+    s, _, _ = session(top=["5", "6", "7", "9"], turn_timer=10, house=["expiry=hit"])
+    said = [x.text for x in s.tick(10.0)]
+    assert said[-2:] == ["Bob: a 9, for 14.", "Cy: hit or stay?"]
