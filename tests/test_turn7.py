@@ -66,7 +66,7 @@ def deal(g: Game[Turn7State], *cards: str) -> list[Any]:
     return events
 
 
-def of(events: Sequence[Any], kind: type) -> list[Any]:
+def of(events: Sequence[Any], kind: Any) -> list[Any]:
     return [e for e in events if isinstance(e, kind)]
 
 
