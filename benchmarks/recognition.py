@@ -48,6 +48,7 @@ from referee.speech.audio import load_wav
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import understand
 from referee.speech.understanding.intents import IntentMatcher
+from referee.speech.understanding.templates import PhraseSet
 
 PLAYERS = GAMES["race65"][1]
 #: Commands that must never be taken for each other: Turn 7's "stay" is a move,
@@ -102,6 +103,18 @@ def kind_of(utterance: Utterance) -> str:
     return "command" if utterance.is_command else "talk"
 
 
+def moment_of(phrases: PhraseSet, case: Utterance) -> frozenset[str]:
+    """When an utterance is said at a table: a sentence that can only be said at a
+    moment (the phrase file's ``when``: Turn 7's "lock Bob" when a Lock waits)
+    at that moment; any other command at none (Turn 7: on a player's hit or
+    stay); table talk at every moment at once (the most sentences to be taken
+    for)."""
+    if not case.is_command:
+        return phrases.moments
+    return frozenset(i.when for i in phrases.intents
+                     if i.when is not None and i.fields.get("kind") == case.intent.kind)
+
+
 def run(game: str, engine: str | None, model: str | None, voices: list[str],
         conditions: list[str], paraphrase_conditions: list[str]) -> tuple[list[Row], str]:
     players = GAMES[game][1]
@@ -116,6 +129,8 @@ def run(game: str, engine: str | None, model: str | None, voices: list[str],
                      *(utterances(game, held_out=True) if condition in paraphrase_conditions
                        else [])]
             for case in cases:
+                said_at = moment_of(matcher.phrases, case)
+                recognizer.moments = lambda at=said_at: at
                 raw = load_wav(fixture(voice, case, condition))
                 # As the table loop does: the utterance has ended (the voice
                 # detector said so), then it is prepared, decoded and read.

@@ -216,6 +216,11 @@ class Session:
     def over(self) -> bool:
         return self.game.is_over()
 
+    def moments(self) -> frozenset[str]:
+        """What can be said now besides the sentences of any time (the game's
+        :meth:`~referee.games.base.GameSpec.moments`); none once the game is over."""
+        return frozenset() if self.over else self.spec.moments(self.game)
+
     def _log(self, record: Record) -> None:
         if self.record is not None:
             self.record(record)

@@ -168,6 +168,8 @@ class Table:
     ) -> None:
         self.session = session
         self.recognizer = recognizer
+        if recognizer is not None:  # it listens for what can be said at this moment
+            recognizer.moments = session.moments
         self.listener = (Listener(recognizer, session.matcher) if recognizer is not None
                          else None)
         self.voice = voice or SilentVoice()

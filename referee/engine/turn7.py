@@ -87,8 +87,6 @@ NUMBERS = tuple(str(n) for n in range(13))
 BONUSES = ("+2", "+4", "+6", "+8", "+10")
 MODIFIERS = (*BONUSES, "x2")
 ACTIONS = ("lock", "turn3", "lifesaver")
-#: The actions that need a target (a second Life Saver is given away too).
-TARGETED = ("lock", "turn3", "lifesaver")
 
 
 def full_deck() -> tuple[str, ...]:
@@ -834,7 +832,7 @@ class Turn7(Rules[Turn7State]):
         else:
             why = f"{target} is out of this round"
         return f"Not {target}: {why}. The {ACTION_NAMES[pending.card]} can go to " \
-               f"{spoken(targets)}."
+               f"{either(targets)}."
 
     def _stay(self, state: Turn7State, player: str, at: float,
               timed_out: bool = False) -> tuple[Turn7State, list[Event]]:
@@ -916,8 +914,12 @@ class Turn7(Rules[Turn7State]):
         return state, events
 
 
-def spoken(names: Sequence[str]) -> str:
-    """ "Ann, Bob or Cy"."""
+def either(names: Sequence[str]) -> str:
+    """One of several names, in words.
+
+    >>> either(["Ann", "Bob", "Cy"])
+    'Ann, Bob or Cy'
+    """
     if len(names) <= 1:
         return "".join(names)
     return f"{', '.join(names[:-1])} or {names[-1]}"

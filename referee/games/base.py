@@ -335,6 +335,12 @@ class GameSpec(ABC):
         report what came, and the game's phrases turn that into the outcome)."""
         return None
 
+    def moments(self, game: Game[Any]) -> frozenset[str]:
+        """The moments the game is at now, for the phrase file's ``when``: the
+        sentences that can only be said at a moment (Turn 7's bare names, when
+        an action card waits for its target) are listened for only then."""
+        return frozenset()
+
     def ask_chance(self, chance: Chance, game: Game[Any]) -> str:
         """What the referee says when the table must resolve a chance step
         itself (physical dice or cards: :meth:`draw` returned None), to ask for

@@ -352,6 +352,17 @@ class Turn7Spec(GameSpec):
         card = self.dealer(state)
         return next(a for a, _ in chance.outcomes if isinstance(a, Draw) and a.card == card)
 
+    def moments(self, game: Game[Any]) -> frozenset[str]:
+        """ "target" while an action card waits for its drawer's choice; "card"
+        while the referee waits for a card of a physical deck."""
+        state: Turn7State = game.state
+        now = set()
+        if state.waiting and state.forced is None:
+            now.add("target")
+        if self.physical and game.chance() is not None:
+            now.add("card")
+        return frozenset(now)
+
     def ask_chance(self, chance: Chance, game: Game[Any]) -> str:
         state: Turn7State = game.state
         receiver = next(a.player for a, _ in chance.outcomes if isinstance(a, Draw))

@@ -21,12 +21,14 @@ recogniser hears and what the referee understands come from one phrase file.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
 import os
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -75,6 +77,12 @@ class Recognizer(ABC):
     """Speech to words for one game's grammar."""
 
     name: str = ""
+    #: The moments the game is at now (phrase-file ``when``; see
+    #: :meth:`~referee.speech.understanding.templates.PhraseSet.only`), asked at
+    #: each utterance; None listens for every sentence. The table sets it.
+    #: Whisper listens only for what can be said now; PocketSphinx and Vosk,
+    #: whose grammars are fixed when they start, for everything.
+    moments: Callable[[], frozenset[str]] | None = None
 
     @abstractmethod
     def start(self) -> None:
@@ -388,7 +396,14 @@ class WhisperRecognizer(Recognizer):
         self.phrases = phrases
         self.model_path = path
         self.scorer.context = context if context is not None else whisper_context(phrases)
-        self.scorer.search_for(phrases)
+        #: The grammar at each combination of moments (a few: built now, kept so
+        #: that the scorer's searches, keyed by the phrase set, stay valid).
+        self._at = {frozenset(m): phrases.only(frozenset(m))
+                    for n in range(len(phrases.moments) + 1)
+                    for m in itertools.combinations(sorted(phrases.moments), n)}
+        self._at[phrases.moments] = phrases
+        for grammar in self._at.values():
+            self.scorer.search_for(grammar)
         self.scorer.decoder  # noqa: B018  (built now, not during the first utterance)
         self._chunks: list[bytes] = []
         from referee.speech.understanding.intents import IntentMatcher
@@ -435,7 +450,9 @@ class WhisperRecognizer(Recognizer):
         if len(audio.samples) == 0 or peak_dbfs(audio) < SILENCE_DBFS:
             return Transcript("", 0.0, (), spent + time.perf_counter() - started,
                               {"silence": True})
-        result = self.scorer.score(audio.samples.astype(np.float32) / 32768.0, self.phrases)
+        moments = self.phrases.moments if self.moments is None else self.moments()
+        grammar = self._at.get(moments & self.phrases.moments, self.phrases)
+        result = self.scorer.score(audio.samples.astype(np.float32) / 32768.0, grammar)
         nbest = tuple(s.words for s in result.nbest)
         best = result.nbest[0] if result.nbest else None
         extra: dict[str, Any] = {

@@ -214,6 +214,9 @@ class IntentTemplate:
     expansions: tuple[Expansion, ...]
     #: The templates as written, for grammars that keep their structure.
     sentences: tuple[str, ...] = ()
+    #: The moment this intent can be said (``when = "target"`` in the phrase file):
+    #: a recogniser listens for it only then (:meth:`PhraseSet.only`). None: any time.
+    when: str | None = None
 
 
 @dataclass(frozen=True)
@@ -269,6 +272,20 @@ class PhraseSet:
 
     def word_weight(self, word: str) -> float:
         return self.weights.get(word, DEFAULT_WORD_WEIGHT)
+
+    @property
+    def moments(self) -> frozenset[str]:
+        """Every ``when`` of the intents: the moments some sentences wait for."""
+        return frozenset(i.when for i in self.intents if i.when is not None)
+
+    def only(self, moments: frozenset[str]) -> PhraseSet:
+        """The phrases that can be said at these ``moments`` (the intents without a
+        ``when``, and those whose ``when`` is one of them): what a recogniser
+        listens for now. Turn 7's bare names answer "who gets the Lock?" only
+        when a Lock waits for its target; anywhere else "hint" heard as "Ann"
+        would be a move."""
+        kept = tuple(i for i in self.intents if i.when is None or i.when in moments)
+        return replace(self, intents=kept)
 
 
 @cache
@@ -335,7 +352,8 @@ def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
     intents = []
     for entry in data.get("intents", []):
         sentences = entry.get("sentences", [])
-        fields = {k: v for k, v in entry.items() if k != "sentences"}
+        when = entry.get("when")
+        fields = {k: v for k, v in entry.items() if k not in ("sentences", "when")}
         if "kind" not in fields or not sentences:
             raise TemplateError(f"an intent in {path.name} lacks a kind or sentences")
         expansions: list[Expansion] = []
@@ -349,7 +367,8 @@ def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
                                             "is not a list (give it most = 2 or more)")
                 expansions.append(expansion)
         intents.append(
-            IntentTemplate(fields, tuple(dict.fromkeys(expansions)), tuple(sentences))
+            IntentTemplate(fields, tuple(dict.fromkeys(expansions)), tuple(sentences),
+                           None if when is None else str(when))
         )
     hints = {str(word): str(text) for word, text in data.get("hints", {}).items()}
     fillers = data.get("fillers", {})
