@@ -879,3 +879,59 @@ def test_with_the_hit_house_rule_the_referee_deals_the_card_when_time_runs_out()
     s, _, _ = session(top=["5", "6", "7", "9"], turn_timer=10, house=["expiry=hit"])
     said = [x.text for x in s.tick(10.0)]
     assert said[-2:] == ["Bob: a 9, for 14.", "Cy: hit or stay?"]
+
+
+# --- moments: what can be said now ------------------------------------------------------
+
+
+def test_targets_and_card_reports_are_phrases_of_their_moment_only():
+    from referee.speech.understanding.intents import IntentMatcher
+
+    phrases = IntentMatcher.for_game("turn7", PLAYERS).phrases
+    assert phrases.moments == {"target", "card"}
+    anytime = {str(i.fields["kind"]) for i in phrases.only(frozenset()).intents}
+    assert {"hit", "stay", "query", "stop"} <= anytime
+    assert not anytime & {"target", "card"}
+    at_target = {str(i.fields["kind"]) for i in phrases.only(frozenset({"target"})).intents}
+    assert "target" in at_target
+    assert "card" not in at_target
+
+
+def test_the_game_says_which_moment_it_is_at():
+    s, _, _ = session(top=["5", "6", "7", "lock"])
+    assert s.moments() == frozenset()
+    says(s, "hit")
+    assert s.moments() == {"target"}
+    p, _, _ = session(deck="physical")
+    assert p.moments() == {"card"}
+    says(p, "nine")
+    says(p, "ten")
+    says(p, "lock")
+    assert p.moments() == {"target"}  # Ann's dealt Lock waits for her choice
+
+
+def test_a_bare_name_is_heard_only_when_a_target_is_asked_for():
+    """Piper's "hint" is heard as the bare name "Ann" (a target: a move) with every
+    sentence in the grammar; at a hit-or-stay moment no bare name is listened
+    for, and it is no move (Whisper's own "Ann" is closer than any sentence left)."""
+    from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
+    from referee.speech.audio import load_wav
+    from referee.speech.hearing.recognizers import make_recognizer
+    from referee.speech.listen import understand
+    from referee.speech.understanding.intents import IntentMatcher
+
+    matcher = IntentMatcher.for_game("turn7", PLAYERS)
+    recognizer = make_recognizer(matcher.phrases, "whisper")
+    cases = {u.id: u for u in utterances("turn7")}
+
+    def heard(uid: str, moments: frozenset[str]) -> Any:
+        recognizer.moments = lambda: moments
+        audio = load_wav(clean_path(COMMITTED_VOICE, cases[uid]))
+        return understand(matcher, recognizer.decode(recognizer.prepare(audio)), "Ann").intent
+
+    assert heard("t7c29", frozenset({"target"})).kind == "target"  # "hint" as "Ann"
+    assert heard("t7c29", frozenset()).kind in ("none", "query")
+    assert heard("t7c12", frozenset({"target"})) == cases["t7c12"].intent  # "Cy"
+    assert heard("t7c12", frozenset()).kind != "target"
+    assert heard("t7c13", frozenset({"card"})) == cases["t7c13"].intent  # "nine"
+    assert heard("t7c13", frozenset()).kind != "card"
