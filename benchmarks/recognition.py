@@ -12,6 +12,9 @@ decoded with the game's grammar, read by the intent matcher
 if the intent's kind and every field are right, whether the referee would act
 at once or ask first ("asked" is the share it would ask about); table talk
 counts as taken for a command when it gives any intent but none, asked or not.
+Each utterance is decoded at the moment of the game it would be said at
+(:func:`moment_of`): Turn 7's "lock Bob" while a Lock waits for its target,
+table talk at every moment at once.
 
 Voices and sentences come in two splits: the tuning split (the six voices and
 the sentence lists every earlier change was measured on, and the ``pd``
