@@ -58,3 +58,9 @@ class TurnTimer:
         if not self.paused:
             return self
         return replace(self, started_at=at, paused=False)
+
+    def restored(self, moved_at: float, at: float) -> TurnTimer:
+        """This timer, left at ``moved_at`` by a move that is being undone, going on
+        ``at`` with the time it had left then (still paused if it was)."""
+        timer = self.pause(moved_at)
+        return timer if self.paused else timer.resume(at)

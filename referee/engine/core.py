@@ -48,6 +48,12 @@ class StopGame(Action):
     """The table ends the game; a stopped game has no winner."""
 
 
+def describe_table_action(action: Action) -> str | None:
+    """What the actions every game shares are, in words (None for a game's own)."""
+    return {Timeout: "time runs out", PauseClock: "the timer is paused",
+            ResumeClock: "the timer resumes", StopGame: "the game is stopped"}.get(type(action))
+
+
 # --- events ------------------------------------------------------------------
 
 

@@ -67,6 +67,7 @@ from referee.engine.core import (
     Timeout,
     TurnStarted,
     UnknownPlayer,
+    describe_table_action,
 )
 
 TILES = tuple(range(1, 13))
@@ -368,15 +369,7 @@ class Race65(Rules[RaceState]):
             return f"{action.caller} calls {action.number}"
         if isinstance(action, SetTile):
             return f"{action.owner}'s {action.tile} is {'down' if action.down else 'up'}"
-        if isinstance(action, Timeout):
-            return "time runs out"
-        if isinstance(action, PauseClock):
-            return "the timer is paused"
-        if isinstance(action, ResumeClock):
-            return "the timer resumes"
-        if isinstance(action, StopGame):
-            return "the game is stopped"
-        return repr(action)
+        return describe_table_action(action) or repr(action)
 
     def apply(self, state: RaceState, action: Action, at: float) -> tuple[RaceState, list[Event]]:
         if state.over:
@@ -402,10 +395,7 @@ class Race65(Rules[RaceState]):
         raise IllegalAction(f"Race to 65 has no such action: {action!r}.")
 
     def restore(self, state: RaceState, moved_at: float, at: float) -> RaceState:
-        timer = state.timer.pause(moved_at)
-        if not state.timer.paused:
-            timer = timer.resume(at)
-        return replace(state, timer=timer)
+        return replace(state, timer=state.timer.restored(moved_at, at))
 
     # actions ---------------------------------------------------------------------
     def _set_tile(self, state: RaceState, action: SetTile) -> tuple[RaceState, list[Event]]:

@@ -47,6 +47,7 @@ from referee.engine.core import (
     StopGame,
     TurnStarted,
     UnknownPlayer,
+    describe_table_action,
 )
 
 Ties = Literal["share", "playoff"]
@@ -303,9 +304,7 @@ class ShutTheBox(Rules[BoxState]):
             return f"{action.player} rolls {'one die' if action.count == 1 else 'the dice'}"
         if isinstance(action, Shut):
             return f"{action.player} shuts {' and '.join(map(str, action.tiles))}"
-        if isinstance(action, StopGame):
-            return "the game is stopped"
-        return repr(action)
+        return describe_table_action(action) or repr(action)
 
     def apply(self, state: BoxState, action: Action, at: float) -> tuple[BoxState, list[Event]]:
         if state.over:

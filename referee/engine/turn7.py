@@ -74,6 +74,7 @@ from referee.engine.core import (
     Timeout,
     TurnStarted,
     UnknownPlayer,
+    describe_table_action,
 )
 
 Ties = Literal["playoff", "share"]
@@ -591,21 +592,10 @@ class Turn7(Rules[Turn7State]):
             return f"{action.player} gets {action.card}"
         if isinstance(action, Target):
             return f"{action.player} targets {action.target}"
-        if isinstance(action, Timeout):
-            return "time runs out"
-        if isinstance(action, PauseClock):
-            return "the timer is paused"
-        if isinstance(action, ResumeClock):
-            return "the timer resumes"
-        if isinstance(action, StopGame):
-            return "the game is stopped"
-        return repr(action)
+        return describe_table_action(action) or repr(action)
 
     def restore(self, state: Turn7State, moved_at: float, at: float) -> Turn7State:
-        timer = state.timer.pause(moved_at)
-        if not state.timer.paused:
-            timer = timer.resume(at)
-        return replace(state, timer=timer)
+        return replace(state, timer=state.timer.restored(moved_at, at))
 
     def apply(self, state: Turn7State, action: Action,
               at: float) -> tuple[Turn7State, list[Event]]:
