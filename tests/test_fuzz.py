@@ -64,8 +64,8 @@ def test_a_speaker_not_at_the_table_is_named_and_changes_nothing():
 
 
 @pytest.mark.parametrize(("game", "name"), [("race65", "Stop"), ("race65", "Help"),
-                                            ("race65", "yes"), ("shut-the-box", "Hint"), ("turn7", "Stay"),
-                                            ("shut-the-box", "Roll")])
+                                            ("race65", "yes"), ("shut-the-box", "Hint"),
+                                            ("shut-the-box", "Roll"), ("turn7", "Stay")])
 def test_a_name_that_is_a_command_is_refused(game, name):
     with pytest.raises(SetupError, match=f"'{name}' is also something players say"):
         GAMES[game]([name, "Bob"])
