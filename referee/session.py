@@ -217,11 +217,9 @@ class Session:
         return self.game.is_over()
 
     def moments(self) -> frozenset[str]:
-        """What can be said now besides the sentences of any time: the game's
-        :meth:`~referee.games.base.GameSpec.moments` while it goes on, and
-        "question" while the referee waits for an answer (yes, no, "Bob agrees")."""
-        game = frozenset() if self.over else self.spec.moments(self.game)
-        return game | {"question"} if self.question is not None else game
+        """What can be said now besides the sentences of any time (the game's
+        :meth:`~referee.games.base.GameSpec.moments`); none once the game is over."""
+        return frozenset() if self.over else self.spec.moments(self.game)
 
     def _log(self, record: Record) -> None:
         if self.record is not None:
