@@ -291,12 +291,14 @@ class GameSpec(ABC):
 
     def first_player(self) -> str | None:
         """The player ``--first`` names, as written at the table (None if not given)."""
-        first = self.options.first
-        if first is None:
-            return None
-        match = [p for p in self.players if p.casefold() == first.casefold()]
+        return None if self.options.first is None else self.player_named(self.options.first)
+
+    def player_named(self, name: str) -> str:
+        """The player an option names (``--first``, ``--dealer``), as written at the
+        table; raises :class:`SetupError` for a name nobody has."""
+        match = [p for p in self.players if p.casefold() == name.strip().casefold()]
         if not match:
-            raise SetupError(f"{first} is not one of the players.")
+            raise SetupError(f"{name} is not one of the players.")
         return match[0]
 
     @abstractmethod

@@ -220,6 +220,11 @@ def _hint(args: argparse.Namespace) -> int:
     return 0
 
 
+def _receiver(chance: Chance) -> str:
+    """Whose card a chance step of Turn 7 is."""
+    return next(a.player for a, _ in chance.outcomes if isinstance(a, Draw))
+
+
 # --- options and the spec --------------------------------------------------------------------
 
 
@@ -251,7 +256,7 @@ class Turn7Spec(GameSpec):
                  top: Sequence[str] = ()) -> None:
         super().__init__(players, options)
         house = parse_house_rules(self.options.house, HOUSE_RULES)
-        dealer = self._named(self.options.dealer) if self.options.dealer else None
+        dealer = self.player_named(self.options.dealer) if self.options.dealer else None
         first = self.first_player()
         if dealer is None and first is not None:  # --first: the dealer sits before them
             dealer = self.players[(self.players.index(first) - 1) % len(self.players)]
@@ -276,12 +281,6 @@ class Turn7Spec(GameSpec):
         #: Where virtual cards come from. Tests stack the deck with ``top``.
         self.dealer: Dealer = seeded_dealer(self.seed, top)
         self.rules = Turn7(self.config)
-
-    def _named(self, name: str) -> str:
-        match = [p for p in self.players if p.casefold() == name.strip().casefold()]
-        if not match:
-            raise SetupError(f"{name} is not one of the players.")
-        return match[0]
 
     # --- set-up -------------------------------------------------------------------------
     def new_game(self, at: float) -> Game[Turn7State]:
@@ -332,7 +331,7 @@ class Turn7Spec(GameSpec):
         chance = game.chance()
         if chance is None:
             raise IllegalAction("No card is due now.")
-        receiver = next(a.player for a, _ in chance.outcomes if isinstance(a, Draw))
+        receiver = _receiver(chance)
         if intent.get("number") is not None:
             card = str(intent["number"])
         elif intent.get("bonus") is not None:
@@ -365,7 +364,7 @@ class Turn7Spec(GameSpec):
 
     def ask_chance(self, chance: Chance, game: Game[Any]) -> str:
         state: Turn7State = game.state
-        receiver = next(a.player for a, _ in chance.outcomes if isinstance(a, Draw))
+        receiver = _receiver(chance)
         if state.forced is not None:
             nth = 3 - state.forced[1] + 1
             return f"{receiver}, draw card {nth} of 3 and tell me what it is."
