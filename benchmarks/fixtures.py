@@ -58,12 +58,14 @@ GAMES = {
     "race65": (UTTERANCES, ("Ann", "Bob")),
     "shut-the-box": (FIXTURES / "shut-the-box.tsv", ("Ann", "Bob", "Cy")),
     "turn7": (FIXTURES / "turn7.tsv", ("Ann", "Bob", "Cy")),
+    "phase10-twist": (FIXTURES / "phase10-twist.tsv", ("Ann", "Bob", "Cy")),
 }
 #: Each game's held-out sentences (paraphrases and table talk).
 HELD_OUT = {
     "race65": FIXTURES / "race65-heldout.tsv",
     "shut-the-box": FIXTURES / "shut-the-box-heldout.tsv",
     "turn7": FIXTURES / "turn7-heldout.tsv",
+    "phase10-twist": FIXTURES / "phase10-twist-heldout.tsv",
 }
 COMMITTED_VOICE = "piper-joe"
 CACHE = Path(os.environ.get("REFEREE_CACHE", ROOT / "cache")) / "fixtures"

@@ -114,8 +114,10 @@ def moment_of(phrases: PhraseSet, case: Utterance) -> frozenset[str]:
     for)."""
     if not case.is_command:
         return phrases.moments
-    return frozenset(i.when for i in phrases.intents
-                     if i.when is not None and i.fields.get("kind") == case.intent.kind)
+    kinds = [i for i in phrases.intents if i.fields.get("kind") == case.intent.kind]
+    if any(i.when is None for i in kinds):  # it can be said at any moment
+        return frozenset()
+    return frozenset(i.when for i in kinds)
 
 
 def run(game: str, engine: str | None, model: str | None, voices: list[str],

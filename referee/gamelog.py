@@ -168,6 +168,8 @@ class SaidRecord(Record):
     type: ClassVar[str] = "said"
     text: str
     kind: str
+    #: Said to this player alone (their own headphones), for kind "private".
+    to: str | None = None
 
 
 @dataclass(frozen=True)

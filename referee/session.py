@@ -114,8 +114,11 @@ class Said:
 
     at: float
     text: str
-    #: "announce" (game events), "answer" (questions), "countdown", "problem".
+    #: "announce" (game events), "answer" (questions), "countdown", "problem",
+    #: "private" (to one player only: ``to``).
     kind: str = "announce"
+    #: The player a private sentence is for (their own output device).
+    to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -244,9 +247,18 @@ class Session:
                 self._turn_limit = event.seconds
                 kind = "turn"
             said += self._say([self.spec.announce(event, self.game)], at, kind)
+            secret = self.spec.private(event, self.game)
+            if secret is not None:
+                said.append(self._say_privately(*secret, at))
         if said:
-            self.last = [s.text for s in said]
+            self.last = [s.text for s in said if s.to is None]
         return said
+
+    def _say_privately(self, player: str, text: str, at: float) -> Said:
+        """A sentence for one player's ears only (a virtual Twist card): never
+        repeated aloud by "repeat"."""
+        self._log(SaidRecord(at, text, "private", player))
+        return Said(at, text, "private", player)
 
     def start(self) -> list[Said]:
         """The opening announcement (the first turn's clock starts after it), then
@@ -365,6 +377,10 @@ class Session:
             return said + self._voice(intent["change"], at)
         if kind == "more":
             return said + self._read_more(at)
+        if kind == "answer" and self.question is None:  # the game's own question?
+            move = self.spec.answer_move(intent, who, self.game)
+            if move is not None:
+                intent, kind = move, move.kind
         if kind in ("answer", "stop"):
             if kind == "answer" and self.question is not None:
                 if not sure:  # a yes or no the referee is not sure it heard
@@ -435,6 +451,10 @@ class Session:
             return [Said(at, t, "answer") for t in self.last]
         if intent["what"] == "help" and self.question is not None:
             return self._say([f"Please answer yes or no. {self.question.text}"], at, "answer")
+        secret = self.spec.answer_privately(intent, self.game)
+        if secret is not None:
+            said = self._say([secret[0]], at, "answer")
+            return [*said, self._say_privately(secret[1], secret[2], at)]
         if intent["what"] == "help":
             text = self.spec.help(intent.get("topic"), self.game, intent.get("player"), at)
         else:

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -165,6 +165,7 @@ class Table:
         gate: bool = True,
         echo_tail: float = 0.0,
         cancels_echo: bool = False,
+        private: Mapping[str, Output] | None = None,
     ) -> None:
         self.session = session
         self.recognizer = recognizer
@@ -175,6 +176,8 @@ class Table:
         self.voice = voice or SilentVoice()
         session.adjust_voice = self.voice.adjust  # "louder", "slower" ...
         self.output = output or NullOutput()
+        #: Each player's own output (headphones) for what only they may hear.
+        self.private = dict(private or {})
         self.show = show
         self.stamp = stamp
         self.gate = gate
@@ -206,6 +209,9 @@ class Table:
         referee has said it (:meth:`~referee.session.Session.delay_clock`).
         """
         for said in saids:
+            if said.to is not None:
+                self._say_privately(said, show)
+                continue
             start = max(said.at, self.busy_until)
             if said.kind == "countdown" and (
                 start - said.at > LATE_COUNTDOWN or self._player_talking(start)
@@ -230,6 +236,22 @@ class Table:
                 self.session.delay_clock(said.at, end)
             elif said.kind == "question":
                 self.session.question_spoken(said.at, end)
+
+    def _say_privately(self, said: Said, show: bool) -> None:
+        """A sentence for one player's headphones: not printed on the shared
+        screen, not heard by the room's microphone, not in the way of the
+        referee's voice."""
+        if show:
+            where = f"in {said.to}'s headphones" if said.to in self.private else "nowhere"
+            line = f"referee, to {said.to} only: (said {where})"
+            self.show(f"[{said.at:.1f}] {line}" if self.stamp else line)
+        output = self.private.get(str(said.to))
+        if output is None:
+            return
+        for sentence in sentences(said.text):
+            audio = self._render(sentence)
+            if audio is not None and audio.seconds > 0:
+                output.play(audio, sentence, said.at)
 
     def _player_talking(self, at: float) -> bool:
         """A player talks at ``at``, or starts to within :data:`ECHO_SLACK` (known ahead

@@ -120,6 +120,30 @@ def voice_and_output(args: argparse.Namespace, live: bool) -> tuple[Voice, Outpu
         return SilentVoice(), NullOutput()
 
 
+def private_outputs(spec: GameSpec, live: bool) -> dict[str, Output]:
+    """Each player's own output for what only they may hear (``--private-audio
+    Ann=DEVICE``): a device, or ``wav:DIR`` to write WAV files (recorded
+    games). A device that cannot be opened stops the game before it starts."""
+    outputs: dict[str, Output] = {}
+    for player, device in spec.private_channels().items():
+        if device.startswith("wav:"):
+            try:
+                outputs[player] = WavDirOutput(device[4:] or ".")
+            except VoiceError as error:
+                raise SetupError(f"{player}'s private audio: {error}") from error
+        elif live:
+            try:
+                outputs[player] = SpeakerOutput(parse_device(device))
+            except VoiceError as error:
+                for output in outputs.values():
+                    output.close()
+                raise SetupError(f"{player}'s private audio, device {device!r}: {error}") \
+                    from error
+        else:
+            outputs[player] = NullOutput()
+    return outputs
+
+
 def _recognizer(args: argparse.Namespace, session: Session) -> Any:
     from referee.speech.hearing.recognizers import RecognizerError, make_recognizer
 
@@ -162,6 +186,7 @@ def _run(args: argparse.Namespace, session: Session,
     """Play to the end; ``resuming`` is what to say instead of the opening. The
     game log is made by ``make_log`` once the voice and the microphone are
     ready, so a game that cannot start leaves no log behind."""
+    private = private_outputs(session.spec, live)
     voice, output = voice_and_output(args, live)
     game_log: GameLog | None = None
     try:
@@ -170,13 +195,15 @@ def _run(args: argparse.Namespace, session: Session,
             recognizer = _recognizer(args, session)
             game_log = _attach(session, make_log())
             table = Table(session, recognizer=recognizer, voice=voice, output=output,
-                          show=emit)
+                          show=emit, private=private)
             run_audio_script(table, lines, args.audio_script.parent,
                              end_silence=args.end_silence, echo=args.echo)
         else:
-            game_log = _run_live(args, session, voice, output, make_log, resuming)
+            game_log = _run_live(args, session, voice, output, make_log, resuming, private)
     finally:
         output.close()
+        for channel in private.values():
+            channel.close()
         if game_log is not None:
             game_log.close()
     if args.json:
@@ -191,7 +218,8 @@ def _attach(session: Session, game_log: GameLog | None) -> GameLog | None:
 
 
 def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: Output,
-              make_log: Callable[[], GameLog | None], resuming: str | None) -> GameLog | None:
+              make_log: Callable[[], GameLog | None], resuming: str | None,
+              private: dict[str, Output]) -> GameLog | None:
     from referee.live import LiveLoop, library_noise_to, parse_seats
     from referee.speech.hearing.mic import Microphone, MicrophoneError, input_device
 
@@ -217,7 +245,7 @@ def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: 
     game_log = _attach(session, make_log())
     table = Table(session, recognizer=recognizer, voice=voice, output=output,
                   show=emit, stamp=False, echo_tail=ECHO_TAIL,
-                  cancels_echo=microphone is not None and track is not None)
+                  cancels_echo=microphone is not None and track is not None, private=private)
     # What went wrong while setting up is said too, not only printed.
     table.say([Said(session.now, text, "problem") for text in take_problems()], show=False)
     if resuming is not None:
@@ -331,6 +359,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         at = f"[{r.at:.1f}]"
         if isinstance(r, InputRecord):
             print(f"{at} {r.speaker or r.by or '?'} ({r.source}): {r.text}")
+        elif isinstance(r, SaidRecord) and r.to is not None:
+            print(f"{at} referee, to {r.to} only: (private)")
         elif isinstance(r, SaidRecord):
             print(f"{at} referee: {r.text}")
         elif isinstance(r, DroppedRecord):

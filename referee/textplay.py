@@ -47,6 +47,8 @@ def split_speaker(line: str, players: Iterable[str]) -> tuple[str | None, str]:
 
 
 def format_said(said: Said) -> str:
+    if said.to is not None:  # a secret (a virtual Twist card): not on the shared screen
+        return f"[{said.at:.1f}] referee, to {said.to} only: (private)"
     return f"[{said.at:.1f}] referee: {said.text}"
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from referee.games.base import GameSpec, SetupError
+from referee.games.phase10 import Phase10Spec
 from referee.games.race65 import Race65Spec
 from referee.games.shutbox import ShutBoxSpec
 from referee.games.turn7 import Turn7Spec
 
 GAMES: dict[str, type[GameSpec]] = {
-    spec.name: spec for spec in (Race65Spec, ShutBoxSpec, Turn7Spec)}
+    spec.name: spec for spec in (Race65Spec, ShutBoxSpec, Turn7Spec, Phase10Spec)}
 
 
 def find_game(name: str) -> type[GameSpec]:

@@ -147,7 +147,9 @@ class Options:
             if want is int and isinstance(value, str) and value.strip().lstrip("-").isdigit():
                 value = int(value)
                 object.__setattr__(self, field.name, value)
-            if not isinstance(value, want) or isinstance(value, bool):
+            if want is bool and not isinstance(value, bool):
+                raise SetupError(f"{_flag(field.name)} is on or off, not {value!r}.")
+            if not isinstance(value, want) or (isinstance(value, bool) and want is not bool):
                 raise SetupError(f"{_flag(field.name)} takes {_kind_name(want)}, not {value!r}.")
             choices = field.metadata.get("choices")
             if choices and value not in choices:
@@ -163,18 +165,19 @@ class Options:
             target = parser if field.name in _COMMON else group
             meta = field.metadata
             kind = hints[field.name]
-            extra: dict[str, Any] = {}
+            extra: dict[str, Any] = {"metavar": meta.get("metavar")}
             if _is_tuple(kind):
-                extra = {"action": "append"}
+                extra["action"] = "append"
+            elif _scalar(kind) is bool:  # a switch: --turns
+                extra = {"action": "store_true"}
             else:
-                extra = {"type": _scalar(kind)}
+                extra["type"] = _scalar(kind)
                 if meta.get("choices"):
                     extra["choices"] = meta["choices"]
             text = meta.get("help") or ""
-            if field.default not in (None, ()) and "default" not in text:
+            if field.default not in (None, (), False) and "default" not in text:
                 text += f" (default {field.default})"
-            target.add_argument(_flag(field.name), help=text, metavar=meta.get("metavar"),
-                                default=None, **extra)
+            target.add_argument(_flag(field.name), help=text, default=None, **extra)
 
     @classmethod
     def from_arguments(cls, args: argparse.Namespace) -> Self:
@@ -342,6 +345,26 @@ class GameSpec(ABC):
         sentences that can only be said at a moment (Turn 7's bare names, when
         an action card waits for its target) are listened for only then."""
         return frozenset()
+
+    def private(self, event: Event, game: Game[Any]) -> tuple[str, str] | None:
+        """What to say about an event to one player alone, on their own output
+        device (``(player, sentence)``: Phase 10 Twist's virtual Twist card), or None."""
+        return None
+
+    def answer_privately(self, intent: Intent, game: Game[Any]) -> tuple[str, str, str] | None:
+        """A question whose answer is one player's secret ("what is my Twist card"):
+        ``(said aloud, player, said to them alone)``, or None for an ordinary answer."""
+        return None
+
+    def private_channels(self) -> dict[str, str]:
+        """Each player's own output device (headphones) for private sentences."""
+        return {}
+
+    def answer_move(self, intent: Intent, speaker: str, game: Game[Any]) -> Intent | None:
+        """A yes or no that answers the game's own question (Phase 10 Twist: "Bob,
+        did you make your phase?"), as the move it stands for; None when the
+        game asks nothing (the answer is then ignored, as table talk)."""
+        return None
 
     def ask_chance(self, chance: Chance, game: Game[Any]) -> str:
         """What the referee says when the table must resolve a chance step

@@ -148,6 +148,15 @@ class IntentMatcher:
             for expansion in intent.expansions
             for unrolled in phrases.unroll(expansion, joiners=False)
         ]
+        #: Which sentence of the phrase file each unrolled one comes from: the
+        #: lengths of one list slot are one sentence, so they never compete
+        #: ("... and a wild" with or without the "a" in the read-out).
+        self._origins = [
+            (i, e)
+            for i, intent in enumerate(phrases.intents)
+            for e, expansion in enumerate(intent.expansions)
+            for _ in phrases.unroll(expansion, joiners=False)
+        ]
         #: The words that may pass for free after a value of each list slot.
         self._joiners = {
             name: frozenset(t.text for e in slot.joiner for t in e if isinstance(t, Word))
@@ -331,7 +340,8 @@ class IntentMatcher:
                 slot = self.phrases.slots[slot_name]
                 if isinstance(token, tuple) or slot.most > 1:
                     tokens = (token,) if isinstance(token, str) else token or ()
-                    options = [tuple(slot.values.get(t, t) for t in tokens)]
+                    options = [tuple(slot.values.get(t, t) for t in tokens
+                                     if t not in slot.leave_out)]
                 elif token is None:
                     options = [None]
                 elif slot.kind == "player":
@@ -370,7 +380,9 @@ class IntentMatcher:
                      if t.text in self._all_joiners)
         best: dict[str, _Candidate] = {}
         near: _Candidate | None = None
-        for (template, expansion), weights in zip(self._templates, self._weights, strict=True):
+        per_origin: dict[tuple[int, int], tuple[float, list[_Candidate]]] = {}
+        for (template, expansion), weights, origin in zip(
+                self._templates, self._weights, self._origins, strict=True):
             total_t = sum(weights)
             # Cheap bound: the cost is at least the difference in weight (less
             # the joiner words, which may be free).
@@ -383,14 +395,19 @@ class IntentMatcher:
             said = sum(len(v) if isinstance(v, tuple) else 1 for v in fills.values())
             if said + len(misses) < sum(isinstance(t, SlotRef) for t in expansion):
                 continue  # a slot of the sentence was not said ("tell ... to flip 8")
-            for intent in self._resolve(template, fills, speaker):
-                candidate = _Candidate(score, intent, misses)
-                if misses:
+            if misses:
+                for intent in self._resolve(template, fills, speaker):
                     if near is None or score > near.score:
-                        near = candidate
-                    continue
+                        near = _Candidate(score, intent, misses)
+                continue
+            if origin in per_origin and per_origin[origin][0] >= score:
+                continue
+            per_origin[origin] = (score, [_Candidate(score, intent, misses) for intent
+                                          in self._resolve(template, fills, speaker)])
+        for _, candidates in per_origin.values():
+            for candidate in candidates:
                 key = candidate.key
-                if key not in best or score > best[key].score:
+                if key not in best or candidate.score > best[key].score:
                     best[key] = candidate
         ranked = sorted(best.values(), key=lambda c: (-c.score, c.key))
         top = ranked[0].score if ranked else 0.0

@@ -14,6 +14,9 @@ the syntax of hassil:
   default): "shut 3 4 and 5". It stays one token in the templates; the intent
   matcher and the recognisers' grammars unroll it into at most ``most``
   values (:meth:`PhraseSet.unroll`), never into every combination of values.
+  A slot may have both ``numbers`` and ``words`` (Phase 10 Twist's read-out,
+  "three fives and a wild"), and ``leave_out``: values heard but kept out of
+  the intent ("a", "and").
 
 Intent fields are JSON values; a string field ``"{slot}"`` takes the value of
 that slot (null when the sentence has none; for a list slot, the list of the
@@ -179,6 +182,9 @@ class Slot:
     most: int = 1
     #: ... with one of these between two of them (the empty one: nothing).
     joiner: tuple[Expansion, ...] = ((),)
+    #: Values heard in a list but left out of the intent (a read-out's "a" and
+    #: "and": "three fives and a wild" means the same with or without them).
+    leave_out: frozenset[str] = frozenset()
 
     def words_for(self, token: str) -> str:
         """How the token is said: digits spelled out, names as written."""
@@ -331,7 +337,12 @@ def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
     for name, spec in data.get("slots", {}).items():
         weight = float(spec.get("weight", DEFAULT_SLOT_WEIGHT))
         near_miss = str(spec.get("near_miss", ""))
-        if "numbers" in spec:
+        if "numbers" in spec and "words" in spec:  # a read-out: "three fives and a wild"
+            low, high = spec["numbers"]
+            numbers = number_slot(name, int(low), int(high), weight)
+            values = {**numbers.values, **{w: w for w in spec["words"]}}
+            slot = Slot(name, "words", values, weight, numbers.spoken, near_miss=near_miss)
+        elif "numbers" in spec:
             low, high = spec["numbers"]
             slot = number_slot(name, int(low), int(high), weight, near_miss)
             if "grammar" in spec:
@@ -347,7 +358,8 @@ def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
         if most < 1:
             raise TemplateError(f"slot {name!r} in {path.name}: most must be 1 or more")
         joiner = tuple(parse_template(str(spec.get("joiner", "and")), keep_empty=True))
-        slots[name] = replace(slot, most=most, joiner=joiner if most > 1 else ((),))
+        slots[name] = replace(slot, most=most, joiner=joiner if most > 1 else ((),),
+                              leave_out=frozenset(map(str, spec.get("leave_out", ()))))
     weights = {word: float(w) for word, w in data.get("weights", {}).items()}
     intents = []
     for entry in data.get("intents", []):

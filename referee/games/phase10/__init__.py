@@ -1,0 +1,628 @@
+"""Phase 10 Twist at the table: the board (data), the Twist cards (physical or
+virtual, said privately), intents to actions, what the referee says, and the
+phase checker on the command line.
+
+Decisions (also in ``docs/playing.md``):
+
+* **The board is data.** The default (``board.txt`` beside this file) is the
+  sequence of ``../shared/rules.md``, an assumption: the seed does not give
+  the printed board. ``--board FILE`` loads another (or the spaces
+  themselves: ``--board "1 2 T 3 ... 10"``); the game log keeps the spaces,
+  so resume does not depend on the file.
+* **Twist cards.** ``--twist physical`` (the default): the player draws a real
+  card and keeps it secret; the referee records only that they took one, and
+  checks the phase when they lay it down and say which card it is ("I lay
+  down twist card four: ..."). ``--twist virtual``: the referee draws it,
+  seeded like a virtual deck, and says it to that player alone on their own
+  output device (``--private-audio Ann=DEVICE``: headphones); a player
+  without one cannot take a virtual Twist card, and is told why.
+* **A read-out is optional.** "I lay down my phase" is taken on the player's
+  word; with the cards ("three fives and three sevens") the referee checks
+  them and says what is wrong. Hits are checked when the group hit was read
+  out.
+* **The end of a hand.** Whoever has not said so is asked "did you make your
+  phase?" (yes or no, or "I made it", "Bob didn't make it"); then every pawn
+  moves and the new spaces and phases are said.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from referee.engine.core import (
+    Action,
+    Chance,
+    Event,
+    Game,
+    GameStopped,
+    GameWon,
+    IllegalAction,
+)
+from referee.engine.phase10 import (
+    ChoiceNeeded,
+    Choose,
+    DrawTwist,
+    GoOut,
+    HandResult,
+    HandStarted,
+    HitMade,
+    HitOn,
+    LayDown,
+    Next,
+    PawnsMoved,
+    Phase10,
+    Phase10Config,
+    Phase10State,
+    PhaseChosen,
+    PhaseLaidDown,
+    Points,
+    PointsNeeded,
+    PointsTold,
+    Report,
+    Reported,
+    ReportNeeded,
+    SkipOn,
+    SkipPlayed,
+    TurnPassed,
+    TwistTaken,
+    WentOut,
+)
+from referee.engine.phase10_phases import (
+    BOARD_PHASES,
+    TWIST_PHASES,
+    Board,
+    Card,
+    Phase,
+    check_phase,
+    hand_points,
+    parse_board,
+    parse_card,
+)
+from referee.games.base import (
+    GameSpec,
+    Intent,
+    Options,
+    SetupError,
+    Tool,
+    option,
+    plural,
+    sentence,
+    spoken_list,
+)
+from referee.games.phase10.readout import ReadoutError, read_cards
+
+BOARD_FILE = Path(__file__).with_name("board.txt")
+
+
+def load_board(value: str | None) -> Board:
+    """The board of ``--board``: a file, or the spaces themselves ("1 2 T 3 ... 10");
+    the default file when None. Raises SetupError saying what is wrong."""
+    path = BOARD_FILE if value is None else Path(value).expanduser()
+    if value is not None and not path.is_file() and (" " in value or "," in value):
+        text, where = value, "The board"
+    else:
+        try:
+            text, where = path.read_text(encoding="utf-8"), f"The board file {path}"
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or "it is not a text file"
+            raise SetupError(f"Cannot read the board file {path}: {reason}.") from error
+    try:
+        return parse_board(text)
+    except ValueError as error:
+        raise SetupError(f"{where}: {error}") from error
+
+
+# --- the checker on the command line -------------------------------------------------------
+
+
+def _check_arguments(parser: argparse.ArgumentParser) -> None:
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--phase", type=int, metavar="N", help="a phase of the board, 1 to 10")
+    which.add_argument("--twist", type=int, metavar="N", help="a Twist card, 1 to 10")
+    parser.add_argument("--cards", nargs="+", required=True, metavar="CARD",
+                        help="the cards laid down: 7, 7:red (colours only for colour "
+                             "phases), wild or skip")
+
+
+def _check(args: argparse.Namespace) -> int:
+    """``{"valid": true}`` or ``{"valid": false, "reason": "..."}``."""
+    table, number = (TWIST_PHASES, args.twist) if args.twist is not None else (
+        BOARD_PHASES, args.phase)
+    if number not in table:
+        kind = "Twist cards" if args.twist is not None else "Phases"
+        raise SetupError(f"{kind} go from 1 to 10, not {number}.")
+    try:
+        cards = [parse_card(c) for c in args.cards]
+    except ValueError as error:
+        raise SetupError(sentence(str(error)) + ".") from error
+    print(json.dumps(check_phase(table[number], cards).to_json()))
+    return 0
+
+
+# --- options and the spec ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Phase10Options(Options):
+    board: str | None = option(None, "a board file (or its spaces, \"1 2 T 3 ... 10\"; "
+                                     "default: referee/games/phase10/board.txt)", metavar="FILE")
+    twist: str = option("physical", "Twist cards drawn by the players (physical) or by the "
+                        "referee and said in the player's headphones (virtual)",
+                        choices=("physical", "virtual"))
+    private_audio: tuple[str, ...] = option(
+        (), "a player's own output device for private sentences, e.g. Ann=2 or "
+            "Ann=wav:DIR (repeatable)", metavar="NAME=DEVICE")
+    turns: bool = option(False, "keep the order of turns and the Skips")
+    seed: int | None = option(None, "seed for the virtual Twist cards")
+    dealer: str | None = option(None, "who deals the first hand (default: the first named)",
+                                metavar="NAME")
+
+
+class Phase10Spec(GameSpec):
+    name = "phase10-twist"
+    phrase_file = Path(__file__).with_name("phrases.toml")
+    aliases = ("phase10", "phase-10-twist", "phase-10")
+    summary = "Phase 10 Twist: the referee keeps the board, the phases and the Twists"
+    tools = (Tool("check", "check a laid-down phase of Phase 10 Twist", _check_arguments,
+                  _check),)
+    min_players = 2
+    max_players = 6
+    options_type = Phase10Options
+    options: Phase10Options
+
+    def __init__(self, players: Sequence[str], options: Phase10Options | None = None) -> None:
+        super().__init__(players, options)
+        if self.options.house:
+            raise SetupError("Phase 10 Twist has no house rules.")
+        self.board = load_board(self.options.board)
+        self.channels = self._channels(self.options.private_audio)
+        dealer = self.player_named(self.options.dealer) if self.options.dealer else None
+        first = self.first_player()
+        if dealer is None and first is not None:  # --first: the dealer sits before them
+            dealer = self.players[(self.players.index(first) - 1) % len(self.players)]
+        self.virtual = self.options.twist == "virtual"
+        self.seed: int = (random.randrange(2**31) if self.options.seed is None
+                          else self.options.seed)
+        # The log keeps the spaces themselves and the seed: resume sets up the same game.
+        self.options = replace(self.options, board=self.board.text(), seed=self.seed)
+        self.config = Phase10Config(
+            board=self.board, virtual_twist=self.virtual, turns=self.options.turns,
+            dealer=0 if dealer is None else self.players.index(dealer))
+        self.rules = Phase10(self.config)
+
+    def _channels(self, pairs: Sequence[str]) -> dict[str, str]:
+        channels: dict[str, str] = {}
+        for pair in pairs:
+            name, _, device = pair.partition("=")
+            if not device.strip():
+                raise SetupError(f"--private-audio takes NAME=DEVICE, like Ann=2, not {pair!r}.")
+            channels[self.player_named(name)] = device.strip()
+        return channels
+
+    def private_channels(self) -> dict[str, str]:
+        return dict(self.channels)
+
+    # --- set-up -------------------------------------------------------------------------------
+    def new_game(self, at: float) -> Game[Phase10State]:
+        return Game(self.rules, self.players, at)
+
+    def opening(self, game: Game[Any]) -> str:
+        state: Phase10State = game.state
+        twist = ("I draw Twist cards and say them in your headphones" if self.virtual
+                 else "Twist cards are drawn from the holder and kept secret")
+        turns = " I keep the turns: say next when your turn is over." if self.config.turns \
+            else ""
+        start = " ".join(self.announce(e, game) for e in self.rules.start_events(state))
+        return (f"Phase 10 Twist for {spoken_list(state.players)}, on a board of "
+                f"{len(self.board.spaces)} spaces; {twist}.{turns} {start}")
+
+    def where_we_are(self, game: Game[Any], at: float) -> str:
+        state: Phase10State = game.state
+        return f"Hand {state.hand}. {self._whose(game)}"
+
+    # --- intents to actions -----------------------------------------------------------------------
+    def action_for(self, intent: Intent, speaker: str, game: Game[Any]) -> Action:
+        state: Phase10State = game.state
+        kind = intent.kind
+        player = str(intent.get("player") or speaker)
+        if kind == "laid":
+            if state.stage == "report":
+                return Report(player, True)
+            twist = intent.get("twist")
+            return LayDown(player, self._cards(intent), None if twist is None else int(twist))
+        if kind == "failed":
+            if state.stage != "report":
+                raise IllegalAction("I ask who made their phase when the hand is over.")
+            return Report(player, False)
+        if kind == "answered":  # yes or no to "did you make your phase?"
+            asked = game.current_player()
+            if player != asked:
+                raise IllegalAction(f"I asked {asked}. {self._report_question(state, asked)}")
+            return Report(player, bool(intent["made"]))
+        if kind == "hit":
+            group = intent.get("group")
+            return HitOn(speaker, str(intent["owner"]), self._cards(intent),
+                         _GROUPS.get(str(group)) if group else None)
+        if kind == "out":
+            return GoOut(player)
+        if kind == "choose":
+            return self._choose(intent, speaker, state)
+        if kind == "points":
+            if intent.get("points") is not None:
+                return Points(player, int(intent["points"]))
+            return Points(player, hand_points(self._cards(intent)))
+        if kind == "next":
+            if not self.config.turns:
+                raise IllegalAction("I am not keeping the turns in this game.")
+            named = intent.get("player")
+            return Next(speaker, None if named is None else str(named))
+        if kind == "skip":
+            if not self.config.turns:
+                raise IllegalAction("I am not keeping the turns in this game: play your Skip.")
+            return SkipOn(player, str(intent["target"]))
+        raise ValueError(f"no action for intent {intent}")
+
+    def describe_intent(self, intent: Intent) -> str:
+        """The phrase file's description, with the cards read out as they were said
+        ("Bob laid down the phase: 3 fives and 3 sevens")."""
+        words = intent.get("cards")
+        if intent.kind == "hit":
+            said = " ".join(map(str, words or ()))
+            group = intent.get("group") or "phase"
+            return f"{intent['player']} hits {said} on {intent['owner']}'s {group}"
+        text = super().describe_intent(intent)
+        if words:
+            text += ": " + " ".join(map(str, words))
+        return text
+
+    @staticmethod
+    def _cards(intent: Intent) -> tuple[Card, ...]:
+        words = intent.get("cards") or ()
+        if not words:
+            return ()
+        try:
+            return read_cards(words)
+        except ReadoutError as error:
+            raise IllegalAction(error.sentence) from error
+
+    def _choose(self, intent: Intent, speaker: str, state: Phase10State) -> Action:
+        choosing = state.choosing
+        player = speaker if speaker in choosing else (choosing[0] if choosing else speaker)
+        phase = intent.get("phase")
+        if phase is None and self.virtual and player not in self.channels:
+            low, high = self._neighbours(state, player)
+            raise IllegalAction(
+                f"{player}, I can only tell you a Twist card in your own headphones, and you "
+                f"have none (start the game with --private-audio {player}=DEVICE). Choose "
+                f"phase {low} or phase {high}.")
+        return Choose(player, None if phase is None else int(phase))
+
+    def _neighbours(self, state: Phase10State, player: str) -> tuple[int, int]:
+        space = state.seat(player).space
+        if space > self.board.last or self.board.spaces[space] is not None:
+            return (0, 0)
+        return self.board.neighbours(space)
+
+    def answer_move(self, intent: Intent, speaker: str, game: Game[Any]) -> Intent | None:
+        """ "yes" or "no" to "Bob, did you make your phase?"."""
+        state: Phase10State = game.state
+        if not state.unreported:
+            return None
+        player = str(intent.get("player") or speaker)
+        return Intent.of("answered", made=intent["value"] == "yes", player=player)
+
+    def draw(self, chance: Chance, game: Game[Any]) -> Action | None:
+        """A virtual Twist card: seeded by the game's seed, the hand and the player."""
+        state: Phase10State = game.state
+        cards = sorted(a.card for a, _ in chance.outcomes if isinstance(a, DrawTwist))
+        player = str(state.drawing)
+        card = random.Random(f"phase10/{self.seed}/{state.hand}/{player}").choice(cards)
+        return DrawTwist(player, card)
+
+    def moments(self, game: Game[Any]) -> frozenset[str]:
+        """ "choose" while a player on a Twist space chooses; "report" while the end
+        of a hand asks who made their phase; "points" while hand points decide
+        the winner; "turns" during play when the turns are kept."""
+        state: Phase10State = game.state
+        now = {"choose": state.stage == "choose", "report": state.stage == "report",
+               "points": state.stage == "points",
+               "turns": state.stage == "play" and self.config.turns}
+        return frozenset(k for k, v in now.items() if v)
+
+    # --- events to sentences ------------------------------------------------------------------
+    def announce(self, event: Event, game: Game[Any]) -> str:
+        state: Phase10State = game.state
+        if isinstance(event, HandStarted):
+            return self._hand(event)
+        if isinstance(event, ChoiceNeeded):
+            low, high = event.neighbours
+            return (f"{event.player}, you are on a Twist space: phase {low}, phase {high}, "
+                    "or a Twist card?")
+        if isinstance(event, PhaseChosen):
+            return f"{event.player} plays {_phase(event.phase)}."
+        if isinstance(event, TwistTaken):
+            if event.card is None:
+                return f"{event.player} takes a Twist card: keep it secret until you lay it down."
+            return f"{event.player} takes a Twist card. {event.player}, listen in your headphones."
+        if isinstance(event, PhaseLaidDown):
+            return self._laid(event)
+        if isinstance(event, HitMade):
+            cards = spoken_list([_card(c) for c in event.cards])
+            onto = f": now {event.group.words()}" if event.group is not None else ""
+            return f"{event.player} hits {cards} on {event.owner}'s phase{onto}."
+        if isinstance(event, WentOut):
+            return f"{event.player} went out! The hand is over."
+        if isinstance(event, ReportNeeded):
+            return self._report_question(state, event.player)
+        if isinstance(event, Reported):
+            return ""  # the end of the hand says every result
+        if isinstance(event, PawnsMoved):
+            return self._moves(event)
+        if isinstance(event, PointsNeeded):
+            return (f"{spoken_list(event.players)} passed Phase 10 in this hand, and none of "
+                    f"them went out: the lowest hand wins. {event.players[0]}, how many points "
+                    "are left in your hand? Say the points, or read me the cards.")
+        if isinstance(event, PointsTold):
+            left = state.unscored
+            ask = f" {left[0]}, your points?" if left else ""
+            return f"{event.player}: {event.points} points.{ask}"
+        if isinstance(event, TurnPassed):
+            skipped = (f"{spoken_list(event.skipped)} "
+                       f"{'is' if len(event.skipped) == 1 else 'are'} skipped. "
+                       if event.skipped else "")
+            return f"{skipped}{event.player}'s turn."
+        if isinstance(event, SkipPlayed):
+            return f"{event.player} skips {event.target}."
+        if isinstance(event, GameWon):
+            return self._won(event, state)
+        if isinstance(event, GameStopped):
+            return "Game stopped. No winner."
+        return ""
+
+    def private(self, event: Event, game: Game[Any]) -> tuple[str, str] | None:
+        """A virtual Twist card, to its holder alone."""
+        if isinstance(event, TwistTaken) and event.card is not None:
+            return event.player, self._secret(event.player, event.card)
+        return None
+
+    @staticmethod
+    def _secret(player: str, card: Phase) -> str:
+        return f"{player}, your Twist card is {card.number}: {card.words()}."
+
+    def answer_privately(self, intent: Intent, game: Game[Any]) -> tuple[str, str, str] | None:
+        if intent.get("what") != "mytwist":
+            return None
+        state: Phase10State = game.state
+        player = str(intent.get("player") or game.current_player())
+        seat = state.seat(player)
+        if not (self.virtual and seat.twist and seat.phase is not None
+                and player in self.channels) or state.over:
+            return None
+        return (f"{player}: in your headphones.", player, self._secret(player, seat.phase))
+
+    def _hand(self, event: HandStarted) -> str:
+        start = f"Hand {event.hand}: {event.dealer} deals."
+        phases = {p: ph for p, ph in event.phases}
+        known = [ph for ph in phases.values()]
+        if len(set(known)) == 1 and known[0] is not None:
+            return f"{start} Everyone: {_phase(known[0])}."
+        said = [f"{p}: {_phase(ph)}." if ph is not None else f"{p}: a Twist space."
+                for p, ph in phases.items()]
+        return f"{start} {' '.join(said)}"
+
+    def _laid(self, event: PhaseLaidDown) -> str:
+        if event.phase is None:
+            return (f"{event.player} lays down the Twist phase. Say which Twist card it is "
+                    "when you read the cards, and I check them.")
+        if event.checked:
+            return f"{event.player}'s {event.phase.name} is down: {event.phase.words()}. Good."
+        return f"{event.player} lays down {event.phase.name}."
+
+    def _report_question(self, state: Phase10State, player: str | None) -> str:
+        if player is None:
+            return ""
+        what = "your Twist phase" if state.seat(player).twist else "your phase"
+        return f"{player}, did you make {what}?"
+
+    def _moves(self, event: PawnsMoved) -> str:
+        said = [f"End of hand {event.hand}."]
+        for move in event.moves:
+            said.append(self._move(move))
+        return " ".join(said)
+
+    def _move(self, move: HandResult) -> str:
+        how = {"out": "went out", "made": "made the phase", "failed": "did not make the phase"}
+        what = how[move.result] + (" on a Twist card" if move.twist else "")
+        where = self._space(move.to)
+        steps = move.to - move.space
+        if move.to > self.board.last:
+            return f"{move.player} {what}: past Phase 10!"
+        if steps == 0:
+            return f"{move.player} {what}: stays on {where}."
+        if steps < 0:
+            return f"{move.player} {what}: back {plural(-steps, 'space')}, to {where}."
+        return f"{move.player} {what}: {plural(steps, 'space')}, to {where}."
+
+    def _space(self, space: int) -> str:
+        if space > self.board.last:
+            return "past Phase 10"
+        phase = self.board.spaces[space]
+        if space == self.board.last:
+            return f"the Phase 10 space: {BOARD_PHASES[10].words()}"
+        if phase is None:
+            low, high = self.board.neighbours(space)
+            return f"a Twist space, between phase {low} and phase {high}"
+        return _phase(BOARD_PHASES[phase])
+
+    def _won(self, event: GameWon, state: Phase10State) -> str:
+        if len(event.winners) > 1:
+            return f"{spoken_list(event.winners)} share the win!"
+        winner = event.winners[0]
+        if state.deciding:
+            return f"{winner} wins with the lowest hand!"
+        if len([p for p in state.players if state.seat(p).space > self.board.last]) > 1:
+            return f"{winner} went out, and wins!"
+        return f"{winner} wins!"
+
+    # --- questions ---------------------------------------------------------------------------
+    def answer(self, what: str, player: str | None, game: Game[Any], at: float) -> str:
+        state: Phase10State = game.state
+        asker = player or self._asker(game)
+        if what == "where":
+            return self._where(state, asker)
+        if what == "need":
+            return self._need(state, asker)
+        if what in ("board", "score"):
+            if what == "score" and player is not None:
+                return self._where(state, player)
+            return self._board(state)
+        if what == "leader":
+            return self._leader(state)
+        if what == "dealer":
+            return f"{state.players[state.dealer]} deals hand {state.hand}."
+        if what == "mytwist":
+            return self._my_twist(state, asker)
+        if what == "turn":
+            return self._whose(game)
+        if what == "time":
+            return "There is no timer in this game."
+        if what == "help":
+            return self._help(game)
+        if what == "rules":
+            return ("Phase 10 Twist. Each hand, make the phase of your space and lay it down; "
+                    "then hit and go out. After the hand you move 3 spaces for going out, 2 for "
+                    "making your phase, and 1 if not, except on the Phase 10 space. On a Twist "
+                    "space choose a neighbouring phase or a Twist card: a Twist card doubles "
+                    "your move, 4 or 6, but failing it moves you back 1. First past Phase 10 "
+                    "wins.")
+        return "I can tell you where everyone is, what phase you need, or read the board."
+
+    def answer_question(self, intent: Intent, game: Game[Any], at: float) -> str:
+        what = str(intent["what"])
+        if what == "phase":
+            number = int(intent["phase"])
+            return f"Phase {number} is {BOARD_PHASES[number].words()}."
+        if what == "twist":
+            number = int(intent["twist"])
+            return f"Twist card {number} is {TWIST_PHASES[number].words()}."
+        return super().answer_question(intent, game, at)
+
+    def _asker(self, game: Game[Any]) -> str:
+        return game.current_player() or game.players[0]
+
+    def _where(self, state: Phase10State, player: str) -> str:
+        space = state.seat(player).space
+        if space > self.board.last:
+            return f"{player} is past Phase 10."
+        return f"{player} is on space {space + 1} of {len(self.board.spaces)}: " \
+               f"{self._space(space)}."
+
+    def _need(self, state: Phase10State, player: str) -> str:
+        seat = state.seat(player)
+        if state.over:
+            return "The game is over."
+        if seat.twist:
+            took = "took a Twist card"
+            if seat.phase is not None and seat.laid:
+                return f"{player} {took} and laid down {seat.phase.name}."
+            return f"{player} {took}: it stays secret until it is laid down."
+        if seat.phase is None:
+            low, high = self._neighbours(state, player)
+            return f"{player} is on a Twist space: phase {low}, phase {high}, or a Twist card."
+        done = " It is down." if seat.laid else ""
+        return f"{player} needs {_phase(seat.phase)}.{done}"
+
+    def _board(self, state: Phase10State) -> str:
+        spaces = ", ".join("Twist" if p is None else str(p) for p in self.board.spaces)
+        pawns = " ".join(self._where(state, p) for p in state.players)
+        return f"The board: {spaces}. {pawns}"
+
+    def _leader(self, state: Phase10State) -> str:
+        best = max(s.space for s in state.seats)
+        leaders = [p for p in state.players if state.seat(p).space == best]
+        where = "past Phase 10" if best > self.board.last else f"on {self._space(best)}"
+        verb = "are" if len(leaders) > 1 else "is"
+        return f"{spoken_list(leaders)} {verb} ahead, {where}."
+
+    def _my_twist(self, state: Phase10State, player: str) -> str:
+        seat = state.seat(player)
+        if not seat.twist:
+            return f"{player} has no Twist card this hand."
+        if not self.virtual:
+            return f"{player}, your Twist card is the one you drew: I do not know it."
+        return f"{player}, I can only say your Twist card in your headphones."
+
+    def _whose(self, game: Game[Any]) -> str:
+        state: Phase10State = game.state
+        if state.winners:
+            return f"The game is over. {spoken_list(state.winners)} won."
+        if state.stopped:
+            return "The game was stopped."
+        if state.choosing:
+            player = state.choosing[0]
+            low, high = self._neighbours(state, player)
+            return (f"{player}, you are on a Twist space: phase {low}, phase {high}, "
+                    "or a Twist card?")
+        if state.unreported:
+            return self._report_question(state, state.unreported[0])
+        if state.unscored:
+            return f"{state.unscored[0]}, how many points are left in your hand?"
+        if state.turn is not None:
+            return f"It's {state.players[state.turn]}'s turn."
+        first = state.order()[0]
+        return (f"Hand {state.hand}: {state.players[state.dealer]} dealt, {first} plays first. "
+                "Tell me when you lay down your phase, and who goes out.")
+
+    def _help(self, game: Game[Any]) -> str:
+        state: Phase10State = game.state
+        if state.choosing:
+            return "Say phase and its number, like phase two, or say twist card."
+        if state.unreported:
+            return "Say yes or no: did you make your phase?"
+        if state.unscored:
+            return ("Say your points, like forty five points, or read your cards: a wild and "
+                    "a seven.")
+        return ("Say I lay down my phase, with the cards if you like: three fives and three "
+                "sevens. Say I hit a four on Bob's run, and I'm out when you go out.")
+
+    def undone(self, before: Any, game: Game[Any]) -> str:
+        return f"Undone. {self._whose(game)}"
+
+    # --- final state -----------------------------------------------------------------------------
+    def final_state(self, game: Game[Any]) -> dict[str, Any]:
+        state: Phase10State = game.state
+        players = {p: {"space": state.seat(p).space + 1,
+                       "finished": state.seat(p).space > self.board.last,
+                       "phase": self._phase_number(state.seat(p).space)}
+                   for p in state.players}
+        return {"winner": list(state.winners), "players": players,
+                "hands": len(state.history), "board": self.board.text(),
+                "turn": game.current_player()}
+
+    def _phase_number(self, space: int) -> int | str | None:
+        if space > self.board.last:
+            return None
+        phase = self.board.spaces[space]
+        return "twist" if phase is None else phase
+
+
+#: The group a hit names, as the engine knows it.
+_GROUPS = {"run": "run", "set": "set", "colour": "colour", "color": "colour",
+           "colours": "colour", "colors": "colour", "cards": "colour"}
+
+
+def _phase(phase: Phase) -> str:
+    return f"{phase.name}, {phase.words()}"
+
+
+def _card(card: Card) -> str:
+    if card.kind != "number":
+        return f"a {card.kind}"
+    colour = f"{card.colour} " if card.colour else ""
+    return f"a {colour}{card.number}" if card.number else f"a {colour}card"

@@ -1,0 +1,743 @@
+"""Phase 10 Twist: the phase checker (every board phase and Twist card, against
+brute force), the board file, movement in every case, winners and ties, random
+play against the invariants, and the table side (Twist choices, private
+Twist cards, read-outs, hits, the end of a hand, turns and Skips, questions,
+the log)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from referee.cli import main
+from referee.engine.core import Game, GameWon, IllegalAction, NotYourTurn, Rejection
+from referee.engine.phase10 import (
+    Choose,
+    DrawTwist,
+    GoOut,
+    HitOn,
+    LayDown,
+    Next,
+    PawnsMoved,
+    Phase10,
+    Phase10Config,
+    Phase10State,
+    Points,
+    Report,
+    SkipOn,
+    movement,
+)
+from referee.engine.phase10_phases import (
+    BOARD_PHASES,
+    COLOURS,
+    DEFAULT_BOARD,
+    HIGHEST,
+    SKIP,
+    TWIST_PHASES,
+    WILD,
+    Card,
+    Phase,
+    check_phase,
+    parse_board,
+    parse_card,
+)
+from referee.gamelog import Record
+from referee.games.base import SetupError
+from referee.games.phase10 import Phase10Options, Phase10Spec
+from referee.games.phase10.readout import ReadoutError, read_cards
+from referee.session import Session, replay_records
+
+PLAYERS = ("Ann", "Bob", "Cy")
+ALL_PHASES = [*BOARD_PHASES.values(), *TWIST_PHASES.values()]
+
+
+# --- the checker ---------------------------------------------------------------------------
+
+
+def example(phase: Phase) -> list[Card]:
+    """The fewest natural cards that make ``phase``: sets of 2, 3, ...; runs from 1
+    (then 7); colour groups red, then blue."""
+    cards: list[Card] = []
+    numbers = iter(range(2, 13))
+    runs = iter((1, 7))
+    colours = iter(COLOURS)
+    for group in phase.groups:
+        if group.kind == "set":
+            cards += [Card(next(numbers))] * group.size
+        elif group.kind == "run":
+            low = next(runs)
+            colour = "green" if group.one_colour else None
+            cards += [Card(n, colour) for n in range(low, low + group.size)]
+        else:
+            colour = next(colours)
+            cards += [Card(n % 12 + 1, colour) for n in range(group.size)]
+    return cards
+
+
+@pytest.mark.parametrize("phase", ALL_PHASES, ids=lambda p: p.name)
+def test_every_phase_is_made_by_its_example_with_and_without_wilds(phase):
+    cards = example(phase)
+    assert check_phase(phase, cards).valid, cards
+    with_wild = [WILD, *cards[1:]]
+    assert check_phase(phase, with_wild).valid, with_wild
+    mostly_wild = [cards[0]] + [WILD] * (len(cards) - 1)
+    assert check_phase(phase, mostly_wild).valid  # one natural card is enough
+    extra = [*cards, WILD]
+    assert check_phase(phase, extra).valid  # a spare Wild always fits somewhere
+
+
+@pytest.mark.parametrize("phase", ALL_PHASES, ids=lambda p: p.name)
+def test_a_phase_made_only_of_wilds_a_skip_or_too_few_cards_is_refused(phase):
+    only_wilds = check_phase(phase, [WILD] * phase.cards)
+    assert not only_wilds.valid
+    assert "natural card" in only_wilds.reason
+    short = check_phase(phase, example(phase)[1:])
+    assert not short.valid
+    assert f"at least {phase.cards} cards" in short.reason
+    skipped = check_phase(phase, [SKIP, *example(phase)])
+    assert skipped.reason == "A Skip cannot be part of a phase."
+
+
+@pytest.mark.parametrize(("phase", "cards", "reason"), [
+    (BOARD_PHASES[2], "5 5 5 6 7 9 11", "there is no run of 4 in these cards"),
+    (BOARD_PHASES[7], "5 5 5 7 7 7 10 10", "there is no set of 4 in these cards"),
+    (BOARD_PHASES[8], "1 2 3 4 5 6 7", "I need the colours of the cards"),
+    (BOARD_PHASES[8], "1:red 2:red 3:red 4:red 5:red 6:red 7:blue",
+     "there is no 7 cards of one colour in these cards"),
+    (TWIST_PHASES[8], "3:red 4:red 5:red 6:red 7:blue",
+     "there is no run of 5 of one colour"),
+    (BOARD_PHASES[1], "5 5 5 7 7 7 10 10 10", "do not split into that"),
+    (BOARD_PHASES[4], "1 2 3 4 5 6 6", "there is no run of 7"),
+])
+def test_what_is_wrong_is_said(phase, cards, reason):
+    verdict = check_phase(phase, [parse_card(c) for c in cards.split()])
+    assert not verdict.valid
+    assert reason in verdict.reason
+    assert verdict.reason.startswith(phase.name[0].upper() + phase.name[1:])
+
+
+def fits_brute_force(phase: Phase, cards: Sequence[Card]) -> bool:
+    """Every way of putting each card in one of the phase's groups, each group
+    checked on its own: the definition, slowly."""
+    if any(c.kind == "skip" for c in cards) or not any(c.natural for c in cards):
+        return False
+    groups = phase.groups
+    for assignment in itertools.product(range(len(groups)), repeat=len(cards)):
+        parts: list[list[Card]] = [[] for _ in groups]
+        for card, g in zip(cards, assignment, strict=True):
+            parts[g].append(card)
+        if all(_group_ok(group, part) for group, part in zip(groups, parts, strict=True)):
+            return True
+    return False
+
+
+def _group_ok(group: Any, part: list[Card]) -> bool:
+    if len(part) < group.size:
+        return False
+    natural = [c for c in part if c.natural]
+    if group.kind == "set":
+        return all(c.number is not None for c in natural) and len(
+            {c.number for c in natural}) <= 1
+    if group.kind == "colour":
+        return all(c.colour is not None for c in natural) and len(
+            {c.colour for c in natural}) <= 1
+    numbers = [c.number for c in natural]
+    if None in numbers or len(set(numbers)) != len(numbers) or len(part) > HIGHEST:
+        return False
+    if group.one_colour and (None in {c.colour for c in natural}
+                             or len({c.colour for c in natural}) > 1):
+        return False
+    if not numbers:
+        return True
+    low, high = min(numbers), max(numbers)  # type: ignore[type-var]
+    return any(start <= low and high <= start + len(part) - 1  # type: ignore[operator]
+               for start in range(1, HIGHEST - len(part) + 2))
+
+
+SMALL = [p for p in ALL_PHASES if p.cards <= 7 or (len(p.groups) <= 2 and p.cards <= 8)]
+CARD = st.one_of(
+    st.builds(Card, st.integers(3, 7), st.sampled_from([None, "red", "blue"])),
+    st.builds(lambda c: Card(None, c), st.sampled_from(["red", "blue"])),
+    st.just(WILD))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(SMALL), st.data())
+def test_the_checker_agrees_with_brute_force(phase, data):
+    cards = data.draw(st.lists(CARD, min_size=phase.cards, max_size=phase.cards + 1))
+    assert check_phase(phase, cards).valid == fits_brute_force(phase, cards), cards
+
+
+def test_the_groups_of_a_valid_phase_are_kept_for_hits():
+    verdict = check_phase(BOARD_PHASES[2], cards("9 9 wild 6 7 wild 9"))
+    assert verdict.valid
+    kinds = {g.kind: g for g in verdict.groups}
+    assert kinds["set"].number == 9
+    assert (kinds["run"].low, kinds["run"].high) == (6, 9)
+    run = kinds["run"]
+    assert run.add(Card(10)) is not None
+    assert run.add(Card(5)) is not None
+    assert run.add(Card(3)) is None
+    assert run.add(SKIP) is None
+    assert kinds["set"].add(Card(9)) == kinds["set"]
+    assert kinds["set"].add(Card(8)) is None
+
+
+def test_referee_check_prints_the_documented_json(capsys):
+    assert main(["check", "phase10-twist", "--phase", "2", "--cards",
+                 "5", "5", "wild", "6", "7", "8", "9"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"valid": True}
+    assert main(["check", "phase10-twist", "--twist", "8", "--cards",
+                 "3:red", "4:red", "5:red", "6:red", "7:blue"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["valid"] is False
+    assert "run of 5 of one colour" in out["reason"]
+    assert main(["check", "phase10-twist", "--phase", "1", "--cards", *["wild"] * 6]) == 0
+    assert "natural card" in json.loads(capsys.readouterr().out)["reason"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--phase", "11", "--cards", "5"], "Phases go from 1 to 10"),
+    (["--twist", "0", "--cards", "5"], "Twist cards go from 1 to 10"),
+    (["--phase", "1", "--cards", "13"], "There is no 13"),
+    (["--phase", "1", "--cards", "7:purple"], "not a card"),
+])
+def test_referee_check_refuses_bad_cards_with_a_sentence(args, message, capsys):
+    assert main(["check", "phase10-twist", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+# --- read-outs ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("words", "cards"), [
+    ([3, "fives", 3, "sevens"], "5 5 5 7 7 7"),
+    (["a", "run", "of", 4, "from", 6, "to", 9, "and", 3, "eights"], "6 7 8 9 8 8 8"),
+    ([7, "greens"], " ".join(["green"] * 7)),
+    ([2, "fives", "and", "a", "wild"], "5 5 wild"),
+    (["a", "wild", "a", "skip", "and", "a", 7], "wild skip 7"),
+    (["a", "red", "run", "from", 3, 2, 7], "3:red 4:red 5:red 6:red 7:red"),
+    (["a", "set", "of", 4, "sevens"], "7 7 7 7"),
+    ([4, "red", "cards", 2, "wilds"], "red red red red wild wild"),
+])
+def test_spoken_read_outs_become_cards(words, cards):
+    assert [str(c) for c in read_cards(words)] == cards.split()
+
+
+@pytest.mark.parametrize(("words", "message"), [
+    (["a", "run", "of", 5, "from", 6, "to", 9], "has 4 cards, not 5"),
+    (["a", "run", "of", 4], "Say where the run goes"),
+    (["sevens"], "could not read"),
+    (["a", "run", "from", 9, "to", 6], "runs go up"),
+])
+def test_read_outs_that_are_not_cards_are_said_so(words, message):
+    with pytest.raises(ReadoutError, match=message):
+        read_cards(words)
+
+
+# --- the board ------------------------------------------------------------------------------
+
+
+def test_the_default_board_is_the_file_shipped_with_the_game():
+    spec = Phase10Spec(PLAYERS)
+    assert spec.board == DEFAULT_BOARD
+    assert DEFAULT_BOARD.text() == "1 2 T 3 4 T 5 6 T 7 8 T 9 10"
+    assert [DEFAULT_BOARD.neighbours(i) for i in (2, 5, 8, 11)] == [(2, 3), (4, 5), (6, 7),
+                                                                      (8, 9)]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("1 2 X 10", "Space 3 of the board, 'X', is neither"),
+    ("T 2 3 10", "first space of the board must be a phase"),
+    ("1 2 3 T", "last space of the board must be the red Phase 10 space"),
+    ("1 10 3 10", "Space 2 of the board is 10"),
+    ("1 12 10", "phases go from 1 to 10"),
+    ("10", "at least a first space"),
+])
+def test_a_bad_board_file_is_refused_with_what_is_wrong(text, message, tmp_path):
+    with pytest.raises(ValueError, match=message):
+        parse_board(text)
+    board = tmp_path / "board.txt"
+    board.write_text(f"# my board\n{text}\n")
+    with pytest.raises(SetupError, match=message):
+        Phase10Spec(PLAYERS, Phase10Options(board=str(board)))
+
+
+def test_another_board_is_loaded_from_a_file_and_kept_in_the_log(tmp_path):
+    board = tmp_path / "short.txt"
+    board.write_text("1(start), T, 2\n3 T 10(red)  # a short board\n")
+    spec = Phase10Spec(PLAYERS, Phase10Options(board=str(board)))
+    assert spec.board.spaces == (1, None, 2, 3, None, 10)
+    assert spec.options.board == "1 T 2 3 T 10"  # the spaces themselves: resume needs no file
+    again = Phase10Spec(PLAYERS, Phase10Options.from_json(spec.options.to_json()))
+    assert again.board == spec.board
+    with pytest.raises(SetupError, match="Cannot read the board file"):
+        Phase10Spec(PLAYERS, Phase10Options(board=str(tmp_path / "missing.txt")))
+
+
+# --- movement ---------------------------------------------------------------------------------
+
+LAST = DEFAULT_BOARD.last  # 13: the Phase 10 space
+
+
+@pytest.mark.parametrize(("space", "result", "twist", "to"), [
+    (0, "out", False, 3), (0, "made", False, 2), (0, "failed", False, 1),
+    (2, "out", True, 8), (2, "made", True, 6), (2, "failed", True, 1),   # a Twist card
+    (5, "made", False, 7),                                             # a neighbouring phase
+    (LAST, "failed", False, LAST),                # the Phase 10 space: no move without it
+    (LAST, "made", False, LAST + 1), (LAST, "out", False, LAST + 1),   # past: finished
+    (LAST - 1, "failed", False, LAST),            # 1 space lands on the Phase 10 space
+    (LAST - 1, "made", False, LAST + 1),          # 2 spaces jump over it
+    (LAST - 2, "out", False, LAST + 1),           # 3 spaces jump over it
+    (LAST - 2, "made", False, LAST),              # 2 spaces land on it
+    (LAST - 2, "made", True, LAST + 1),           # a doubled move carries past it
+])
+def test_movement_in_every_case(space, result, twist, to):
+    assert movement(DEFAULT_BOARD, space, result, twist) == to
+
+
+def test_a_failed_twist_moves_back_one_and_never_behind_the_start():
+    board = parse_board("1 T 2 3 10")
+    assert movement(board, 1, "failed", True) == 0  # back one, onto the start
+    assert movement(board, 0, "failed", True) == 0
+
+
+# --- the rules, hand by hand ----------------------------------------------------------------------
+
+
+def new(players: Sequence[str] = PLAYERS, **config: Any) -> Game[Phase10State]:
+    """Ann deals the first hand: Bob plays first."""
+    return Game(Phase10(Phase10Config(**config)), players)
+
+
+def cards(text: str) -> tuple[Card, ...]:
+    return tuple(parse_card(c) for c in text.split())
+
+
+def end_hand(g: Game[Phase10State], out: str, made: Sequence[str] = ()) -> list[Any]:
+    """``out`` goes out; those in ``made`` made their phase, the rest did not."""
+    events = g.apply(GoOut(out), 0.0)
+    while g.state.stage == "report":
+        player = g.state.unreported[0]
+        events += g.apply(Report(player, player in made), 0.0)
+    return events
+
+
+def spaces(g: Game[Phase10State]) -> dict[str, int]:
+    return {p: g.state.seat(p).space for p in g.players}
+
+
+def test_a_hand_moves_every_pawn_by_its_result():
+    g = new()
+    assert g.state.stage == "play"
+    assert g.current_player() == "Bob"
+    g.apply(LayDown("Cy"), 0.0)
+    events = end_hand(g, "Bob", made=())
+    moved = next(e for e in events if isinstance(e, PawnsMoved))
+    assert [(m.player, m.result, m.to) for m in moved.moves] == [
+        ("Ann", "failed", 1), ("Bob", "out", 3), ("Cy", "made", 2)]
+    assert spaces(g) == {"Ann": 1, "Bob": 3, "Cy": 2}
+    assert g.state.hand == 2
+    assert g.state.players[g.state.dealer] == "Bob"
+
+
+def test_the_end_of_a_hand_asks_only_who_has_not_said():
+    g = new()
+    g.apply(LayDown("Ann"), 0.0)
+    g.apply(GoOut("Cy"), 0.0)
+    assert g.state.unreported == ("Bob",)
+    with pytest.raises(IllegalAction, match="already have that Cy went out"):
+        g.apply(Report("Cy", False), 0.0)
+    with pytest.raises(IllegalAction, match="first I need to hear from Bob"):
+        g.apply(LayDown("Bob"), 0.0)
+
+
+def test_a_twist_space_asks_for_a_choice_between_its_neighbours_or_a_twist_card():
+    g = new()
+    end_hand(g, "Bob", made=("Ann", "Cy"))  # Ann 2 and Cy 2: Twist spaces; Bob 3
+    assert g.state.stage == "choose"
+    assert g.state.choosing == ("Cy", "Ann")  # Bob deals: Cy plays first
+    with pytest.raises(IllegalAction, match="First Cy and Ann must choose"):
+        g.apply(LayDown("Bob"), 0.0)
+    with pytest.raises(Rejection, match="phases are 2 and 3"):
+        g.apply(Choose("Cy", 4), 0.0)
+    with pytest.raises(IllegalAction, match="Bob is not on a Twist space"):
+        g.apply(Choose("Bob", 3), 0.0)
+    g.apply(Choose("Cy", 3), 0.0)
+    g.apply(Choose("Ann", None), 0.0)  # a physical Twist card: the referee does not know it
+    assert g.state.stage == "play"
+    assert g.state.seat("Cy").phase == BOARD_PHASES[3]
+    assert g.state.seat("Ann").twist
+    assert g.state.seat("Ann").phase is None
+    # Ann reveals her Twist card as she lays it down: it is checked
+    with pytest.raises(IllegalAction, match="Twist card 4 is 2 sets of 3 and a run of 3"):
+        g.apply(LayDown("Ann", cards("5 5 5 7 7 8 9 10"), twist=4), 0.0)
+    g.apply(LayDown("Ann", cards("5 5 5 7 7 7 8 9 10"), twist=4), 0.0)
+    end_hand(g, "Ann", made=())
+    assert spaces(g) == {"Ann": 2 + 6, "Bob": 3 + 1, "Cy": 2 + 1}
+
+
+def test_a_failed_twist_card_moves_back_one():
+    g = new()
+    end_hand(g, "Bob", made=("Ann", "Cy"))
+    g.apply(Choose("Cy", 2), 0.0)
+    g.apply(Choose("Ann", None), 0.0)
+    end_hand(g, "Bob", made=("Cy",))
+    assert spaces(g)["Ann"] == 1
+    assert g.state.seat("Ann").phase == BOARD_PHASES[2]
+
+
+def test_a_virtual_twist_card_is_a_chance_step_out_of_the_cards_held():
+    g = new(virtual_twist=True)
+    end_hand(g, "Bob", made=("Ann", "Cy"))
+    g.apply(Choose("Cy", None), 0.0)
+    chance = g.chance()
+    assert chance is not None
+    assert len(chance.outcomes) == 10
+    g.apply(DrawTwist("Cy", 6), 0.0)
+    g.apply(Choose("Ann", None), 0.0)
+    chance = g.chance()
+    assert chance is not None
+    assert 6 not in {a.card for a, _ in chance.outcomes}  # Cy holds it
+    with pytest.raises(Rejection, match="not in the holder"):
+        g.apply(DrawTwist("Ann", 6), 0.0)
+    g.apply(DrawTwist("Ann", 2), 0.0)
+    assert g.state.seat("Ann").phase == TWIST_PHASES[2]
+    with pytest.raises(IllegalAction, match="Ann's Twist card is 2, not 4"):
+        g.apply(LayDown("Ann", twist=4), 0.0)
+
+
+def test_hits_come_after_your_own_phase_and_must_fit_a_group_read_out():
+    g = new(board=parse_board("2 3 10"))  # everyone starts on phase 2: a set and a run
+    g.apply(LayDown("Ann", cards("5 5 5 9 10 11 12")), 0.0)
+    with pytest.raises(IllegalAction, match="Bob must lay down their own phase"):
+        g.apply(HitOn("Bob", "Ann", cards("5")), 0.0)
+    with pytest.raises(IllegalAction, match="That is not Bob's phase"):
+        g.apply(LayDown("Bob", cards("4 4 4 6 6 6 6")), 0.0)
+    g.apply(LayDown("Bob", cards("4 4 4 6 7 8 9")), 0.0)
+    g.apply(HitOn("Bob", "Ann", cards("8"), "run"), 0.0)
+    assert any(x.kind == "run" and x.low == 8 for x in g.state.seat("Ann").groups)
+    g.apply(HitOn("Bob", "Ann", cards("5 wild")), 0.0)  # on the set of 5s
+    with pytest.raises(IllegalAction, match="does not fit on Ann's"):
+        g.apply(HitOn("Bob", "Ann", cards("3")), 0.0)
+    with pytest.raises(IllegalAction, match="Ann's phase has no colour"):
+        g.apply(HitOn("Bob", "Ann", cards("3"), "colour"), 0.0)
+    with pytest.raises(IllegalAction, match="Cy has no phase down"):
+        g.apply(HitOn("Bob", "Cy", cards("3")), 0.0)
+    before = g.state
+    with pytest.raises(IllegalAction, match="already down"):
+        g.apply(LayDown("Ann"), 0.0)
+    assert g.state == before
+
+
+def test_the_phase_10_space_holds_a_pawn_until_the_phase_is_made():
+    g = at_the_end(Ann=LAST, Bob=LAST - 1)
+    end_hand(g, "Cy", made=())
+    assert spaces(g) == {"Ann": LAST, "Bob": LAST, "Cy": 3}
+    assert not g.is_over()
+
+
+def at_the_end(**spaces_: int) -> Game[Phase10State]:
+    """A game whose pawns are on the given spaces (the rest at the start)."""
+    g = new()
+    state = g.state
+    seats = []
+    for p, seat in zip(state.players, state.seats, strict=True):
+        space = spaces_.get(p, 0)
+        number = DEFAULT_BOARD.spaces[space] or 1
+        seats.append(seat.__class__(space=space, phase=BOARD_PHASES[number]))
+    g._states[-1] = state.__class__(**{**state.__dict__, "seats": tuple(seats)})
+    return g
+
+
+def test_the_first_past_phase_10_wins():
+    g = at_the_end(Ann=LAST)
+    events = end_hand(g, "Bob", made=("Ann",))
+    assert [e.winners for e in events if isinstance(e, GameWon)] == [("Ann",)]
+    assert g.outcome() is not None
+    assert g.outcome().winners == ("Ann",)
+
+
+def test_several_past_phase_10_the_one_who_went_out_wins():
+    g = at_the_end(Ann=LAST, Bob=LAST - 1)
+    events = end_hand(g, "Bob", made=("Ann",))
+    assert [e.winners for e in events if isinstance(e, GameWon)] == [("Bob",)]
+
+
+def test_several_past_phase_10_and_none_went_out_the_lowest_hand_wins():
+    g = at_the_end(Ann=LAST, Bob=LAST - 1)
+    end_hand(g, "Cy", made=("Ann", "Bob"))
+    assert g.state.stage == "points"
+    assert g.state.deciding == ("Ann", "Bob")
+    with pytest.raises(Rejection, match="multiple of 5"):
+        g.apply(Points("Ann", 12), 0.0)
+    with pytest.raises(IllegalAction, match="only to decide"):
+        g.apply(Points("Cy", 10), 0.0)
+    g.apply(Points("Ann", 45), 0.0)
+    events = g.apply(Points("Bob", 30), 0.0)
+    assert [e.winners for e in events if isinstance(e, GameWon)] == [("Bob",)]
+
+
+def test_a_tie_on_points_is_a_shared_win():
+    g = at_the_end(Ann=LAST, Bob=LAST)
+    end_hand(g, "Cy", made=("Ann", "Bob"))
+    g.apply(Points("Ann", 25), 0.0)
+    events = g.apply(Points("Bob", 25), 0.0)
+    assert [e.winners for e in events if isinstance(e, GameWon)] == [("Ann", "Bob")]
+
+
+def test_turns_and_skips():
+    g = new(turns=True)
+    assert g.current_player() == "Bob"
+    with pytest.raises(NotYourTurn, match="It is Bob's turn"):
+        g.apply(LayDown("Cy"), 0.0)
+    g.apply(SkipOn("Bob", "Ann"), 0.0)  # Bob's turn ends; Ann loses her next one
+    assert g.current_player() == "Cy"
+    with pytest.raises(IllegalAction, match="already waits on Ann"):
+        g.apply(SkipOn("Cy", "Ann"), 0.0)
+    with pytest.raises(IllegalAction, match="Ann was skipped"):
+        g.apply(Next("Cy", "Ann"), 0.0)
+    g.apply(Next("Cy"), 0.0)
+    assert g.current_player() == "Bob"  # Ann was passed over
+    g.apply(Next("Bob"), 0.0)
+    assert g.current_player() == "Cy"
+    g.apply(Next("Cy"), 0.0)
+    assert g.current_player() == "Ann"  # the Skip was used up
+    g.apply(Next("Ann", "Cy"), 0.0)  # "Cy's turn"
+    assert g.current_player() == "Cy"
+
+
+# --- random play -------------------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 6), st.booleans(), st.data())
+def test_random_hands_keep_the_rules(n, virtual, data):
+    """Pawns are never behind the start; nobody passes the Phase 10 space without
+    completing their phase (landing on it, or jumping over it as the rules
+    allow); the game ends exactly when a pawn is past it."""
+    players = ["Ann", "Bob", "Cy", "Di", "Ed", "Flo"][:n]
+    g = new(players, virtual_twist=virtual)
+    for _ in range(60):
+        state = g.state
+        if g.is_over():
+            break
+        if state.drawing:
+            chance = g.chance()
+            assert chance is not None
+            g.apply(data.draw(st.sampled_from([a for a, _ in chance.outcomes])), 0.0)
+            continue
+        if state.stage == "choose":
+            p = state.choosing[0]
+            low, high = state.board.neighbours(state.seat(p).space)
+            g.apply(Choose(p, data.draw(st.sampled_from([low, high, None]))), 0.0)
+            continue
+        if state.stage == "points":
+            g.apply(Points(state.unscored[0], data.draw(st.integers(0, 20)) * 5), 0.0)
+            continue
+        before = {p: state.seat(p) for p in players}
+        for p in players:
+            if data.draw(st.booleans()):
+                g.apply(LayDown(p), 0.0)
+        g.apply(GoOut(data.draw(st.sampled_from(players))), 0.0)
+        while g.state.stage == "report":
+            g.apply(Report(g.state.unreported[0], data.draw(st.booleans())), 0.0)
+        moved = next(m for m in g.state.history[-1])
+        assert moved is not None
+        for m in g.state.history[-1]:
+            assert m.to >= 0
+            seat = before[m.player]
+            expected = movement(DEFAULT_BOARD, seat.space, m.result, seat.twist)
+            assert m.to == expected
+            if m.to > LAST:  # past Phase 10: only with the phase completed
+                assert m.result in ("out", "made")
+            if seat.space == LAST and m.result == "failed":
+                assert m.to == LAST
+        past = [p for p in players if g.state.seat(p).space > LAST]
+        assert bool(past) == (g.is_over() or g.state.stage == "points")
+    if g.is_over():
+        outcome = g.outcome()
+        assert outcome is not None
+        assert all(g.state.seat(w).space > LAST for w in outcome.winners)
+
+
+# --- the table side -----------------------------------------------------------------------------
+
+
+def session(players: Sequence[str] = PLAYERS, **options: Any
+            ) -> tuple[Session, list[str], list[Record]]:
+    records: list[Record] = []
+    spec = Phase10Spec(players, Phase10Options(seed=5, **options))
+    s = Session(spec, record=records.append)
+    said = [x.text for x in s.start()]
+    return s, said, records
+
+
+def says(s: Session, line: str, speaker: str | None = None, at: float = 1.0) -> list[str]:
+    return [x.text for x in s.hear(line, speaker, at)]
+
+
+def test_the_opening_names_the_dealer_and_everyones_phase():
+    _, said, _ = session()
+    assert said[0].endswith("Hand 1: Ann deals. Everyone: phase 1, 2 sets of 3.")
+
+
+def test_a_read_out_phase_is_checked_and_what_is_wrong_said():
+    s, _, _ = session()
+    said = says(s, "I lay down my phase three fives and two sevens", "Bob")
+    assert said == ["That is not Bob's phase. Phase 1 is 2 sets of 3: at least 6 cards, and "
+                    "that is 5."]
+    assert not s.game.state.seat("Bob").laid
+    said = says(s, "I lay down my phase three fives, two sevens and a wild", "Bob")
+    assert said == ["Bob's phase 1 is down: 2 sets of 3. Good."]
+    assert says(s, "I hit a four on Bob's set", "Cy") == [
+        "Cy must lay down their own phase before hitting."]
+
+
+def test_the_end_of_a_hand_by_voice_asks_each_player_and_moves_the_pawns():
+    s, _, _ = session()
+    says(s, "I lay down my phase", "Cy")
+    said = says(s, "Bob went out", "Ann")
+    assert said == ["Bob went out! The hand is over.", "Ann, did you make your phase?"]
+    assert s.moments() == {"report"}
+    said = says(s, "no", "Ann")
+    assert said[0] == ("End of hand 1. Ann did not make the phase: 1 space, to phase 2, a set "
+                       "of 3 and a run of 4. Bob went out: 3 spaces, to phase 3, a set of 4 "
+                       "and a run of 4. Cy made the phase: 2 spaces, to a Twist space, between "
+                       "phase 2 and phase 3.")
+    assert said[1].startswith("Hand 2: Bob deals.")
+    assert said[2] == "Cy, you are on a Twist space: phase 2, phase 3, or a Twist card?"
+    assert s.moments() == {"choose"}
+    assert says(s, "phase three", "Cy") == ["Cy plays phase 3, a set of 4 and a run of 4."]
+
+
+def test_yes_answers_the_question_of_the_player_asked_only():
+    s, _, _ = session()
+    says(s, "I'm out", "Bob")
+    assert s.game.state.unreported == ("Cy", "Ann")
+    assert says(s, "yes", "Ann") == ["I asked Cy. Cy, did you make your phase?"]
+    assert says(s, "yes", "Cy") == ["Ann, did you make your phase?"]
+    assert s.game.state.seat("Cy").made is True
+    said = says(s, "Ann didn't make it", "Bob")
+    assert said[0].startswith("End of hand 1.")
+
+
+def test_a_virtual_twist_card_needs_the_players_own_headphones():
+    s, _, _ = session(twist="virtual", private_audio=["Cy=wav:/tmp/unused"])
+    says(s, "I lay down my phase", "Ann")
+    says(s, "I lay down my phase", "Cy")
+    says(s, "Bob went out", "Bob")  # Ann and Cy to Twist spaces, Bob 3
+    said = says(s, "twist card", "Cy")
+    assert said[0] == "Cy takes a Twist card. Cy, listen in your headphones."
+    secret = s.hear("what is my twist card", "Cy", 2.0)
+    assert [x.to for x in secret] == [None, "Cy"]
+    card = s.game.state.seat("Cy").phase
+    assert card is not None
+    assert card.twist
+    assert secret[1].text == f"Cy, your Twist card is {card.number}: {card.words()}."
+    assert all(str(card.words()) not in x for x in s.last)  # never aloud, nor repeated
+    refused = says(s, "twist card", "Ann")
+    assert refused == ["Ann, I can only tell you a Twist card in your own headphones, and you "
+                       "have none (start the game with --private-audio Ann=DEVICE). Choose "
+                       "phase 2 or phase 3."]
+    assert s.game.state.seat("Ann").phase is None
+
+
+def test_the_private_sentence_is_logged_for_its_player_and_repeat_does_not_say_it():
+    s, _, records = session(twist="virtual", private_audio=["Ann=wav:/tmp/unused"])
+    says(s, "I lay down my phase", "Ann")
+    says(s, "Bob went out", "Bob")
+    says(s, "no", "Cy")
+    said = s.hear("take a twist card", "Ann", 2.0)
+    private = [x for x in said if x.to == "Ann"]
+    assert len(private) == 1
+    logged = [r for r in records if getattr(r, "to", None) == "Ann"]
+    assert [r.text for r in logged] == [private[0].text]  # type: ignore[attr-defined]
+    assert private[0].text not in says(s, "repeat", "Bob", 3.0)
+
+
+def test_questions_at_any_time():
+    s, _, _ = session()
+    assert says(s, "where am I", "Ann") == ["Ann is on space 1 of 14: phase 1, 2 sets of 3."]
+    assert says(s, "what phase does Bob need", "Ann") == ["Bob needs phase 1, 2 sets of 3."]
+    assert says(s, "what is phase seven") == ["Phase 7 is 2 sets of 4."]
+    assert says(s, "what is twist card four") == ["Twist card 4 is 2 sets of 3 and a run of 3."]
+    assert says(s, "who deals") == ["Ann deals hand 1."]
+    assert says(s, "who is ahead") == ["Ann, Bob and Cy are ahead, on phase 1, 2 sets of 3."]
+    assert says(s, "read the board")[0].startswith(
+        "The board: 1, 2, Twist, 3, 4, Twist, 5, 6, Twist, 7, 8, Twist, 9, 10.")
+    assert says(s, "how much time is left") == ["There is no timer in this game."]
+    assert says(s, "whose turn is it")[0].startswith("Hand 1: Ann dealt, Bob plays first.")
+
+
+def test_turns_are_kept_with_next_names_and_skips_when_asked_for():
+    s, said, _ = session(turns=True)
+    assert "I keep the turns" in said[0]
+    assert s.moments() == {"turns"}
+    assert says(s, "skip Ann", "Bob") == ["Bob skips Ann.", "Cy's turn."]
+    assert says(s, "next", "Cy") == ["Ann is skipped. Bob's turn."]
+    assert says(s, "I lay down my phase", "Cy") == [
+        "It is Bob's turn: Cy may lay down only on their own turn."]
+    plain, _, _ = session()
+    assert says(plain, "next") != ["Bob's turn."]
+
+
+def test_hand_points_decide_between_players_past_phase_10_by_voice():
+    s, _, _ = session()
+    state = s.game.state
+    seats = tuple(seat.__class__(space=sp, phase=BOARD_PHASES[10])
+                  for seat, sp in zip(state.seats, (LAST, LAST, 0), strict=True))
+    s.game._states[-1] = state.__class__(**{**state.__dict__, "seats": seats})
+    says(s, "I lay down my phase", "Ann")
+    says(s, "I lay down my phase", "Bob")
+    said = says(s, "I'm out", "Cy")
+    assert said[-1].startswith("Ann and Bob passed Phase 10 in this hand")
+    assert s.moments() == {"points"}
+    assert says(s, "a wild a skip and a seven", "Ann") == ["Ann: 45 points. Bob, your points?"]
+    said = says(s, "thirty points", "Bob")
+    assert said == ["Bob: 30 points.", "Bob wins with the lowest hand!"]
+    assert s.final_state()["winner"] == ["Bob"]
+
+
+def test_a_logged_game_replays_to_the_same_state():
+    s, _, records = session(twist="virtual", private_audio=["Ann=wav:/tmp/x", "Cy=wav:/tmp/y"])
+    for line, who in [("I lay down my phase", "Ann"), ("I lay down my phase", "Cy"),
+                      ("I'm out", "Bob"), ("twist card", "Cy"), ("twist card", "Ann")]:
+        says(s, line, who)
+    again = Phase10Spec(PLAYERS, Phase10Options.from_json(s.spec.options.to_json()))
+    copy = Session(again)
+    replay_records(copy, records)
+    assert copy.game.state == s.game.state
+
+
+def test_bad_options_are_refused_with_a_sentence():
+    with pytest.raises(SetupError, match="not one of the players"):
+        Phase10Spec(PLAYERS, Phase10Options(dealer="Zed"))
+    with pytest.raises(SetupError, match="not one of the players"):
+        Phase10Spec(PLAYERS, Phase10Options(private_audio=["Zed=2"]))
+    with pytest.raises(SetupError, match="NAME=DEVICE"):
+        Phase10Spec(PLAYERS, Phase10Options(private_audio=["Ann"]))
+    with pytest.raises(SetupError, match="--twist takes physical or virtual"):
+        Phase10Options(twist="paper")
+    with pytest.raises(SetupError, match="--turns is on or off"):
+        Phase10Options(turns="yes")  # type: ignore[arg-type]
+    with pytest.raises(SetupError, match="2 to 6 players"):
+        Phase10Spec(["Ann"])
+
+
+def test_the_final_state_as_json(capsys, tmp_path):
+    script = tmp_path / "game.txt"
+    script.write_text("Cy: I lay down my phase\nBob: I'm out\nAnn: no\n")
+    assert main(["play", "phase10-twist", "--players", *PLAYERS, "--script", str(script),
+                 "--json"]) == 0
+    state = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert state["winner"] == []
+    assert state["hands"] == 1
+    assert state["players"]["Bob"] == {"space": 4, "finished": False, "phase": 3}
+    assert state["players"]["Cy"] == {"space": 3, "finished": False, "phase": "twist"}
