@@ -114,10 +114,25 @@ def moment_of(phrases: PhraseSet, case: Utterance) -> frozenset[str]:
     for)."""
     if not case.is_command:
         return phrases.moments
+    for moments in [frozenset(), *(frozenset({m}) for m in sorted(phrases.moments))]:
+        if _matcher(phrases, moments).match(case.text, "Ann").intent == case.intent:
+            return moments  # a sentence of the phrase file, said where it can be
     kinds = [i for i in phrases.intents if i.fields.get("kind") == case.intent.kind]
-    if any(i.when is None for i in kinds):  # it can be said at any moment
+    if any(i.when is None for i in kinds):  # a paraphrase of a move of any moment
         return frozenset()
     return frozenset(i.when for i in kinds)
+
+
+_MATCHERS: dict[tuple[int, frozenset[str]], IntentMatcher] = {}
+
+
+def _matcher(phrases: PhraseSet, moments: frozenset[str]) -> IntentMatcher:
+    """The typed matcher of what can be said at ``moments`` (kept per phrase set)."""
+    key = (id(phrases), moments)
+    if key not in _MATCHERS:
+        names = phrases.slots["player"].values.values() if "player" in phrases.slots else ()
+        _MATCHERS[key] = IntentMatcher(phrases.only(moments), tuple(dict.fromkeys(names)))
+    return _MATCHERS[key]
 
 
 def run(game: str, engine: str | None, model: str | None, voices: list[str],

@@ -741,3 +741,85 @@ def test_the_final_state_as_json(capsys, tmp_path):
     assert state["hands"] == 1
     assert state["players"]["Bob"] == {"space": 4, "finished": False, "phase": 3}
     assert state["players"]["Cy"] == {"space": 3, "finished": False, "phase": "twist"}
+
+
+# --- a whole game by voice ---------------------------------------------------------------
+
+VOICE_MOVES = [  # (recording, what it says); physical Twist cards, board "1 T 2 10"
+    ("p10c01", "I lay down my phase"),   # Bob (whose turn it is) lays down phase 1
+    ("p10c25", "where am I"),
+    ("p10c10", "Bob went out"),          # Cy is asked ...
+    ("p10c34", "no"),                    # ... no; Ann is asked ...
+    ("p10c33", "yes"),                   # ... yes: Bob 3 spaces, Cy 1, Ann 2
+    ("p10c14", "twist card"),            # Cy, on the Twist space, takes one
+    ("p10c27", "what phase do I need"),
+    ("p10c10", "Bob went out"),          # Bob, on the Phase 10 space, goes out
+    ("p10c34", "no"),                    # Cy failed the Twist card: back 1
+    ("p10c34", "no"),                    # Ann did not make phase 2: 1 space
+]
+
+
+def phase10_by_voice(condition: str, tmp_path: Path) -> tuple[Session, list[str]]:
+    from referee.speech.understanding.meaning import Intent
+    from tests.voicegame import voice_game
+
+    spec = Phase10Spec(PLAYERS, Phase10Options(board="1 T 2 10"))
+    session = Session(spec)
+    no = {"p10c34": Intent.of("answered", made=False, player="Cy")}
+    return session, voice_game(session, "phase10-twist", VOICE_MOVES, "p10c33", condition,
+                               tmp_path, means=no)
+
+
+def test_a_whole_game_by_voice(tmp_path):
+    session, shown = phase10_by_voice("clean", tmp_path)
+    said = [line.split("referee: ", 1)[1] for line in shown if "referee: " in line]
+    assert "Bob lays down phase 1." in said, shown
+    assert "Bob is on space 1 of 4: phase 1, 2 sets of 3." in said, shown
+    assert "Cy, did you make your phase?" in said, shown
+    assert "Cy takes a Twist card: keep it secret until you lay it down." in said, shown
+    assert "Cy took a Twist card: it stays secret until it is laid down." in said, shown
+    assert any("Cy did not make the phase on a Twist card: back 1 space" in s
+               for s in said), shown
+    assert said[-1] == "Bob wins!", shown
+    assert session.final_state()["winner"] == ["Bob"]
+    assert session.final_state()["players"]["Ann"]["space"] == 4
+
+
+@pytest.mark.parametrize("condition", ["reverb", "babble10"])
+def test_a_voice_game_in_a_noisy_room_never_breaks_the_rules(condition, tmp_path):
+    """Misheard moves may happen in noise; the game must stay legal and never crash.
+
+    The accuracy per room is measured by ``./run bench recognition --game phase10-twist``.
+    """
+    session, shown = phase10_by_voice(condition, tmp_path)
+    state = session.game.state
+    assert all(0 <= seat.space <= LAST + 1 for seat in state.seats)
+    assert not any("something went wrong" in line for line in shown)
+    assert set(session.final_state()["players"]) == set(PLAYERS)
+
+
+def test_twist_choices_and_end_of_hand_reports_are_heard_only_at_their_moment():
+    """ "phase two" is a choice only on a Twist space, "I made it" a report only at
+    the end of a hand: the real recogniser on the committed recordings."""
+    from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
+    from referee.speech.audio import load_wav
+    from referee.speech.hearing.recognizers import make_recognizer
+    from referee.speech.listen import understand
+    from referee.speech.understanding.intents import IntentMatcher
+
+    matcher = IntentMatcher.for_game("phase10-twist", PLAYERS)
+    assert matcher.phrases.moments == {"choose", "report", "points", "turns"}
+    recognizer = make_recognizer(matcher.phrases, "whisper")
+    cases = {u.id: u for u in utterances("phase10-twist")}
+
+    def heard(uid: str, moments: frozenset[str]) -> Any:
+        recognizer.moments = lambda: moments
+        audio = load_wav(clean_path(COMMITTED_VOICE, cases[uid]))
+        return understand(matcher, recognizer.decode(recognizer.prepare(audio)), "Ann").intent
+
+    assert heard("p10c12", frozenset({"choose"})) == cases["p10c12"].intent  # "phase two"
+    assert heard("p10c12", frozenset()).kind != "choose"
+    assert heard("p10c16", frozenset({"report"})) == cases["p10c16"].intent  # "I made it"
+    assert heard("p10c16", frozenset()).kind != "laid"
+    assert heard("p10c22", frozenset({"turns"})) == cases["p10c22"].intent  # "next"
+    assert heard("p10c22", frozenset()).kind != "next"

@@ -13,7 +13,7 @@ time.) Questions are said once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +29,12 @@ def meaning(intent: Intent) -> dict[str, Any]:
 
 
 def voice_game(session: Session, game: str, moves: Sequence[tuple[str, str]], yes_id: str,
-               condition: str, tmp_path: Path) -> list[str]:
+               condition: str, tmp_path: Path,
+               means: Mapping[str, Intent] | None = None) -> list[str]:
     """Play ``moves`` ((fixture id, its text), in order) in ``condition``'s room;
-    returns what the table showed."""
+    returns what the table showed. ``means``: what a move stands for when it is
+    not its fixture's intent (a "no" that answers the game's own question is the
+    move it makes), to answer "did you say ...?" rightly."""
     from benchmarks.fixtures import COMMITTED_VOICE, apply_condition, fixture, utterances
     from referee.speech.audio import load_wav
     from referee.speech.hearing.mic import DEFAULT_END_SILENCE
@@ -72,7 +75,8 @@ def voice_game(session: Session, game: str, moves: Sequence[tuple[str, str]], ye
             before = session.game.state
             say(attempt)
             if session.question is not None:
-                meant = meaning(session.question.intent) == meaning(cases[uid].intent)
+                wanted = (means or {}).get(uid, cases[uid].intent)
+                meant = meaning(session.question.intent) == meaning(wanted)
                 say(yes if meant else no)
             if session.game.state != before or session.over:
                 break

@@ -21,7 +21,7 @@ from dataclasses import replace
 import numpy as np
 
 from referee.speech.audio import Audio
-from referee.speech.hearing.grammar import phrase_list
+from referee.speech.hearing.grammar import Prefixes
 from referee.speech.hearing.mic import COMPLETE, EXTENDABLE, INCOMPLETE
 from referee.speech.hearing.recognizers import Recognizer, Transcript
 from referee.speech.understanding.intents import Heard, IntentMatcher
@@ -55,12 +55,8 @@ class Listener:
     def __init__(self, recognizer: Recognizer, matcher: IntentMatcher | None = None) -> None:
         self.recognizer = recognizer
         self.matcher = matcher
-        #: Every word sequence that is the start of a longer sentence of the grammar.
-        self._prefixes = {
-            tuple(words[:n])
-            for words in (p.split() for p in (phrase_list(matcher.phrases) if matcher else []))
-            for n in range(1, len(words))
-        }
+        #: Which word sequences are the start of a longer sentence of the grammar.
+        self._prefixes = Prefixes(matcher.phrases) if matcher else None
         self._guess: tuple[Audio, Transcript] | None = None
         #: The intent kind of the words judged last ("stop"), or None.
         self.guessed_kind: str | None = None
@@ -96,7 +92,8 @@ class Listener:
         self.guessed_kind = heard.kind
         if heard.kind == "none":
             return INCOMPLETE
-        if tuple(self._guess[1].text.split()) in self._prefixes:
+        if self._prefixes is not None and self._prefixes.extendable(
+                self._guess[1].text.split()):
             return EXTENDABLE
         return COMPLETE
 

@@ -77,8 +77,8 @@ def _part(tokens: list[str], i: int) -> tuple[list[Card], int]:
         return [Card(PLURALS[word])] * count, i + 1
     if counted and word in COLOUR_PLURALS:
         return [Card(None, COLOUR_PLURALS[word])] * count, i + 1
-    if counted and word in COLOURS and at(i + 1) in ("cards", "card"):
-        return [Card(None, word)] * count, i + 2
+    if counted and word in COLOURS:  # "seven green cards", "seven green"
+        return [Card(None, word)] * count, i + (2 if at(i + 1) in ("cards", "card") else 1)
     if word in ("wild", "wilds"):
         return [WILD] * count, i + 1
     if word in ("skip", "skips"):

@@ -12,11 +12,15 @@ call is one of the targets).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from referee.speech.understanding.numbers import join_numbers
 from referee.speech.understanding.templates import (
     _LEX,
     PhraseSet,
     Slot,
+    SlotRef,
+    Word,
     expand_phrases,
     normalise_words,
     slot_values,
@@ -64,9 +68,21 @@ def _jsgf_list(name: str, slot: Slot) -> str:
     return f"<{name}>{body}"
 
 
-def phrase_list(phrases: PhraseSet) -> list[str]:
-    """Every sentence of the grammar, sorted, without repeats."""
-    return sorted({words for words, _, _ in expand_phrases(phrases, for_grammar=True)})
+#: More sentences than a grammar list can hold (Phase 10 Twist's read-outs of
+#: cards have more than can be written out).
+MOST_SENTENCES = 500_000
+
+
+def phrase_list(phrases: PhraseSet, most: int = MOST_SENTENCES) -> list[str]:
+    """Every sentence of the grammar, sorted, without repeats; ValueError when
+    there are more than ``most``."""
+    sentences: set[str] = set()
+    for n, (words, _, _) in enumerate(expand_phrases(phrases, for_grammar=True)):
+        if n >= most:
+            raise ValueError(f"{phrases.title or phrases.game} has more than {most} sentences "
+                             "to list")
+        sentences.add(words)
+    return sorted(sentences)
 
 
 def grammar_words(phrases: PhraseSet) -> set[str]:
@@ -85,3 +101,66 @@ def grammar_words(phrases: PhraseSet) -> set[str]:
             if slot.kind == "player":
                 words.add(said[-1] + "'s")
     return words
+
+
+@dataclass(eq=False)
+class _Node:
+    children: dict[Word | SlotRef, _Node] = field(default_factory=dict)
+
+
+class Prefixes:
+    """Which word sequences are the start of a longer sentence of the grammar
+    ("flip my" of "flip my seven"), found in the templates' tree: never by
+    listing every sentence (a read-out of cards has more than can be listed).
+
+    >>> from referee.speech.understanding.intents import IntentMatcher
+    >>> prefixes = Prefixes(IntentMatcher.for_game("shut-the-box", ["Ann", "Bob"]).phrases)
+    >>> prefixes.extendable("shut three".split()), prefixes.extendable(["hint"])
+    (True, False)
+    """
+
+    def __init__(self, phrases: PhraseSet) -> None:
+        self.root = _Node()
+        for intent in phrases.intents:
+            for expansion in intent.expansions:
+                for unrolled in phrases.unroll(expansion):
+                    node = self.root
+                    for unit in unrolled:
+                        node = node.children.setdefault(unit, _Node())
+        self._said: dict[Word | SlotRef, list[tuple[str, ...]]] = {}
+        for unit in self._units(self.root):
+            if isinstance(unit, Word):
+                self._said[unit] = [tuple(spoken_word(unit.text).split())]
+            else:
+                slot = phrases.slots[unit.name]
+                suffix = "'s" if unit.possessive else ""
+                self._said[unit] = [tuple((slot.words_for(v) + suffix).split())
+                                    for v in slot_values(slot, for_grammar=True)]
+
+    def _units(self, node: _Node) -> list[Word | SlotRef]:
+        units = list(node.children)
+        for child in node.children.values():
+            units += self._units(child)
+        return units
+
+    def extendable(self, words: list[str]) -> bool:
+        """Whether ``words`` is a sentence's start that can go on."""
+        seen: set[tuple[int, int]] = set()
+
+        def walk(node: _Node, at: int) -> bool:
+            if at == len(words):
+                return bool(node.children)
+            if (id(node), at) in seen:
+                return False
+            seen.add((id(node), at))
+            for unit, child in node.children.items():
+                for said in self._said[unit]:
+                    rest = words[at:at + len(said)]
+                    if tuple(rest) == said[:len(rest)]:
+                        if len(rest) < len(said):  # the words end inside this unit
+                            return True
+                        if walk(child, at + len(said)):
+                            return True
+            return False
+
+        return bool(words) and walk(self.root, 0)

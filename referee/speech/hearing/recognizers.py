@@ -256,7 +256,11 @@ class VoskRecognizer(Recognizer):
             self.model = vosk.Model(str(path))
         except Exception as error:
             raise RecognizerError(f"Vosk could not load the model in {path}: {error}") from error
-        self.grammar = [*phrase_list(phrases), "[unk]"]
+        try:
+            self.grammar = [*phrase_list(phrases), "[unk]"]
+        except ValueError as error:
+            raise RecognizerError(f"Vosk needs every sentence listed, and {error}: use "
+                                  "--engine whisper or pocketsphinx.") from error
         self._vosk = vosk
 
     def recognizer(self) -> Any:

@@ -432,6 +432,8 @@ class Tokens:
 # --- the grammar as a prefix tree -----------------------------------------------------------------
 
 PUNCTUATION = (",", ".", "!", "?")
+#: Numbers said in the plural ("three fives"), which Whisper may write as digits.
+PLURAL_NUMBERS = {("sixes" if n == 6 else f"{w}s"): n for n, w in enumerate(UNITS) if 0 < n <= 12}
 
 
 @dataclass(eq=False)
@@ -465,9 +467,26 @@ def spellings(words: str) -> list[str]:
                      str(UNITS.index(parts[-1])))
     if words.endswith("'s"):
         forms += [f.replace("'s", "s") for f in forms]
+    plural = PLURAL_NUMBERS.get(words)
+    if plural is not None:  # "fives" as Whisper writes it: "5s"
+        forms.append(f" {plural}s")
     if words == "i" or words.startswith("i'"):
         forms = [f for f in forms if not f.startswith(" i")]
     return list(dict.fromkeys(forms))
+
+
+def repeats(words: Sequence[str]) -> bool:
+    """Whether the words end with the same 2 to 8 words twice over.
+
+    Past the end of the speech Whisper readily says again what it just said,
+    and a list slot (a read-out of cards, tiles) lets it: "three sevens three
+    sevens ...". Nobody reads out the same cards twice in a row.
+
+    >>> repeats("a wild skip a wild skip".split()), repeats("five five five".split())
+    (True, False)
+    """
+    return any(len(words) >= 2 * n and tuple(words[-n:]) == tuple(words[-2 * n:-n])
+               for n in range(2, 9))
 
 
 @dataclass(frozen=True)
@@ -569,7 +588,10 @@ class SentenceSearch:
             for form in self.before:
                 yield form[0], _State(node, form[1:], words, begun=True)
         for unit, child in node.children.items():
+            listed = isinstance(unit, SlotRef) and unit.many
             for said, forms in self._choices[unit]:
+                if listed and repeats((*words, said)):
+                    continue
                 for form in forms:
                     yield form[0], _State(child, form[1:], (*words, said), begun=True)
         if state.begun and not state.after_punctuation:
