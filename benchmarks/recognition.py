@@ -120,7 +120,7 @@ def moment_of(phrases: PhraseSet, case: Utterance) -> frozenset[str]:
     kinds = [i for i in phrases.intents if i.fields.get("kind") == case.intent.kind]
     if any(i.when is None for i in kinds):  # a paraphrase of a move of any moment
         return frozenset()
-    return frozenset(i.when for i in kinds)
+    return frozenset(i.when for i in kinds if i.when is not None)
 
 
 _MATCHERS: dict[tuple[int, frozenset[str]], IntentMatcher] = {}

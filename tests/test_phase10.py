@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -371,7 +372,7 @@ def test_a_twist_space_asks_for_a_choice_between_its_neighbours_or_a_twist_card(
         g.apply(Choose("Bob", 3), 0.0)
     g.apply(Choose("Cy", 3), 0.0)
     g.apply(Choose("Ann", None), 0.0)  # a physical Twist card: the referee does not know it
-    assert g.state.stage == "play"
+    assert str(g.state.stage) == "play"
     assert g.state.seat("Cy").phase == BOARD_PHASES[3]
     assert g.state.seat("Ann").twist
     assert g.state.seat("Ann").phase is None
@@ -404,7 +405,7 @@ def test_a_virtual_twist_card_is_a_chance_step_out_of_the_cards_held():
     g.apply(Choose("Ann", None), 0.0)
     chance = g.chance()
     assert chance is not None
-    assert 6 not in {a.card for a, _ in chance.outcomes}  # Cy holds it
+    assert 6 not in {a.card for a, _ in chance.outcomes if isinstance(a, DrawTwist)}
     with pytest.raises(Rejection, match="not in the holder"):
         g.apply(DrawTwist("Ann", 6), 0.0)
     g.apply(DrawTwist("Ann", 2), 0.0)
@@ -460,8 +461,9 @@ def test_the_first_past_phase_10_wins():
     g = at_the_end(Ann=LAST)
     events = end_hand(g, "Bob", made=("Ann",))
     assert [e.winners for e in events if isinstance(e, GameWon)] == [("Ann",)]
-    assert g.outcome() is not None
-    assert g.outcome().winners == ("Ann",)
+    outcome = g.outcome()
+    assert outcome is not None
+    assert outcome.winners == ("Ann",)
 
 
 def test_several_past_phase_10_the_one_who_went_out_wins():
@@ -629,7 +631,7 @@ def test_yes_answers_the_question_of_the_player_asked_only():
 
 
 def test_a_virtual_twist_card_needs_the_players_own_headphones():
-    s, _, _ = session(twist="virtual", private_audio=["Cy=wav:/tmp/unused"])
+    s, _, _ = session(twist="virtual", private_audio=("Cy=wav:/tmp/unused",))
     says(s, "I lay down my phase", "Ann")
     says(s, "I lay down my phase", "Cy")
     says(s, "Bob went out", "Bob")  # Ann and Cy to Twist spaces, Bob 3
@@ -650,7 +652,7 @@ def test_a_virtual_twist_card_needs_the_players_own_headphones():
 
 
 def test_the_private_sentence_is_logged_for_its_player_and_repeat_does_not_say_it():
-    s, _, records = session(twist="virtual", private_audio=["Ann=wav:/tmp/unused"])
+    s, _, records = session(twist="virtual", private_audio=("Ann=wav:/tmp/unused",))
     says(s, "I lay down my phase", "Ann")
     says(s, "Bob went out", "Bob")
     says(s, "no", "Cy")
@@ -706,7 +708,7 @@ def test_hand_points_decide_between_players_past_phase_10_by_voice():
 
 
 def test_a_logged_game_replays_to_the_same_state():
-    s, _, records = session(twist="virtual", private_audio=["Ann=wav:/tmp/x", "Cy=wav:/tmp/y"])
+    s, _, records = session(twist="virtual", private_audio=("Ann=wav:/tmp/x", "Cy=wav:/tmp/y"))
     for line, who in [("I lay down my phase", "Ann"), ("I lay down my phase", "Cy"),
                       ("I'm out", "Bob"), ("twist card", "Cy"), ("twist card", "Ann")]:
         says(s, line, who)
@@ -720,15 +722,18 @@ def test_bad_options_are_refused_with_a_sentence():
     with pytest.raises(SetupError, match="not one of the players"):
         Phase10Spec(PLAYERS, Phase10Options(dealer="Zed"))
     with pytest.raises(SetupError, match="not one of the players"):
-        Phase10Spec(PLAYERS, Phase10Options(private_audio=["Zed=2"]))
+        Phase10Spec(PLAYERS, Phase10Options(private_audio=("Zed=2",)))
     with pytest.raises(SetupError, match="NAME=DEVICE"):
-        Phase10Spec(PLAYERS, Phase10Options(private_audio=["Ann"]))
+        Phase10Spec(PLAYERS, Phase10Options(private_audio=("Ann",)))
     with pytest.raises(SetupError, match="--twist takes physical or virtual"):
         Phase10Options(twist="paper")
     with pytest.raises(SetupError, match="--turns is on or off"):
         Phase10Options(turns="yes")  # type: ignore[arg-type]
     with pytest.raises(SetupError, match="2 to 6 players"):
         Phase10Spec(["Ann"])
+    with pytest.raises(SetupError, match="House rule ties takes share, not 'replay'"):
+        Phase10Spec(PLAYERS, Phase10Options(house=("ties=replay",)))
+    assert Phase10Spec(PLAYERS, Phase10Options(house=("ties=share",)))
 
 
 def test_the_final_state_as_json(capsys, tmp_path):
@@ -823,3 +828,51 @@ def test_twist_choices_and_end_of_hand_reports_are_heard_only_at_their_moment():
     assert heard("p10c16", frozenset()).kind != "laid"
     assert heard("p10c22", frozenset({"turns"})) == cases["p10c22"].intent  # "next"
     assert heard("p10c22", frozenset()).kind != "next"
+
+
+# --- the command line: the log, a crash, resume and replay ---------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_a_killed_game_resumes_with_the_twist_card_it_had_drawn(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from tests.typedgame import QUIET, start, type_lines, until
+
+    log = tmp_path / "game.jsonl"
+    quiet = QUIET
+    args = ["phase10-twist", "--players", "Ann", "Bob", "--board", "1 T 2 10", "--twist",
+            "virtual", "--private-audio", "Ann=wav:" + str(tmp_path / "phones"), "--seed", "11"]
+    game = start(args, log)
+    until(game, "Everyone: phase 1")
+    type_lines(game, [("Bob: I'm out", "Ann, did you make your phase?"),
+                      ("Ann: no", "you are on a Twist space"),
+                      ("Ann: twist card", "to Ann only")])
+    game.kill()  # a crash: no clean-up
+    game.wait(timeout=10)
+    assert game.returncode == -signal.SIGKILL
+    drawn = [json.loads(x) for x in log.read_text().splitlines() if '"chance"' in x]
+    assert len(drawn) == 1  # the Twist card drawn, kept for resume
+
+    resumed = subprocess.run([sys.executable, "-m", "referee", "resume", str(log), *quiet,
+                              "--json", "--no-log"], input="Ann: what is my twist card\n",
+                             capture_output=True, text=True, cwd=ROOT, timeout=60, check=False)
+    assert resumed.returncode == 0, resumed.stderr
+    lines = resumed.stdout.splitlines()
+    assert lines[0].startswith("Resuming the game. Hand 2.")
+    assert "Ann: in your headphones." in lines
+    state = json.loads(lines[-1])
+    assert state["players"]["Ann"] == {"space": 2, "finished": False, "phase": "twist"}
+    records = [json.loads(x) for x in log.read_text().splitlines()]
+    secret = [r["text"] for r in records if r.get("to") == "Ann"]
+    card = drawn[0]["outcome"].rsplit(" ", 1)[-1]
+    assert secret == [f"Ann, your Twist card is {card}: "
+                      f"{TWIST_PHASES[int(card)].words()}."]
+    replay = subprocess.run([sys.executable, "-m", "referee", "replay", str(log), "--json"],
+                            capture_output=True, text=True, cwd=ROOT, timeout=60, check=False)
+    assert replay.returncode == 0, replay.stderr
+    assert any(x.endswith("referee, to Ann only: (private)") for x in replay.stdout.splitlines())
+    assert json.loads(replay.stdout.splitlines()[-1])["players"] == state["players"]

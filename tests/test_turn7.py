@@ -818,29 +818,14 @@ def test_a_killed_game_resumes_and_deals_the_cards_it_would_have_dealt(tmp_path)
     import subprocess
     import sys
 
+    from tests.typedgame import QUIET, start, type_lines, until
+
     log = tmp_path / "game.jsonl"
-    quiet = ["--input", "text", "--voice", "none"]
+    quiet = QUIET
     args = ["turn7", "--players", "Ann", "Bob", "Cy", "--seed", "140"]
-    game = subprocess.Popen([sys.executable, "-m", "referee", "play", *args, *quiet,
-                             "--log", str(log)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
-    assert game.stdin is not None
-    assert game.stdout is not None
-
-    def until(text: str) -> None:
-        assert game.stdout is not None
-        seen = []
-        for _ in range(50):
-            seen.append(game.stdout.readline())
-            if text in seen[-1]:
-                return
-        raise AssertionError(f"{text!r} never came: {seen}")
-
-    until("Bob: hit or stay?")
-    for line, then in (("hit", "Cy: hit or stay?"), ("stay", "Ann: hit or stay?")):
-        game.stdin.write(line + "\n")
-        game.stdin.flush()
-        until(then)
+    game = start(args, log)
+    until(game, "Bob: hit or stay?")
+    type_lines(game, [("hit", "Cy: hit or stay?"), ("stay", "Ann: hit or stay?")])
     game.kill()  # a crash: no clean-up
     game.wait(timeout=10)
     assert game.returncode == -signal.SIGKILL

@@ -91,6 +91,7 @@ from referee.games.base import (
     SetupError,
     Tool,
     option,
+    parse_house_rules,
     plural,
     sentence,
     spoken_list,
@@ -178,8 +179,9 @@ class Phase10Spec(GameSpec):
 
     def __init__(self, players: Sequence[str], options: Phase10Options | None = None) -> None:
         super().__init__(players, options)
-        if self.options.house:
-            raise SetupError("Phase 10 Twist has no house rules.")
+        # A tie on hand points is a shared win; the "replay" variant of
+        # ../shared/rules.md (a deciding hand) is not built yet, and is refused.
+        parse_house_rules(self.options.house, {"ties": ("share",)})
         self.board = load_board(self.options.board)
         self.channels = self._channels(self.options.private_audio)
         dealer = self.player_named(self.options.dealer) if self.options.dealer else None
