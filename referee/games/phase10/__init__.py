@@ -297,7 +297,7 @@ class Phase10Spec(GameSpec):
         choosing = state.choosing
         player = speaker if speaker in choosing else (choosing[0] if choosing else speaker)
         phase = intent.get("phase")
-        if phase is None and self.virtual and player not in self.channels:
+        if phase is None and self.virtual and player in choosing and player not in self.channels:
             low, high = self._neighbours(state, player)
             raise IllegalAction(
                 f"{player}, I can only tell you a Twist card in your own headphones, and you "
