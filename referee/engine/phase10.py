@@ -66,7 +66,6 @@ from referee.engine.phase10_phases import (
     Laid,
     Phase,
     check_phase,
-    hand_points,
 )
 
 Stage = Literal["choose", "play", "report", "points", "over"]
@@ -780,12 +779,8 @@ class Phase10(Rules[Phase10State]):
         return replace(state, winners=winners, stage="over"), [*events, GameWon(winners)]
 
 
-def points_of(cards: Sequence[Card]) -> int:
-    """The points of a hand read out ("a wild, a skip and a seven": 45)."""
-    return hand_points(cards)
-
-
 def spoken(items: Sequence[str]) -> str:
+    """ "Ann, Bob and Cy" (the engine's own: it imports nothing of the speech layer)."""
     items = list(items)
     if len(items) <= 1:
         return "".join(items)

@@ -343,9 +343,7 @@ class Phase10Spec(GameSpec):
         if isinstance(event, HandStarted):
             return self._hand(event)
         if isinstance(event, ChoiceNeeded):
-            low, high = event.neighbours
-            return (f"{event.player}, you are on a Twist space: phase {low}, phase {high}, "
-                    "or a Twist card?")
+            return self._choice_question(event.player, *event.neighbours)
         if isinstance(event, PhaseChosen):
             return f"{event.player} plays {_phase(event.phase)}."
         if isinstance(event, TwistTaken):
@@ -425,6 +423,10 @@ class Phase10Spec(GameSpec):
         if event.checked:
             return f"{event.player}'s {event.phase.name} is down: {event.phase.words()}. Good."
         return f"{event.player} lays down {event.phase.name}."
+
+    @staticmethod
+    def _choice_question(player: str, low: int, high: int) -> str:
+        return f"{player}, you are on a Twist space: phase {low}, phase {high}, or a Twist card?"
 
     def _report_question(self, state: Phase10State, player: str | None) -> str:
         if player is None:
@@ -568,9 +570,7 @@ class Phase10Spec(GameSpec):
             return "The game was stopped."
         if state.choosing:
             player = state.choosing[0]
-            low, high = self._neighbours(state, player)
-            return (f"{player}, you are on a Twist space: phase {low}, phase {high}, "
-                    "or a Twist card?")
+            return self._choice_question(player, *self._neighbours(state, player))
         if state.unreported:
             return self._report_question(state, state.unreported[0])
         if state.unscored:

@@ -12,6 +12,7 @@ call is one of the targets).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from referee.speech.understanding.numbers import join_numbers
@@ -104,8 +105,43 @@ def grammar_words(phrases: PhraseSet) -> set[str]:
 
 
 @dataclass(eq=False)
-class _Node:
-    children: dict[Word | SlotRef, _Node] = field(default_factory=dict)
+class GrammarNode:
+    """A point in the phrase file's templates: what may come next (a word, a
+    slot), and whether a sentence may end here."""
+
+    children: dict[Word | SlotRef, GrammarNode] = field(default_factory=dict)
+    final: bool = False
+
+
+def grammar_tree(phrases: PhraseSet) -> GrammarNode:
+    """The templates as a prefix tree of words and slots; a list slot ("shut
+    {tiles...}") written out as one to ``most`` values with their joiners:
+    units, not every combination of values."""
+    root = GrammarNode()
+    for intent in phrases.intents:
+        for expansion in intent.expansions:
+            for unrolled in phrases.unroll(expansion):
+                node = root
+                for unit in unrolled:
+                    node = node.children.setdefault(unit, GrammarNode())
+                node.final = True
+    return root
+
+
+def tree_units(node: GrammarNode) -> Iterator[Word | SlotRef]:
+    """Every unit below ``node``."""
+    for unit, child in node.children.items():
+        yield unit
+        yield from tree_units(child)
+
+
+def unit_words(unit: Word | SlotRef, phrases: PhraseSet) -> list[str]:
+    """What a unit of the tree can be said as: a word, or each value of a slot."""
+    if isinstance(unit, Word):
+        return [spoken_word(unit.text)]
+    slot = phrases.slots[unit.name]
+    suffix = "'s" if unit.possessive else ""
+    return [slot.words_for(v) + suffix for v in slot_values(slot, for_grammar=True)]
 
 
 class Prefixes:
@@ -120,34 +156,15 @@ class Prefixes:
     """
 
     def __init__(self, phrases: PhraseSet) -> None:
-        self.root = _Node()
-        for intent in phrases.intents:
-            for expansion in intent.expansions:
-                for unrolled in phrases.unroll(expansion):
-                    node = self.root
-                    for unit in unrolled:
-                        node = node.children.setdefault(unit, _Node())
-        self._said: dict[Word | SlotRef, list[tuple[str, ...]]] = {}
-        for unit in self._units(self.root):
-            if isinstance(unit, Word):
-                self._said[unit] = [tuple(spoken_word(unit.text).split())]
-            else:
-                slot = phrases.slots[unit.name]
-                suffix = "'s" if unit.possessive else ""
-                self._said[unit] = [tuple((slot.words_for(v) + suffix).split())
-                                    for v in slot_values(slot, for_grammar=True)]
-
-    def _units(self, node: _Node) -> list[Word | SlotRef]:
-        units = list(node.children)
-        for child in node.children.values():
-            units += self._units(child)
-        return units
+        self.root = grammar_tree(phrases)
+        self._said = {unit: [tuple(w.split()) for w in unit_words(unit, phrases)]
+                      for unit in tree_units(self.root)}
 
     def extendable(self, words: list[str]) -> bool:
         """Whether ``words`` is a sentence's start that can go on."""
         seen: set[tuple[int, int]] = set()
 
-        def walk(node: _Node, at: int) -> bool:
+        def walk(node: GrammarNode, at: int) -> bool:
             if at == len(words):
                 return bool(node.children)
             if (id(node), at) in seen:

@@ -48,7 +48,7 @@ import logging
 import math
 import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -56,14 +56,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from referee.speech.hearing.grammar import GrammarNode, grammar_tree, tree_units, unit_words
 from referee.speech.understanding.numbers import UNITS, join_numbers
-from referee.speech.understanding.templates import (
-    PhraseSet,
-    SlotRef,
-    Word,
-    slot_values,
-    spoken_word,
-)
+from referee.speech.understanding.templates import PhraseSet, SlotRef, Word
 
 log = logging.getLogger(__name__)
 
@@ -436,15 +431,6 @@ PUNCTUATION = (",", ".", "!", "?")
 PLURAL_NUMBERS = {("sixes" if n == 6 else f"{w}s"): n for n, w in enumerate(UNITS) if 0 < n <= 12}
 
 
-@dataclass(eq=False)
-class _Node:
-    """A point in the phrase file's templates: what may come next, and whether a
-    sentence may end here."""
-
-    children: dict[Word | SlotRef, _Node] = field(default_factory=dict)
-    final: bool = False
-
-
 def spellings(words: str) -> list[str]:
     """How Whisper may write these spoken words (a word, a slot value).
 
@@ -493,7 +479,7 @@ def repeats(words: Sequence[str]) -> bool:
 class _State:
     """Where a hypothesis is in the grammar."""
 
-    node: _Node
+    node: GrammarNode
     #: Tokens still to come of the word being spelled.
     pending: tuple[int, ...]
     #: The spoken words so far (fillers are not words).
@@ -528,41 +514,19 @@ class SentenceSearch:
 
     def __init__(self, phrases: PhraseSet, tokens: Tokens) -> None:
         self.tokens = tokens
-        self.root = _Node()
-        for intent in phrases.intents:
-            for expansion in intent.expansions:
-                # A list slot ("shut {tiles...}") is written out as one to four
-                # tiles with their joiners: units, not every combination of tiles.
-                for unrolled in phrases.unroll(expansion):
-                    node = self.root
-                    for unit in unrolled:
-                        node = node.children.setdefault(unit, _Node())
-                    node.final = True
+        self.root = grammar_tree(phrases)
         #: Each unit's (spoken words, token spellings) choices.
         self._choices: dict[Word | SlotRef, list[tuple[str, list[tuple[int, ...]]]]] = {}
-        for unit in self._units(self.root):
+        for unit in tree_units(self.root):
             self._choices[unit] = [
                 (words, [tokens.encode(s) for s in spellings(words)])
-                for words in self._unit_words(unit, phrases)
+                for words in unit_words(unit, phrases)
             ]
         self.punctuation = [tokens.encode(p)[0] for p in PUNCTUATION]
         self.before = [tokens.encode(s) for f in phrases.fillers_before for s in spellings(f)]
         self.after = [tokens.encode(s) for f in phrases.fillers_after for s in spellings(f)]
         #: Where a sentence is once its closing filler is said: it can only end.
-        self.closed = _Node(final=True)
-
-    def _units(self, node: _Node) -> Iterator[Word | SlotRef]:
-        for unit, child in node.children.items():
-            yield unit
-            yield from self._units(child)
-
-    @staticmethod
-    def _unit_words(unit: Word | SlotRef, phrases: PhraseSet) -> list[str]:
-        if isinstance(unit, Word):
-            return [spoken_word(unit.text)]
-        slot = phrases.slots[unit.name]
-        suffix = "'s" if unit.possessive else ""
-        return [slot.words_for(v) + suffix for v in slot_values(slot, for_grammar=True)]
+        self.closed = GrammarNode(final=True)
 
     def token_ids(self) -> set[int]:
         """Every token a sentence of the grammar can use."""
