@@ -1,7 +1,5 @@
 """``python -m referee`` is the ``referee`` command."""
 
-import sys
+from referee.cli import entry
 
-from referee.cli import main
-
-sys.exit(main())
+entry()

@@ -11,6 +11,7 @@ import argparse
 import itertools
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -418,6 +419,23 @@ def hear_files(
             print(json.dumps({"file": name, "error": str(error)}), flush=True)
             failed = True
     return 1 if failed else 0
+
+
+def entry() -> None:
+    """The ``referee`` command: :func:`main`, then exit with its code.
+
+    A sound stream whose close was given up on (a hung audio server) would
+    keep PortAudio's exit handler waiting for ever, and the player's Ctrl+C
+    would not end the program: then everything is flushed and the process
+    ends without the interpreter's exit handlers (the game log is already
+    flushed and closed, event by event)."""
+    code = main()
+    audio = sys.modules.get("referee.speech.audio")  # only a command that used sound
+    if audio is not None and audio.STREAMS_STUCK:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -206,3 +206,36 @@ def test_a_stream_that_does_not_close_never_keeps_a_game_from_ending():
     while not stream.closed and time.monotonic() < deadline:
         time.sleep(0.01)
     assert stream.closed
+
+
+def test_a_stuck_stream_does_not_keep_the_command_from_exiting(tmp_path):
+    """After a stream's close was given up on, PortAudio's exit handler would
+    wait on it for ever (stood in for here by an exit handler that waits on
+    the stuck close): the ``referee`` command still ends, with its own code
+    and its output flushed."""
+    import subprocess
+    import sys
+    import time
+
+    program = (
+        "import atexit, sys, threading\n"
+        "from referee import cli\n"
+        "from referee.speech.audio import close_stream\n"
+        "never = threading.Event()\n"
+        "class Hung:\n"
+        "    def abort(self): never.wait()\n"
+        "    def close(self): pass\n"
+        "atexit.register(never.wait)\n"
+        "def main(argv=None):\n"
+        "    print('the game ended', flush=False)\n"
+        "    close_stream(Hung(), within=0.2)\n"
+        "    return 3\n"
+        "cli.main = main\n"
+        "cli.entry()\n"
+    )
+    began = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=30, cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == "the game ended\n"
+    assert time.monotonic() - began < 20

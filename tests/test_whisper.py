@@ -6,6 +6,7 @@ set-up installs (or ``models/whisper-tiny.en``); nothing here is a stand-in.
 
 from __future__ import annotations
 
+import json
 import shutil
 import struct
 from pathlib import Path
@@ -244,6 +245,24 @@ def test_the_same_audio_gives_the_same_result_whatever_came_before(whisper):
     assert first.text == "flip bob's eight down"
 
 
+def test_whispers_own_transcript_never_starts_by_ending(model_dir, matcher):
+    """As in Whisper's own decoding, the free transcript (the "anything else"
+    the sentences are weighed against) never ends or writes a blank first,
+    even where ending at once is the likeliest: it says what it heard, and how
+    likely "nothing was said" was is kept apart (``nothing``)."""
+    scorer = WhisperScorer(model_dir)
+    hiss = np.random.default_rng(2).standard_normal(2 * RATE).astype(np.float32) * 0.1
+    silence = np.zeros(RATE, dtype=np.float32)  # ending at once is likeliest here
+    spoken = (committed("cmd01").samples / 32768).astype(np.float32)
+    for samples in (silence, hiss, spoken):
+        result = scorer.score(samples, matcher.phrases)
+        assert result.free.words.strip(), result
+        assert result.free.length >= 2
+        assert -50.0 < result.nothing <= 0.0
+    # For the spoken command, ending at once was far less likely than for silence.
+    assert result.nothing < scorer.score(silence, matcher.phrases).nothing
+
+
 def test_silence_near_silence_and_noise_are_not_commands(whisper, matcher):
     rng = np.random.default_rng(1)
     quiet = Audio((rng.standard_normal(2 * RATE) * 1.0).astype(np.int16))  # about -90 dBFS
@@ -329,3 +348,29 @@ def test_a_spoken_question_about_a_tile_is_a_question(whisper, matcher):
         heard, transcript = hear_audio(whisper, matcher, voice.render("is my seven up"), "Ann")
         assert transcript.nbest[0] == "is my seven up", transcript
         assert heard.intent in (question, Intent("none")), transcript
+
+
+def test_the_calibration_labels_a_right_sentence_one_and_table_talk_zero(tmp_path):
+    """The calibration fit learns from labels: a command whose best sentence
+    means what was said is 1, a wrong one and any table talk 0, and held-out
+    voices are left out."""
+    from benchmarks.calibrate import rows_of
+    from benchmarks.fixtures import DEV_VOICES, HELD_OUT_VOICES
+
+    def row(voice: str, kind: str, best: str, expected: dict[str, object]) -> dict[str, object]:
+        extra = {"margin": 0.0, "free": best, "best": best, "similarity": 100.0, "gap": 5.0,
+                 "nbest": [], "scores": [-2.0, 5, -2.0, 5]}
+        return {"voice": voice, "condition": "clean", "kind": kind, "expected": expected,
+                "extra": extra}
+
+    seven: dict[str, object] = {"kind": "flip", "direction": None, "owner": "Ann", "tile": 7}
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps([
+        row(DEV_VOICES[0], "command", "flip my seven", seven),
+        row(DEV_VOICES[0], "command", "flip my two", seven),
+        row(DEV_VOICES[0], "talk", "flip my seven", {"kind": "none"}),
+        row(HELD_OUT_VOICES[0], "command", "flip my seven", seven),
+    ]))
+    rows = rows_of(str(dump), "race65")
+    assert [r["label"] for r in rows] == [1.0, 0.0, 0.0]
+    assert rows[2]["meant"]["kind"] == "flip"

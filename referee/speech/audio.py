@@ -445,6 +445,9 @@ class PlaybackTrack:
 
 #: Seconds a sound device's stream is given to close when a game ends.
 CLOSE_WITHIN = 2.0
+#: Streams whose close was given up on. PortAudio's own exit handler would wait
+#: for them for ever, so the command then ends without it (see ``referee.cli.entry``).
+STREAMS_STUCK = 0
 
 
 def close_stream(stream: Any, within: float = CLOSE_WITHIN) -> bool:
@@ -462,4 +465,7 @@ def close_stream(stream: Any, within: float = CLOSE_WITHIN) -> bool:
     closer = threading.Thread(target=close, name="close-stream", daemon=True)
     closer.start()
     closer.join(within)
+    if closer.is_alive():
+        global STREAMS_STUCK
+        STREAMS_STUCK += 1
     return not closer.is_alive()

@@ -579,6 +579,8 @@ class Result:
     nbest: tuple[Scored, ...]
     #: Whisper's own transcript and its score.
     free: Scored
+    #: The log-probability that nothing at all was said (end of text first).
+    nothing: float = 0.0
 
     @property
     def margin(self) -> float:
@@ -663,7 +665,8 @@ class WhisperScorer:
         decoder = self.decoder
         memory = decoder.memory(self.encode(samples))
         logp, cache = self.prompt(memory)
-        free = _Greedy(decoder, self.tokens.end, self.bonus, int(10 + 8 * len(samples) / RATE))
+        free = _Greedy(decoder, self.tokens.end, self.bonus, int(10 + 8 * len(samples) / RATE),
+                       self.tokens.encode(" "))
         beam = _Beam(search, decoder, self.bonus, self.beam)
         rows, free_row = [0], 0  # where each hypothesis finds its row of ``logp``
         while True:
@@ -677,26 +680,33 @@ class WhisperScorer:
             if not tokens:
                 break
             logp, cache = decoder.step(tokens, select(cache, parents), memory)
-        return Result(beam.finished(), free.result(self.tokens))
+        return Result(beam.finished(), free.result(self.tokens), free.ends[0])
 
 
 class _Greedy:
     """Whisper's own transcript, a token at a time: the most likely token each
     step, cut where it starts repeating itself (Whisper loops on short windows)."""
 
-    def __init__(self, decoder: Decoder, end: int, bonus: float, limit: int) -> None:
+    def __init__(self, decoder: Decoder, end: int, bonus: float, limit: int,
+                 blank: Sequence[int] = ()) -> None:
         self.decoder, self.end, self.bonus, self.limit = decoder, end, bonus, limit
         self.tokens: list[int] = []
         self.logprobs: list[float] = []
         #: The log-probability of ending the transcript at each point.
         self.ends: list[float] = []
         self.done = False
+        #: Rows never taken as the first token (end of text, a blank), as in
+        #: Whisper's own decoding: the transcript says what it heard.
+        self.blank = [decoder.row[t] for t in (end, *blank) if t in decoder.row]
 
     def advance(self, logp: Floats) -> int | None:
         """The next token from its row of log-probabilities, or None once finished."""
         if self.done:
             return None
         self.ends.append(float(logp[self.decoder.row[self.end]]))
+        if not self.tokens and self.blank:
+            logp = logp.copy()
+            logp[self.blank] = -np.inf
         row = int(np.argmax(logp))
         token = int(self.decoder.vocabulary[row])
         if token == self.end or len(self.tokens) >= self.limit:
