@@ -353,6 +353,21 @@ def test_a_list_marker_on_a_plain_slot_is_refused(tmp_path):
         load_phrases(path, PLAYERS)
 
 
+def test_lenient_intents_are_the_ones_a_phrase_file_marks(tmp_path):
+    """Only "stop" (common) and Turn 7's targets are heard on weaker evidence; the
+    mark is no field of the intent, and anything but true or false is refused."""
+    lenient = {name: load_phrases(spec.phrase_file, PLAYERS).lenient_kinds
+               for name, spec in GAMES.items()}
+    assert lenient["race65"] == lenient["shut-the-box"] == {"stop"}
+    assert lenient["turn7"] == {"stop", "target"}
+    turn7 = load_phrases(GAMES["turn7"].phrase_file, PLAYERS)
+    assert all("lenient" not in i.fields for i in turn7.intents)
+    path = tmp_path / "bad.toml"
+    path.write_text('[[intents]]\nkind = "stop"\nlenient = "yes"\nsentences = ["stop"]\n')
+    with pytest.raises(TemplateError, match="true or false"):
+        load_phrases(path, PLAYERS)
+
+
 def test_both_recognisers_hear_lists_of_tiles_from_real_recordings(box):
     """The committed recordings of every "shut" command, through PocketSphinx's
     JSGF grammar and Whisper's sentence search, both built with the list slot."""

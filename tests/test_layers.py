@@ -98,9 +98,9 @@ def game_words() -> set[str]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         return {key if key != "kind" else str(value)
                 for intent in data.get("intents", []) for key, value in intent.items()
-                if key not in ("sentences", "when")}
+                if key not in ("sentences", "when", "lenient")}
 
-    # Words of the template language itself (a slot's kind; "when"), not of a game.
+    # Words of the template language itself (a slot's kind; "when", "lenient"), not of a game.
     common = kinds_and_fields(PHRASES / "common.toml") | {"number", "words", "player"}
     words: set[str] = set()
     for spec in GAMES.values():

@@ -223,6 +223,10 @@ class IntentTemplate:
     #: The moment this intent can be said (``when = "target"`` in the phrase file):
     #: a recogniser listens for it only then (:meth:`PhraseSet.only`). None: any time.
     when: str | None = None
+    #: Heard on weaker evidence (``lenient = true`` in the phrase file): a wrong
+    #: one costs little (it is asked about, or only hushes the referee) and a
+    #: missed one much. What "weaker" means is the recogniser's to say.
+    lenient: bool = False
 
 
 @dataclass(frozen=True)
@@ -278,6 +282,11 @@ class PhraseSet:
 
     def word_weight(self, word: str) -> float:
         return self.weights.get(word, DEFAULT_WORD_WEIGHT)
+
+    @property
+    def lenient_kinds(self) -> frozenset[str]:
+        """The kinds of intent heard on weaker evidence (``lenient``)."""
+        return frozenset(str(i.fields["kind"]) for i in self.intents if i.lenient)
 
     @property
     def moments(self) -> frozenset[str]:
@@ -365,7 +374,10 @@ def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
     for entry in data.get("intents", []):
         sentences = entry.get("sentences", [])
         when = entry.get("when")
-        fields = {k: v for k, v in entry.items() if k not in ("sentences", "when")}
+        lenient = entry.get("lenient", False)
+        if not isinstance(lenient, bool):
+            raise TemplateError(f"lenient in {path.name} is true or false, not {lenient!r}")
+        fields = {k: v for k, v in entry.items() if k not in ("sentences", "when", "lenient")}
         if "kind" not in fields or not sentences:
             raise TemplateError(f"an intent in {path.name} lacks a kind or sentences")
         expansions: list[Expansion] = []
@@ -380,7 +392,7 @@ def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
                 expansions.append(expansion)
         intents.append(
             IntentTemplate(fields, tuple(dict.fromkeys(expansions)), tuple(sentences),
-                           None if when is None else str(when))
+                           None if when is None else str(when), lenient)
         )
     hints = {str(word): str(text) for word, text in data.get("hints", {}).items()}
     fillers = data.get("fillers", {})
