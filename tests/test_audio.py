@@ -130,7 +130,6 @@ def test_speech_region_cuts_silence_at_the_edges():
     assert speech_region(Audio(silence)).seconds == 1.0
 
 
-
 def test_raising_the_level_never_clips_and_never_fails_on_empty_or_silent_audio():
     quiet = (tone(RATE) * 300).astype(np.int16)
     spike = quiet.copy()
@@ -141,6 +140,7 @@ def test_raising_the_level_never_clips_and_never_fails_on_empty_or_silent_audio(
     assert peak_dbfs(raise_level(Audio(quiet), -12.0, 40.0)) == pytest.approx(-12.0, abs=0.1)
     for audio in (Audio(np.zeros(0, dtype=np.int16)), Audio(np.zeros(RATE, dtype=np.int16))):
         assert raise_level(audio, -12.0, 30.0) is audio
+
 
 # --- streaming: memory that does not grow with the file ------------------------------------
 

@@ -16,8 +16,9 @@ import pytest
 
 from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
 from referee.session import SURE_SCORE
-from referee.speech.audio import RATE, Audio, load_wav
+from referee.speech.audio import RATE, Audio, load_wav, peak_dbfs
 from referee.speech.hearing.recognizers import (
+    LEVEL_DBFS,
     WhisperRecognizer,
     find_whisper_model,
     make_recognizer,
@@ -281,9 +282,6 @@ def test_a_quiet_command_is_made_louder_and_heard(whisper, matcher):
     """A player far from the microphone: the same command 30 dB quieter is
     brought up to the level Whisper was measured at, and heard; loud input is
     left as it came."""
-    from referee.speech.audio import peak_dbfs
-    from referee.speech.hearing.recognizers import LEVEL_DBFS
-
     loud = committed("cmd01")  # "flip my seven"
     prepared = whisper.prepare(loud).samples  # only the quiet after it is cut
     assert np.array_equal(prepared, loud.samples[: len(prepared)])

@@ -376,10 +376,9 @@ def raise_level(audio: Audio, to_dbfs: float, most_db: float) -> Audio:
     """
     samples = audio.samples.astype(np.float64)
     loudest = float(np.abs(samples).max()) if len(samples) else 0.0
-    gain_db = min(to_dbfs - peak_dbfs(audio), most_db)
-    if loudest == 0.0 or gain_db <= 0:
+    if loudest == 0.0:
         return audio
-    gain = min(10 ** (gain_db / 20), 32767.0 / loudest)
+    gain = min(10 ** (min(to_dbfs - peak_dbfs(audio), most_db) / 20), 32767.0 / loudest)
     if gain <= 1.0:
         return audio
     return Audio(np.round(samples * gain).astype(np.int16), audio.rate)
