@@ -16,9 +16,8 @@ import pytest
 
 from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
 from referee.session import SURE_SCORE
-from referee.speech.audio import RATE, Audio, load_wav, peak_dbfs
+from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.recognizers import (
-    LEVEL_DBFS,
     WhisperRecognizer,
     find_whisper_model,
     make_recognizer,
@@ -269,27 +268,12 @@ def test_silence_near_silence_and_noise_are_not_commands(whisper, matcher):
     quiet = Audio((rng.standard_normal(2 * RATE) * 1.0).astype(np.int16))  # about -90 dBFS
     silent = Audio(np.zeros(RATE, dtype=np.int16))
     hiss = Audio((rng.standard_normal(2 * RATE) * 3000).astype(np.int16))
-    faint_hiss = Audio((rng.standard_normal(2 * RATE) * 100).astype(np.int16))  # made louder
-    for audio in (quiet, silent, hiss, faint_hiss, Audio(np.zeros(0, dtype=np.int16))):
+    for audio in (quiet, silent, hiss, Audio(np.zeros(0, dtype=np.int16))):
         heard, transcript = hear_audio(whisper, matcher, audio, "Ann")
         assert heard.kind == "none", transcript
     # ... and they leave nothing behind: the next command is heard as usual.
     heard, _ = hear_audio(whisper, matcher, committed("cmd01"), "Ann")
     assert heard.intent.to_json() == {"kind": "flip", "owner": "Ann", "tile": 7, "direction": None}
-
-
-def test_a_quiet_command_is_made_louder_and_heard(whisper, matcher):
-    """A player far from the microphone: the same command 30 dB quieter is
-    brought up to the level Whisper was measured at, and heard; loud input is
-    left as it came."""
-    loud = committed("cmd01")  # "flip my seven"
-    prepared = whisper.prepare(loud).samples  # only the quiet after it is cut
-    assert np.array_equal(prepared, loud.samples[: len(prepared)])
-    quiet = Audio(np.round(loud.samples * 10 ** (-30 / 20)).astype(np.int16))
-    assert peak_dbfs(whisper.prepare(quiet)) == pytest.approx(LEVEL_DBFS, abs=0.1)
-    heard, transcript = hear_audio(whisper, matcher, quiet, "Ann")
-    assert heard.intent.to_json() == {"kind": "flip", "owner": "Ann", "tile": 7,
-                                      "direction": None}, transcript
 
 
 def test_other_sample_rates_are_converted_first(whisper, matcher, tmp_path):

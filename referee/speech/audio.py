@@ -360,30 +360,6 @@ def peak_dbfs(audio: Audio) -> float:
     return float(energy.max()) - 20 * math.log10(32768)
 
 
-def raise_level(audio: Audio, to_dbfs: float, most_db: float) -> Audio:
-    """The utterance made louder until its loudest 20 ms frame reaches
-    ``to_dbfs``, by at most ``most_db`` and never past full scale; loud
-    input is left as it came (never made quieter).
-
-    >>> quiet = Audio(np.full(1600, 328, dtype=np.int16))  # -40 dBFS
-    >>> round(peak_dbfs(raise_level(quiet, -12.0, 20.0)), 1)
-    -20.0
-    >>> round(peak_dbfs(raise_level(quiet, -30.0, 20.0)), 1)
-    -30.0
-    >>> loud = Audio(np.full(1600, 16384, dtype=np.int16))
-    >>> raise_level(loud, -12.0, 20.0) is loud
-    True
-    """
-    samples = audio.samples.astype(np.float64)
-    loudest = float(np.abs(samples).max()) if len(samples) else 0.0
-    if loudest == 0.0:
-        return audio
-    gain = min(10 ** (min(to_dbfs - peak_dbfs(audio), most_db) / 20), 32767.0 / loudest)
-    if gain <= 1.0:
-        return audio
-    return Audio(np.round(samples * gain).astype(np.int16), audio.rate)
-
-
 def estimated_snr(audio: Audio) -> float:
     """A rough signal-to-noise ratio in dB: loud frames (95th percentile of 20 ms
     frame energies) against quiet ones (10th percentile).

@@ -359,15 +359,6 @@ SURE_PROBABILITY = 0.95
 UNSURE_CONFIDENCE = 0.75
 #: An utterance whose loudest 20 ms is quieter than this (dBFS) is silence.
 SILENCE_DBFS = -60.0
-#: A quieter utterance is made louder until its loudest 20 ms reach this
-#: level (dBFS, about that of the tuning recordings: Piper -10, eSpeak -13), by
-#: at most MOST_GAIN_DB. Whisper tiny.en hears a quiet voice worse (a player
-#: far from the microphone): the six tuning voices 10 / 20 / 30 dB quieter,
-#: Race to 65, 91.7 / 91.0 / 89.6 % of commands right as they came, 92.6 /
-#: 91.9 / 92.3 % made louder, table talk taken 5 -> 4, 6 -> 5, 5 -> 6 of 240;
-#: at the recordings' own level no change (eSpeak 86.5 -> 86.9 %).
-LEVEL_DBFS = -12.0
-MOST_GAIN_DB = 30.0
 
 
 def whisper_features(extra: dict[str, Any]) -> dict[str, float]:
@@ -444,12 +435,10 @@ class WhisperRecognizer(Recognizer):
         and denoising or a tight cut cost it accuracy (measured: babble 10 dB,
         Piper 92 -> 81 % with denoising; eSpeak GB clean 94 -> 84 % with the
         cut). Only what lies beyond the last sound plus a margin is dropped,
-        so that decoding ahead at a pause sees the very same samples.
+        so that decoding ahead at a pause sees the very same samples."""
+        from referee.speech.audio import trailing_cut
 
-        A quiet utterance is made louder (see :data:`LEVEL_DBFS`)."""
-        from referee.speech.audio import raise_level, trailing_cut
-
-        return raise_level(trailing_cut(audio), LEVEL_DBFS, MOST_GAIN_DB)
+        return trailing_cut(audio)
 
     def can_guess(self, so_far: Audio) -> bool:
         return True
