@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import shutil
 import struct
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +22,6 @@ from referee.speech.hearing.recognizers import (
     find_whisper_model,
     make_recognizer,
     whisper_context,
-    whisper_primer,
 )
 from referee.speech.hearing.whisper import (
     MODEL_FILES,
@@ -212,15 +210,6 @@ def test_the_context_names_the_table_and_the_game(matcher):
     assert whisper_context(matcher.phrases) == "Ann and Bob play Race to 65."
 
 
-def test_the_primer_gives_the_games_examples_after_the_context(matcher):
-    assert whisper_primer(matcher.phrases) == (
-        "Ann and Bob play Race to 65. Flip my nine. Bob, flip your two down. "
-        "I call sixty-seven.")
-    alone = IntentMatcher.for_game("race65", ("Zoe",)).phrases
-    assert whisper_primer(alone) == "Zoe plays Race to 65. Flip my nine. I call sixty-seven."
-    assert whisper_primer(replace(alone, examples=())) == ""
-
-
 # --- recognition ----------------------------------------------------------------------------------
 
 
@@ -254,28 +243,6 @@ def test_the_same_audio_gives_the_same_result_whatever_came_before(whisper):
     again = whisper.decode(whisper.prepare(committed("cmd10")))
     assert (first.text, first.extra) == (again.text, again.extra)
     assert first.text == "flip bob's eight down"
-
-
-def test_the_primed_transcript_decodes_in_the_batch_as_it_would_alone(model_dir, matcher):
-    """The primed transcript shares the beam's batch with a longer context (the
-    shorter one padded and masked): it comes out as Whisper writes it after the
-    primer alone, and the sentences and the plain transcript as without it."""
-    samples = committed("cmd05").samples.astype(np.float32) / 32768.0
-    scorer = WhisperScorer(model_dir)
-    scorer.context, scorer.primer = whisper_context(matcher.phrases), whisper_primer(
-        matcher.phrases)
-    both = scorer.score(samples, matcher.phrases)
-    scorer.primer = ""
-    plain = scorer.score(samples, matcher.phrases)
-    scorer.context = whisper_primer(matcher.phrases)
-    alone = scorer.score(samples, matcher.phrases).free
-    assert both.primed is not None
-    assert plain.primed is None
-    assert both.primed.words == alone.words
-    assert both.primed.logprob == pytest.approx(alone.logprob, abs=1e-3)
-    assert both.free == plain.free
-    assert [n.words for n in both.nbest] == [n.words for n in plain.nbest]
-    assert both.nbest[0].logprob == pytest.approx(plain.nbest[0].logprob, abs=1e-3)
 
 
 def test_whispers_own_transcript_never_starts_by_ending(model_dir, matcher):

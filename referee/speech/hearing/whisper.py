@@ -322,20 +322,14 @@ class Decoder:
             out.append((self._split(k[None])[0], self._split(v[None])[0]))
         return out
 
-    def step(self, tokens: Sequence[int], cache: Cache | None, memory: Cache,
-             pads: Sequence[int] = ()) -> tuple[Floats, Cache]:
+    def step(self, tokens: Sequence[int], cache: Cache | None, memory: Cache
+             ) -> tuple[Floats, Cache]:
         """Log-probabilities (over :attr:`vocabulary`) of the token after ``tokens``,
-        one per hypothesis, and the cache grown by one step. ``pads``: how many
-        empty steps each hypothesis's cache starts with (see :func:`join`)."""
-        length = 0 if cache is None else cache[0][0].shape[2]
+        one per hypothesis, and the cache grown by one step."""
+        position = 0 if cache is None else cache[0][0].shape[2]
         ids = np.asarray(tokens, dtype=np.int64)
-        pad = np.asarray(pads if len(pads) else [0] * len(ids), dtype=np.int64)
-        x = (self.embeddings[ids].astype(np.float32) + self.positions[length - pad])[:, None, :]
-        mask = None
-        if pad.any():
-            keys = np.arange(length + 1)[None, :] < pad[:, None]
-            mask = np.where(keys, -np.inf, 0.0).astype(np.float32)[:, None, None, :]
-        return self._forward(x, cache, memory, mask)
+        x = (self.embeddings[ids].astype(np.float32) + self.positions[position])[:, None, :]
+        return self._forward(x, cache, memory, None)
 
     def prefix(self, tokens: Sequence[int], memory: Cache) -> tuple[Floats, Cache]:
         """Run a whole token sequence for one hypothesis at once (a prompt): the
@@ -394,25 +388,6 @@ class Decoder:
         b, _, t, _ = x.shape
         out: Floats = x.transpose(0, 2, 1, 3).reshape(b, t, self.width)
         return out
-
-
-def join(caches: Sequence[Cache]) -> tuple[Cache, list[int]]:
-    """One cache of the hypotheses of several caches whose prompts differ in
-    length, each left-padded with empty steps to the longest, and how many
-    each starts with: :meth:`Decoder.step` masks them out and numbers the
-    positions from each hypothesis's own start, so a joined hypothesis decodes
-    as it would alone."""
-    length = max(cache[0][0].shape[2] for cache in caches)
-    pads = [length - cache[0][0].shape[2] for cache in caches for _ in range(cache[0][0].shape[0])]
-
-    def padded(array: Floats) -> Floats:
-        extra = length - array.shape[2]
-        return np.pad(array, ((0, 0), (0, 0), (extra, 0), (0, 0))) if extra else array
-
-    joined = [(np.concatenate([padded(c[i][0]) for c in caches]),
-               np.concatenate([padded(c[i][1]) for c in caches]))
-              for i in range(len(caches[0]))]
-    return joined, pads
 
 
 def select(cache: Cache, rows: Sequence[int]) -> Cache:
@@ -606,9 +581,6 @@ class Result:
     free: Scored
     #: The log-probability that nothing at all was said (end of text first).
     nothing: float = 0.0
-    #: Whisper's own transcript told a few of the game's commands came before
-    #: (:attr:`WhisperScorer.primer`); None without a primer.
-    primed: Scored | None = None
 
     @property
     def margin(self) -> float:
@@ -633,15 +605,8 @@ class WhisperScorer:
         self.beam = beam
         #: Log-probability added per token (a word insertion bonus).
         self.bonus = BONUS
-        #: Text Whisper is told came before (the table's names and the game).
+        #: Text Whisper is told came before (names and the game's words).
         self.context = ""
-        #: The context with a few of the game's commands ("Flip my nine."): a
-        #: second free transcript is written after it, which takes the game's
-        #: words for what they are. Only that transcript hears it; the
-        #: sentences are scored after :attr:`context`, as a primer of commands
-        #: would make its own commands likelier ("flip my three up" as "flip
-        #: my three down" after "Bob, flip your two down."). Empty: none.
-        self.primer = ""
         config = json.loads((folder / "config.json").read_text())
         self.suppress = set(config.get("suppress_ids", []))
         self.encoder = ctranslate2.models.Whisper(
@@ -680,61 +645,42 @@ class WhisperScorer:
         encoded: Floats = np.asarray(self.encoder.encode(view, to_cpu=True))[0]
         return encoded
 
-    def _context(self, text: str) -> list[int]:
-        if not text:
+    def _context(self) -> list[int]:
+        if not self.context:
             return []
-        return [self.tokens.previous, *self.tokens.encode(" " + text)]
+        return [self.tokens.previous, *self.tokens.encode(" " + self.context)]
 
-    def prompt(self, memory: Cache, text: str | None = None) -> tuple[Floats, Cache]:
-        """The decoder after a context (:attr:`context` unless given), then the
-        start of the transcript."""
-        context = self._context(self.context if text is None else text)
+    def prompt(self, memory: Cache) -> tuple[Floats, Cache]:
+        """The decoder primed with the context prompt, then start of transcript."""
         return self.decoder.prefix(
-            [*context, self.tokens.start, self.tokens.no_timestamps], memory)
+            [*self._context(), self.tokens.start, self.tokens.no_timestamps], memory)
 
     def score(self, samples: npt.NDArray[np.float32], phrases: PhraseSet) -> Result:
-        """Score the grammar's sentences and the free transcript of one utterance
-        (and the primed transcript, with a :attr:`primer`).
+        """Score the grammar's sentences and the free transcript of one utterance.
 
-        All advance together, one token per step, in one batch: the beam's
-        hypotheses first, then each transcript's single one (the primed one
-        after its longer context: see :func:`join`).
+        Both searches advance together, one token per step, in one batch: the
+        beam's hypotheses first, then the free transcript's single one.
         """
         search = self.search_for(phrases)
         decoder = self.decoder
         memory = decoder.memory(self.encode(samples))
         logp, cache = self.prompt(memory)
-        pads = [0]
-
-        def transcript() -> _Greedy:
-            return _Greedy(decoder, self.tokens.end, self.bonus,
-                           int(10 + 8 * len(samples) / RATE), self.tokens.encode(" "))
-
-        transcripts = [transcript()]
-        if self.primer:
-            primed_logp, primed_cache = self.prompt(memory, self.primer)
-            cache, pads = join([cache, primed_cache])
-            logp = np.vstack([logp, primed_logp])
-            transcripts.append(transcript())
-        reading = list(range(len(transcripts)))  # the row of ``logp`` each reads next
+        free = _Greedy(decoder, self.tokens.end, self.bonus, int(10 + 8 * len(samples) / RATE),
+                       self.tokens.encode(" "))
         beam = _Beam(search, decoder, self.bonus, self.beam)
-        rows = [0]  # where each of the beam's hypotheses finds its row of ``logp``
+        rows, free_row = [0], 0  # where each hypothesis finds its row of ``logp``
         while True:
             tokens, parents = beam.advance(logp, rows)
             rows = list(range(len(tokens)))
-            for i, greedy in enumerate(transcripts):
-                token = None if greedy.done else greedy.advance(logp[reading[i]])
-                if token is not None:
-                    tokens.append(token)
-                    parents.append(reading[i])
-                    reading[i] = len(tokens) - 1
+            token = None if free.done else free.advance(logp[free_row])
+            if token is not None:
+                tokens.append(token)
+                parents.append(free_row)
+                free_row = len(tokens) - 1
             if not tokens:
                 break
-            pads = [pads[row] for row in parents]
-            logp, cache = decoder.step(tokens, select(cache, parents), memory, pads)
-        said = [greedy.result(self.tokens) for greedy in transcripts]
-        return Result(beam.finished(), said[0], transcripts[0].ends[0],
-                      said[1] if len(said) > 1 else None)
+            logp, cache = decoder.step(tokens, select(cache, parents), memory)
+        return Result(beam.finished(), free.result(self.tokens), free.ends[0])
 
 
 class _Greedy:
