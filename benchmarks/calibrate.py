@@ -29,7 +29,7 @@ from referee.speech.hearing.recognizers import whisper_features
 from referee.speech.understanding.intents import IntentMatcher
 
 NAMES = ["margin", "total_margin", "similarity", "gap", "nothing", "best_length",
-         "free_length"]
+         "free_length", "primed_similarity"]
 #: The sign each weight must have, where what it means fixes it: a sentence that
 #: fits the sound better than Whisper's own transcript, is more like it, or is
 #: further from one that means something else is never less likely heard; the
@@ -37,7 +37,7 @@ NAMES = ["margin", "total_margin", "similarity", "gap", "nothing", "best_length"
 #: together (the margin per token and in total) take opposite signs in the fit,
 #: and a sentence 16 nats worse than the transcript gained from it. 0: either.
 SIGNS = {"margin": 1, "total_margin": 1, "similarity": 1, "gap": 1, "nothing": -1,
-         "best_length": 0, "free_length": 0}
+         "best_length": 0, "free_length": 0, "primed_similarity": 1}
 TUNING_KINDS = ("command", "talk", "paraphrase-dev")
 
 

@@ -248,6 +248,20 @@ def test_player_one_and_player_two_always_work_as_names(matcher, text, intent):
 
 
 @pytest.mark.parametrize("game", sorted(GAMES))
+def test_every_game_gives_examples_that_are_its_own_commands(game):
+    """The examples Whisper is told came before (its context) are commands of
+    the game's phrase file, with the second player's name for ``{player}``."""
+    spec = GAMES[game](["Ann", "Bob"])
+    phrases = load_phrases(spec.phrase_file, spec.players)
+    matcher = IntentMatcher(phrases, spec.players)
+    assert phrases.examples
+    for example in phrases.examples:
+        heard = matcher.match(example.replace("{player}", "Bob"), "Ann")
+        assert heard.intent.kind != "none", example
+        assert heard.score >= 0.99, example
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
 def test_every_intent_of_every_game_is_put_in_words(game):
     """The description and confirmation of each intent come from the phrase file
     and read as words: every slot filled, nothing left in braces."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import struct
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,11 +18,16 @@ import pytest
 from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
 from referee.session import SURE_SCORE
 from referee.speech.audio import RATE, Audio, load_wav
+from referee.speech.hearing import recognizers
 from referee.speech.hearing.recognizers import (
+    PLAIN_SUPPORT,
     WhisperRecognizer,
     find_whisper_model,
     make_recognizer,
+    probability,
     whisper_context,
+    whisper_features,
+    whisper_primer,
 )
 from referee.speech.hearing.whisper import (
     MODEL_FILES,
@@ -210,6 +216,15 @@ def test_the_context_names_the_table_and_the_game(matcher):
     assert whisper_context(matcher.phrases) == "Ann and Bob play Race to 65."
 
 
+def test_the_primer_gives_the_games_examples_after_the_context(matcher):
+    assert whisper_primer(matcher.phrases) == (
+        "Ann and Bob play Race to 65. Flip my nine. Bob, flip your two down. "
+        "I call sixty-seven.")
+    alone = IntentMatcher.for_game("race65", ("Zoe",)).phrases
+    assert whisper_primer(alone) == "Zoe plays Race to 65. Flip my nine. I call sixty-seven."
+    assert whisper_primer(replace(alone, examples=())) == ""
+
+
 # --- recognition ----------------------------------------------------------------------------------
 
 
@@ -236,6 +251,19 @@ def test_commands_are_recognised_and_table_talk_is_not(whisper, matcher):
     assert not taken
 
 
+def test_a_word_only_the_primed_transcript_hears_is_not_a_move(whisper, matcher):
+    """Table talk "free": after the game's commands Whisper writes "Three."; the
+    plain transcript keeps "Free.", so the bare "three" (flip my three) is not
+    heard, where the calibration alone was sure of it."""
+    transcript = whisper.decode(whisper.prepare(committed("word17")))  # "free"
+    extra = transcript.extra
+    assert (extra["best"], extra["primed_similarity"]) == ("three", 100.0)
+    assert extra["similarity"] < PLAIN_SUPPORT
+    assert probability(whisper_features(extra)) >= recognizers.SURE_PROBABILITY
+    assert extra["probability"] < recognizers.HEARD_PROBABILITY
+    assert hear_audio(whisper, matcher, committed("word17"), "Ann")[0].kind == "none"
+
+
 def test_the_same_audio_gives_the_same_result_whatever_came_before(whisper):
     first = whisper.decode(whisper.prepare(committed("cmd10")))
     for uid in ("talk03", "cmd49", "cmd22"):
@@ -243,6 +271,29 @@ def test_the_same_audio_gives_the_same_result_whatever_came_before(whisper):
     again = whisper.decode(whisper.prepare(committed("cmd10")))
     assert (first.text, first.extra) == (again.text, again.extra)
     assert first.text == "flip bob's eight down"
+
+
+def test_the_primed_transcript_decodes_in_the_batch_as_it_would_alone(model_dir, matcher):
+    """The primed transcript shares the beam's batch with a longer context (the
+    shorter one padded and masked): it comes out as Whisper writes it after the
+    primer alone, and the sentences and the plain transcript as without it."""
+    samples = committed("cmd05").samples.astype(np.float32) / 32768.0
+    scorer = WhisperScorer(model_dir)
+    scorer.context, scorer.primer = whisper_context(matcher.phrases), whisper_primer(
+        matcher.phrases)
+    both = scorer.score(samples, matcher.phrases)
+    scorer.primer = ""
+    plain = scorer.score(samples, matcher.phrases)
+    scorer.context = whisper_primer(matcher.phrases)
+    alone = scorer.score(samples, matcher.phrases).free
+    assert both.primed is not None
+    assert plain.primed is None
+    assert both.primed.words == alone.words
+    assert both.primed.logprob == pytest.approx(alone.logprob, abs=1e-3)
+    assert (both.free.words, both.free.length) == (plain.free.words, plain.free.length)
+    assert both.free.logprob == pytest.approx(plain.free.logprob, abs=1e-3)
+    assert [n.words for n in both.nbest] == [n.words for n in plain.nbest]
+    assert both.nbest[0].logprob == pytest.approx(plain.nbest[0].logprob, abs=1e-3)
 
 
 def test_whispers_own_transcript_never_starts_by_ending(model_dir, matcher):
@@ -294,7 +345,6 @@ def test_other_sample_rates_are_converted_first(whisper, matcher, tmp_path):
 def test_an_unsure_hearing_is_asked_about_before_it_is_played(whisper, matcher, monkeypatch):
     """Between the two margins a move is not guessed: the referee asks."""
 
-    import referee.speech.hearing.recognizers as recognizers
     from referee.games.race65 import Race65Options, Race65Spec
     from referee.session import Session
     from referee.table import Table

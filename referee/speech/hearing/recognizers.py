@@ -333,16 +333,18 @@ def find_whisper_model(explicit: Path | str | None = None) -> Path | None:
 #: is what was said, and is a command. Weights whose meaning fixes their sign
 #: are kept to it (``benchmarks.calibrate.SIGNS``): a worse fit never helps.
 CALIBRATION = {
-    "margin": 1.638, "total_margin": 0.000, "similarity": 5.588, "gap": 1.837,
-    "nothing": -0.482, "best_length": -2.677, "free_length": 0.110, "bias": -1.040,
+    "margin": 1.539, "total_margin": 0.000, "similarity": 1.946, "gap": 1.850,
+    "nothing": 0.000, "best_length": -2.420, "free_length": -0.060, "primed_similarity": 4.277,
+    "bias": -1.499,
 }
 #: At or above HEARD_PROBABILITY the sentence is heard; below SURE_PROBABILITY a
 #: move is asked about first ("Ann, did you say: flip Ann's 7?"). Chosen on the
-#: tuning split (docs/results.md), over the four games: at 0.6, 1.3 % of the
-#: table-talk sentences and 7.4 % of single words said at the table are taken
-#: for a command, and 75.7 % of the commands in all rooms are heard right (0.5:
-#: 2.2 %, 9.0 %, 77.4 %). At 0.95 three in four of the commands heard right are
-#: sure, and 1.1 % of the sure ones are wrong.
+#: tuning split (docs/results.md), over the four games, with the primer check
+#: (:func:`primer_checked`): at 0.6, 1.2 % of the table-talk sentences and 6.4 %
+#: of single words said at the table are taken for a command, and 76.5 % of the
+#: commands and paraphrases in all rooms are heard right (0.5: 1.7 %, 7.1 %,
+#: 77.9 %). At 0.95 three in four of the commands heard right are sure, and
+#: 0.8 % of the sure ones are wrong.
 HEARD_PROBABILITY = 0.6
 #: The probability at which a ``lenient`` intent of the phrase file is heard:
 #: one whose wrong hearing costs little and whose missing costs much (measured
@@ -364,7 +366,8 @@ SILENCE_DBFS = -60.0
 def whisper_features(extra: dict[str, Any]) -> dict[str, float]:
     """What the calibration weighs, from a Whisper transcript's ``extra``: the
     margin (nats per token), the total margin (tens of nats), how alike the
-    free transcript and the sentence are (0..1), the gap to the best sentence
+    free transcript and the sentence are (0..1), and the primed transcript and
+    the sentence (the free one's again without a primer), the gap to the best sentence
     that means something else (tens of nats, at most 1), how likely Whisper
     found it that nothing was said (the log-probability of ending at once, tens
     of nats), and both lengths (tens of tokens)."""
@@ -375,6 +378,7 @@ def whisper_features(extra: dict[str, Any]) -> dict[str, float]:
         "margin": float(extra["margin"]),
         "total_margin": max(best_logprob - free_logprob, -30.0) / 10,
         "similarity": float(extra["similarity"]) / 100,
+        "primed_similarity": float(extra.get("primed_similarity", extra["similarity"])) / 100,
         "gap": min(float(extra["gap"]), 10.0) / 10,
         "nothing": max(float(extra.get("nothing", 0.0)), -20.0) / 10,
         "best_length": best_length / 10,
@@ -390,14 +394,45 @@ def probability(features: dict[str, float]) -> float:
     return 1.0 / (1.0 + math.exp(-z))
 
 
+#: Below this similarity (0..100) of the plain transcript and the best sentence,
+#: the plain transcript does not support the sentence (see :func:`primer_checked`).
+PLAIN_SUPPORT = 50.0
+
+
+def primer_checked(chance: float, extra: dict[str, Any]) -> float:
+    """The probability once what only the primed transcript supports is checked.
+
+    The primer names the game's commands, so Whisper writes after it the game's
+    words for sounds that are not: "free" said at the table came out "Three."
+    after the primer and "Free." without it, and a bare "three" (flip my three)
+    was heard at 0.97. A sentence the plain transcript does not support (its
+    similarity below :data:`PLAIN_SUPPORT`) while the primed one supports it
+    better is never sure: it is asked about at most. A one-word sentence is
+    then weighed as if the primed transcript had said what the plain one did:
+    one word has no other words to confirm it. Chosen on the tuning split of
+    the four games (docs/results.md, "What was tried for Whisper").
+
+    >>> extra = {"similarity": 0.0, "primed_similarity": 100.0, "best": "three",
+    ...          "margin": 0.0, "gap": 10.0, "nothing": -5.0, "scores": [-1.0, 3, -1.0, 3]}
+    >>> probability(whisper_features(extra)) > 0.95, primer_checked(0.97, extra) < 0.6
+    (True, True)
+    """
+    plain, primed = float(extra["similarity"]), float(extra.get("primed_similarity", 0.0))
+    if plain >= PLAIN_SUPPORT or primed <= plain:
+        return chance
+    chance = min(chance, math.nextafter(SURE_PROBABILITY, 0.0))
+    if len(str(extra.get("best", "")).split()) == 1:
+        chance = min(chance, probability(whisper_features({**extra, "primed_similarity": plain})))
+    return chance
+
+
 class WhisperRecognizer(Recognizer):
     """Whisper tiny.en scoring the phrase file's sentences
     (see :mod:`referee.speech.hearing.whisper`)."""
 
     name = "whisper"
 
-    def __init__(self, phrases: PhraseSet, model_path: Path | str, context: str | None = None
-                 ) -> None:
+    def __init__(self, phrases: PhraseSet, model_path: Path | str) -> None:
         from referee.speech.hearing.whisper import ModelError, WhisperScorer, check_model_files
 
         path = Path(model_path)
@@ -413,7 +448,8 @@ class WhisperRecognizer(Recognizer):
             raise RecognizerError(f"Whisper could not load {path}: {error}") from error
         self.phrases = phrases
         self.model_path = path
-        self.scorer.context = context if context is not None else whisper_context(phrases)
+        self.scorer.context = whisper_context(phrases)
+        self.scorer.primer = whisper_primer(phrases)
         #: The grammar at each combination of moments (a few: built now, kept so
         #: that the scorer's searches, keyed by the phrase set, stay valid).
         self._at = {frozenset(m): phrases.only(frozenset(m))
@@ -473,11 +509,15 @@ class WhisperRecognizer(Recognizer):
         result = self.scorer.score(audio.samples.astype(np.float32) / 32768.0, grammar)
         nbest = tuple(s.words for s in result.nbest)
         best = result.nbest[0] if result.nbest else None
+        primed = result.primed or result.free  # the same without a primer
         extra: dict[str, Any] = {
             "margin": round(result.margin, 3) if best else None,
             "free": result.free.words,
             "best": best.words if best else "",
+            "primed": result.primed.words if result.primed else None,
             "similarity": round(similarity(result.free.words, best.words), 1) if best else 0.0,
+            "primed_similarity": round(similarity(primed.words, best.words), 1)
+            if best else 0.0,
             "gap": round(self._gap(result), 3),
             "nbest": [[n.words, round(n.score, 3), round(n.logprob, 3), n.length]
                       for n in result.nbest],
@@ -485,7 +525,7 @@ class WhisperRecognizer(Recognizer):
                        round(result.free.logprob, 3), result.free.length],
             "nothing": round(result.nothing, 3),
         }
-        chance = probability(whisper_features(extra))
+        chance = primer_checked(probability(whisper_features(extra)), extra)
         extra["probability"] = round(chance, 4)
         if chance >= SURE_PROBABILITY:
             text, confidence = nbest[0], 1.0
@@ -554,7 +594,32 @@ def whisper_context(phrases: PhraseSet) -> str:
     table = " and ".join(names) if len(names) <= 2 else (
         ", ".join(names[:-1]) + " and " + names[-1])
     game = f" {phrases.title}" if phrases.title else ""
-    return f"{table} play{game}." if names else (f"{phrases.title}." if game else "")
+    verb = "plays" if len(names) == 1 else "play"
+    return f"{table} {verb}{game}." if names else (f"{phrases.title}." if game else "")
+
+
+def whisper_primer(phrases: PhraseSet) -> str:
+    """The context with the phrase file's ``examples`` after it: "Ann and Bob
+    play Race to 65. Flip my nine. Bob, flip your two down. I call
+    sixty-seven." (``{player}`` is the second player at the table; an example
+    naming someone else is left out at a table of one). Empty without examples.
+
+    Whisper's own transcript written after it takes the game's words for what
+    they are ("flip my seven", where after the plain context it wrote "flip my
+    chairman"); how alike that transcript and the best sentence are is what
+    the calibration weighs. The sentences are not scored after it: there it
+    made its own commands likelier, and wrong moves were acted on 2.5 % of the
+    time instead of 0.4 % ("flip my three up" as "flip my three down").
+    Measured in docs/results.md, "What was tried for Whisper".
+    """
+    names = table_names(phrases)
+    other = names[1] if len(names) > 1 else ""
+    said = [example.replace("{player}", other) for example in phrases.examples
+            if example and (other or "{player}" not in example)]
+    if not said:
+        return ""
+    return " ".join([whisper_context(phrases), *(s[0].upper() + s[1:] + "." for s in said)]
+                    ).strip()
 
 
 # --- choosing ---------------------------------------------------------------------------------

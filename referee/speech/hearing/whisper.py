@@ -322,22 +322,46 @@ class Decoder:
             out.append((self._split(k[None])[0], self._split(v[None])[0]))
         return out
 
-    def step(self, tokens: Sequence[int], cache: Cache | None, memory: Cache
-             ) -> tuple[Floats, Cache]:
+    def step(self, tokens: Sequence[int], cache: Cache | None, memory: Cache,
+             pads: Sequence[int] = ()) -> tuple[Floats, Cache]:
         """Log-probabilities (over :attr:`vocabulary`) of the token after ``tokens``,
-        one per hypothesis, and the cache grown by one step."""
-        position = 0 if cache is None else cache[0][0].shape[2]
+        one per hypothesis, and the cache grown by one step. ``pads``: how many
+        empty steps each hypothesis's cache starts with (see :meth:`prefixes`)."""
+        length = 0 if cache is None else cache[0][0].shape[2]
         ids = np.asarray(tokens, dtype=np.int64)
-        x = (self.embeddings[ids].astype(np.float32) + self.positions[position])[:, None, :]
-        return self._forward(x, cache, memory, None)
+        pad = np.asarray(pads if len(pads) else [0] * len(ids), dtype=np.int64)
+        x = (self.embeddings[ids].astype(np.float32) + self.positions[length - pad])[:, None, :]
+        mask = None
+        if pad.any():
+            keys = np.arange(length + 1)[None, :] < pad[:, None]
+            mask = np.where(keys, -np.inf, 0.0).astype(np.float32)[:, None, None, :]
+        return self._forward(x, cache, memory, mask)
 
     def prefix(self, tokens: Sequence[int], memory: Cache) -> tuple[Floats, Cache]:
         """Run a whole token sequence for one hypothesis at once (a prompt): the
         log-probabilities of the token after it, and its cache."""
-        ids = np.asarray(tokens, dtype=np.int64)
-        x = (self.embeddings[ids].astype(np.float32) + self.positions[: len(ids)])[None]
-        causal = np.triu(np.full((len(ids), len(ids)), -np.inf, dtype=np.float32), 1)
-        return self._forward(x, None, memory, causal)
+        logp, cache, _ = self.prefixes([tokens], memory)
+        return logp, cache
+
+    def prefixes(self, prompts: Sequence[Sequence[int]], memory: Cache
+                 ) -> tuple[Floats, Cache, list[int]]:
+        """Several prompts of different lengths in one batch: each left-padded
+        with empty steps to the longest, its positions numbered from its own
+        start and the padding masked, so that each decodes as it would alone.
+        The log-probabilities of the token after each, their cache, and how
+        many empty steps each starts with (``pads`` of :meth:`step`)."""
+        length = max(len(p) for p in prompts)
+        pads = [length - len(p) for p in prompts]
+        ids = np.asarray([[0] * (length - len(p)) + list(p) for p in prompts], dtype=np.int64)
+        at = np.maximum(np.arange(length)[None, :] - np.asarray(pads)[:, None], 0)
+        x = self.embeddings[ids].astype(np.float32) + self.positions[at]
+        steps = np.arange(length)
+        hidden = (steps[None, :] > steps[:, None])[None] | (
+            steps[None, None, :] < np.asarray(pads)[:, None, None])
+        hidden &= ~np.eye(length, dtype=bool)[None]  # an empty step sees itself only
+        mask = np.where(hidden, -np.inf, 0.0).astype(np.float32)[:, None]
+        logp, cache = self._forward(x, None, memory, mask)
+        return logp, cache, pads
 
     def _forward(self, x: Floats, cache: Cache | None, memory: Cache,
                  mask: Floats | None) -> tuple[Floats, Cache]:
@@ -581,6 +605,9 @@ class Result:
     free: Scored
     #: The log-probability that nothing at all was said (end of text first).
     nothing: float = 0.0
+    #: Whisper's own transcript told a few of the game's commands came before
+    #: (:attr:`WhisperScorer.primer`); None without a primer.
+    primed: Scored | None = None
 
     @property
     def margin(self) -> float:
@@ -605,8 +632,15 @@ class WhisperScorer:
         self.beam = beam
         #: Log-probability added per token (a word insertion bonus).
         self.bonus = BONUS
-        #: Text Whisper is told came before (names and the game's words).
+        #: Text Whisper is told came before (the table's names and the game).
         self.context = ""
+        #: The context with a few of the game's commands ("Flip my nine."): a
+        #: second free transcript is written after it, which takes the game's
+        #: words for what they are. Only that transcript hears it; the
+        #: sentences are scored after :attr:`context`, as a primer of commands
+        #: would make its own commands likelier ("flip my three up" as "flip
+        #: my three down" after "Bob, flip your two down."). Empty: none.
+        self.primer = ""
         config = json.loads((folder / "config.json").read_text())
         self.suppress = set(config.get("suppress_ids", []))
         self.encoder = ctranslate2.models.Whisper(
@@ -645,42 +679,56 @@ class WhisperScorer:
         encoded: Floats = np.asarray(self.encoder.encode(view, to_cpu=True))[0]
         return encoded
 
-    def _context(self) -> list[int]:
-        if not self.context:
+    def _context(self, text: str) -> list[int]:
+        if not text:
             return []
-        return [self.tokens.previous, *self.tokens.encode(" " + self.context)]
+        return [self.tokens.previous, *self.tokens.encode(" " + text)]
 
-    def prompt(self, memory: Cache) -> tuple[Floats, Cache]:
-        """The decoder primed with the context prompt, then start of transcript."""
-        return self.decoder.prefix(
-            [*self._context(), self.tokens.start, self.tokens.no_timestamps], memory)
+    def _prompt(self, context: str) -> list[int]:
+        """A context, then the start of the transcript."""
+        return [*self._context(context), self.tokens.start, self.tokens.no_timestamps]
+
 
     def score(self, samples: npt.NDArray[np.float32], phrases: PhraseSet) -> Result:
-        """Score the grammar's sentences and the free transcript of one utterance.
+        """Score the grammar's sentences and the free transcript of one utterance
+        (and the primed transcript, with a :attr:`primer`).
 
-        Both searches advance together, one token per step, in one batch: the
-        beam's hypotheses first, then the free transcript's single one.
+        All advance together, one token per step, in one batch: the beam's
+        hypotheses first, then each transcript's single one (the primed one
+        after its longer context: see :meth:`Decoder.prefixes`).
         """
         search = self.search_for(phrases)
         decoder = self.decoder
         memory = decoder.memory(self.encode(samples))
-        logp, cache = self.prompt(memory)
-        free = _Greedy(decoder, self.tokens.end, self.bonus, int(10 + 8 * len(samples) / RATE),
-                       self.tokens.encode(" "))
+        prompts = [self._prompt(self.context)]
+        if self.primer:
+            prompts.append(self._prompt(self.primer))
+        logp, cache, pads = decoder.prefixes(prompts, memory)
+
+        def transcript() -> _Greedy:
+            return _Greedy(decoder, self.tokens.end, self.bonus,
+                           int(10 + 8 * len(samples) / RATE), self.tokens.encode(" "))
+
+        transcripts = [transcript() for _ in prompts]
+        reading = list(range(len(transcripts)))  # the row of ``logp`` each reads next
         beam = _Beam(search, decoder, self.bonus, self.beam)
-        rows, free_row = [0], 0  # where each hypothesis finds its row of ``logp``
+        rows = [0]  # where each of the beam's hypotheses finds its row of ``logp``
         while True:
             tokens, parents = beam.advance(logp, rows)
             rows = list(range(len(tokens)))
-            token = None if free.done else free.advance(logp[free_row])
-            if token is not None:
-                tokens.append(token)
-                parents.append(free_row)
-                free_row = len(tokens) - 1
+            for i, greedy in enumerate(transcripts):
+                token = None if greedy.done else greedy.advance(logp[reading[i]])
+                if token is not None:
+                    tokens.append(token)
+                    parents.append(reading[i])
+                    reading[i] = len(tokens) - 1
             if not tokens:
                 break
-            logp, cache = decoder.step(tokens, select(cache, parents), memory)
-        return Result(beam.finished(), free.result(self.tokens), free.ends[0])
+            pads = [pads[row] for row in parents]
+            logp, cache = decoder.step(tokens, select(cache, parents), memory, pads)
+        said = [greedy.result(self.tokens) for greedy in transcripts]
+        return Result(beam.finished(), said[0], transcripts[0].ends[0],
+                      said[1] if len(said) > 1 else None)
 
 
 class _Greedy:

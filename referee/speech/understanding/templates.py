@@ -245,6 +245,9 @@ class PhraseSet:
     #: a recogniser may hear them around a sentence; they mean nothing.
     fillers_before: tuple[str, ...] = ()
     fillers_after: tuple[str, ...] = ()
+    #: A few of the game's commands as players say them ("flip my nine",
+    #: "{player}, flip your two down"), for the recogniser's context.
+    examples: tuple[str, ...] = ()
 
     def vocabulary(self) -> frozenset[str]:
         """Every literal word of every template, and of the list slots' joiners."""
@@ -399,7 +402,8 @@ def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
     game = str(data.get("game", path.parent.name))
     return PhraseSet(game, slots, weights, tuple(intents), hints, str(data.get("title", "")),
                      tuple(map(str, fillers.get("before", []))),
-                     tuple(map(str, fillers.get("after", []))))
+                     tuple(map(str, fillers.get("after", []))),
+                     tuple(map(str, data.get("examples", []))))
 
 
 @cache
