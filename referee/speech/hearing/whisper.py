@@ -326,7 +326,7 @@ class Decoder:
              pads: Sequence[int] = ()) -> tuple[Floats, Cache]:
         """Log-probabilities (over :attr:`vocabulary`) of the token after ``tokens``,
         one per hypothesis, and the cache grown by one step. ``pads``: how many
-        empty steps each hypothesis's cache starts with (see :func:`join`)."""
+        empty steps each hypothesis's cache starts with (see :meth:`prefixes`)."""
         length = 0 if cache is None else cache[0][0].shape[2]
         ids = np.asarray(tokens, dtype=np.int64)
         pad = np.asarray(pads if len(pads) else [0] * len(ids), dtype=np.int64)
@@ -340,10 +340,28 @@ class Decoder:
     def prefix(self, tokens: Sequence[int], memory: Cache) -> tuple[Floats, Cache]:
         """Run a whole token sequence for one hypothesis at once (a prompt): the
         log-probabilities of the token after it, and its cache."""
-        ids = np.asarray(tokens, dtype=np.int64)
-        x = (self.embeddings[ids].astype(np.float32) + self.positions[: len(ids)])[None]
-        causal = np.triu(np.full((len(ids), len(ids)), -np.inf, dtype=np.float32), 1)
-        return self._forward(x, None, memory, causal)
+        logp, cache, _ = self.prefixes([tokens], memory)
+        return logp, cache
+
+    def prefixes(self, prompts: Sequence[Sequence[int]], memory: Cache
+                 ) -> tuple[Floats, Cache, list[int]]:
+        """Several prompts of different lengths in one batch: each left-padded
+        with empty steps to the longest, its positions numbered from its own
+        start and the padding masked, so that each decodes as it would alone.
+        The log-probabilities of the token after each, their cache, and how
+        many empty steps each starts with (``pads`` of :meth:`step`)."""
+        length = max(len(p) for p in prompts)
+        pads = [length - len(p) for p in prompts]
+        ids = np.asarray([[0] * (length - len(p)) + list(p) for p in prompts], dtype=np.int64)
+        at = np.maximum(np.arange(length)[None, :] - np.asarray(pads)[:, None], 0)
+        x = self.embeddings[ids].astype(np.float32) + self.positions[at]
+        steps = np.arange(length)
+        hidden = (steps[None, :] > steps[:, None])[None] | (
+            steps[None, None, :] < np.asarray(pads)[:, None, None])
+        hidden &= ~np.eye(length, dtype=bool)[None]  # an empty step sees itself only
+        mask = np.where(hidden, -np.inf, 0.0).astype(np.float32)[:, None]
+        logp, cache = self._forward(x, None, memory, mask)
+        return logp, cache, pads
 
     def _forward(self, x: Floats, cache: Cache | None, memory: Cache,
                  mask: Floats | None) -> tuple[Floats, Cache]:
@@ -394,25 +412,6 @@ class Decoder:
         b, _, t, _ = x.shape
         out: Floats = x.transpose(0, 2, 1, 3).reshape(b, t, self.width)
         return out
-
-
-def join(caches: Sequence[Cache]) -> tuple[Cache, list[int]]:
-    """One cache of the hypotheses of several caches whose prompts differ in
-    length, each left-padded with empty steps to the longest, and how many
-    each starts with: :meth:`Decoder.step` masks them out and numbers the
-    positions from each hypothesis's own start, so a joined hypothesis decodes
-    as it would alone."""
-    length = max(cache[0][0].shape[2] for cache in caches)
-    pads = [length - cache[0][0].shape[2] for cache in caches for _ in range(cache[0][0].shape[0])]
-
-    def padded(array: Floats) -> Floats:
-        extra = length - array.shape[2]
-        return np.pad(array, ((0, 0), (0, 0), (extra, 0), (0, 0))) if extra else array
-
-    joined = [(np.concatenate([padded(c[i][0]) for c in caches]),
-               np.concatenate([padded(c[i][1]) for c in caches]))
-              for i in range(len(caches[0]))]
-    return joined, pads
 
 
 def select(cache: Cache, rows: Sequence[int]) -> Cache:
@@ -685,12 +684,10 @@ class WhisperScorer:
             return []
         return [self.tokens.previous, *self.tokens.encode(" " + text)]
 
-    def prompt(self, memory: Cache, text: str | None = None) -> tuple[Floats, Cache]:
-        """The decoder after a context (:attr:`context` unless given), then the
-        start of the transcript."""
-        context = self._context(self.context if text is None else text)
-        return self.decoder.prefix(
-            [*context, self.tokens.start, self.tokens.no_timestamps], memory)
+    def _prompt(self, context: str) -> list[int]:
+        """A context, then the start of the transcript."""
+        return [*self._context(context), self.tokens.start, self.tokens.no_timestamps]
+
 
     def score(self, samples: npt.NDArray[np.float32], phrases: PhraseSet) -> Result:
         """Score the grammar's sentences and the free transcript of one utterance
@@ -698,24 +695,21 @@ class WhisperScorer:
 
         All advance together, one token per step, in one batch: the beam's
         hypotheses first, then each transcript's single one (the primed one
-        after its longer context: see :func:`join`).
+        after its longer context: see :meth:`Decoder.prefixes`).
         """
         search = self.search_for(phrases)
         decoder = self.decoder
         memory = decoder.memory(self.encode(samples))
-        logp, cache = self.prompt(memory)
-        pads = [0]
+        prompts = [self._prompt(self.context)]
+        if self.primer:
+            prompts.append(self._prompt(self.primer))
+        logp, cache, pads = decoder.prefixes(prompts, memory)
 
         def transcript() -> _Greedy:
             return _Greedy(decoder, self.tokens.end, self.bonus,
                            int(10 + 8 * len(samples) / RATE), self.tokens.encode(" "))
 
-        transcripts = [transcript()]
-        if self.primer:
-            primed_logp, primed_cache = self.prompt(memory, self.primer)
-            cache, pads = join([cache, primed_cache])
-            logp = np.vstack([logp, primed_logp])
-            transcripts.append(transcript())
+        transcripts = [transcript() for _ in prompts]
         reading = list(range(len(transcripts)))  # the row of ``logp`` each reads next
         beam = _Beam(search, decoder, self.bonus, self.beam)
         rows = [0]  # where each of the beam's hypotheses finds its row of ``logp``
