@@ -143,11 +143,23 @@ def test_a_live_game_by_voice_with_seat_microphones_through_an_audio_server(
     (eSpeak through sounddevice) goes into the sink too, so the recogniser
     hears it: it must never act on it. Each player speaks once the referee
     has answered the previous move and had time to say it.
+
+    Where the audio server's resampling and the capture's start put the
+    samples changes what Whisper hears a little. Bob's bare "sixty-five!"
+    (cmd11) was not heard in 5 of 17 runs of this test: offline, one
+    capture of it here was heard at 12 of 20 start offsets (16 samples
+    apart), the committed recording at 14 of 20; on the six tuning voices
+    6.5 % of the commands change between right and wrong when started 5, 10
+    or 15 ms later (docs/results.md). That is the recogniser's accuracy,
+    which the benchmarks measure; this test is of the live loop, so every
+    recording here was heard right in all 60 variants tried offline (20
+    offsets times none, 44.1 and 48 kHz round trips): Bob calls with "I call
+    sixty-five" (cmd14).
     """
     fixtures = ROOT / "tests" / "audio_fixtures" / "piper-joe"
     moves = [  # (recording, seat, what the referee answers)
         ("cmd54", "Ann", "Ann, 12 down."),
-        ("cmd11", "Bob", "Bob, did you call 65?"),
+        ("cmd14", "Bob", "Bob, did you call 65?"),
         ("cmd49", "Bob", "OK."),
         ("cmd53", "Ann", "Bob, do you agree: end the game?"),
         ("cmd48", "Bob", "Game stopped. No winner."),
