@@ -679,15 +679,10 @@ class WhisperScorer:
         encoded: Floats = np.asarray(self.encoder.encode(view, to_cpu=True))[0]
         return encoded
 
-    def _context(self, text: str) -> list[int]:
-        if not text:
-            return []
-        return [self.tokens.previous, *self.tokens.encode(" " + text)]
-
     def _prompt(self, context: str) -> list[int]:
-        """A context, then the start of the transcript."""
-        return [*self._context(context), self.tokens.start, self.tokens.no_timestamps]
-
+        """A context (if any), then the start of the transcript."""
+        before = [self.tokens.previous, *self.tokens.encode(" " + context)] if context else []
+        return [*before, self.tokens.start, self.tokens.no_timestamps]
 
     def score(self, samples: npt.NDArray[np.float32], phrases: PhraseSet) -> Result:
         """Score the grammar's sentences and the free transcript of one utterance
