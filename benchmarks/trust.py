@@ -320,7 +320,10 @@ class Bench:
             if not isinstance(record, InputRecord) or record.source == "text":
                 continue
             if not any(start - 0.5 <= record.at <= end + 2.5 for start, end in self.played):
-                tally.echo_answered.append(f"{record.at:.1f} s: {record.text!r}")
+                tally.echo_answered.append(
+                    f"{record.at:.1f} s: {record.text!r} as {record.intent.kind} "
+                    f"(score {record.score:.2f}, {'sure' if record.sure else 'not sure'}"
+                    f"{'; ' + record.message if record.message else ''})")
 
 
 def run_ratio(ratio_db: float, args: argparse.Namespace, seed: int) -> Tally:

@@ -1,15 +1,18 @@
-"""Voice activity detection in noisy rooms: the energy endpointer against Silero VAD.
+"""Voice activity detection in noisy rooms: the referee's segmenter against Silero VAD.
 
 Run: ``./run bench vad [--conditions ...] [--voices ...]``.
 
 A long stream is built per room: the room's noise runs all the time (the
 babble of six other talkers, or pink noise) and a command is spoken every
 few seconds at the room's signal-to-noise ratio, so the truth is known:
-where each command's speech starts and ends. Two detectors cut the stream
+where each command's speech starts and ends. In a room named ``...-far``
+(``babble30-far``) every other command is said FAR_DB quieter, by a player
+farther from the microphone. Two detectors cut the stream
 into utterances with the same end-of-utterance rule (0.25 s of non-speech):
 
-* ``endpointer``: today's :class:`~referee.speech.hearing.mic.Segmenter`
-  (PocketSphinx's energy-based endpointer, acoustic rule only);
+* ``segmenter``: the referee's :class:`~referee.speech.hearing.mic.Segmenter`
+  (PocketSphinx's energy-based endpointer and the rule for background talk,
+  acoustic rules only: no words judged);
 * ``silero``: the Silero VAD v5 neural network (its ONNX model from the PyPI
   wheel ``silero-vad``, run with ``onnxruntime``), speech when its
   probability is at least 0.5, with 0.15 probability of hysteresis.
@@ -17,7 +20,10 @@ into utterances with the same end-of-utterance rule (0.25 s of non-speech):
 For each it prints how many commands were found whole (an utterance that
 covers the speech), how many utterances ran into the 8 s cut (the detector
 stuck "in speech"), utterances with no command in them, and how late the
-end was decided after the speech ended.
+end was decided after the speech ended. With ``--hear`` each utterance is
+also decoded by the default recogniser, as at the table: how many commands
+were heard right from the utterance that holds them, and how many
+utterances without a command were taken for one.
 """
 
 from __future__ import annotations
@@ -40,11 +46,17 @@ from benchmarks.fixtures import (
     pink_noise,
     utterances,
 )
-from referee.speech.audio import RATE, frame_energies, speech_bounds
+from benchmarks.recognition import PLAYERS
+from referee.speech.audio import RATE, Audio, frame_energies, speech_bounds
 from referee.speech.hearing.mic import MAX_UTTERANCE, PREROLL, Segmenter
+from referee.speech.hearing.recognizers import make_recognizer
+from referee.speech.listen import understand
+from referee.speech.understanding.intents import IntentMatcher
+from referee.speech.understanding.meaning import Intent
 
 END_SILENCE = 0.25
 GAP = 2.5  # seconds of room noise between commands
+FAR_DB = 16.0  # how much quieter a player across the table is (0.5 m against 3 m)
 NOISE_LEVEL = 0.03  # RMS of the room's noise (full scale 1)
 
 
@@ -55,6 +67,7 @@ class Span:
     start: float
     end: float
     decided: float
+    audio: Audio | None = None  # (the segmenter's own; otherwise cut from the stream)
 
 
 def build_stream(condition: str, voices: list[str], count: int) -> tuple[np.ndarray, list[Span]]:
@@ -78,25 +91,27 @@ def build_stream(condition: str, voices: list[str], count: int) -> tuple[np.ndar
         noise = np.resize(babble_bed(), len(speech))
     else:
         noise = pink_noise(len(speech), 11)
-    snr = float(condition.removeprefix("babble").removeprefix("pink"))
+    room, far = condition.removesuffix("-far"), condition.endswith("-far")
+    snr = float(room.removeprefix("babble").removeprefix("pink"))
     noise = noise / np.sqrt(np.mean(noise**2)) * NOISE_LEVEL
     mixed = noise.copy()
-    for span in truth:  # each command at the room's SNR over the noise
+    for i, span in enumerate(truth):  # each command at the room's SNR over the noise
         lo, hi = int(span.start * RATE), int(span.end * RATE)
-        gain = np.sqrt(NOISE_LEVEL**2 * 10 ** (snr / 10) / active_power(speech[lo:hi]))
+        db = snr - (FAR_DB if far and i % 2 else 0.0)
+        gain = np.sqrt(NOISE_LEVEL**2 * 10 ** (db / 10) / active_power(speech[lo:hi]))
         mixed[lo:hi] += speech[lo:hi] * gain
     return mixed / max(1.0, float(np.max(np.abs(mixed))) / 0.9), truth
 
 
-def endpointer_spans(stream: np.ndarray) -> Iterator[Span]:
+def segmenter_spans(stream: np.ndarray) -> Iterator[Span]:
     segmenter = Segmenter(END_SILENCE)
     data = (np.clip(stream, -1, 1) * 32767).astype("<i2").tobytes()
     step = 320 * 2
     for i in range(0, len(data), step):
         for u in segmenter.feed(data[i : i + step]):
-            yield Span(u.audio_start, u.audio_start + u.audio.seconds, segmenter.now)
+            yield Span(u.audio_start, u.audio_start + u.audio.seconds, segmenter.now, u.audio)
     for u in segmenter.close():
-        yield Span(u.audio_start, u.audio_start + u.audio.seconds, segmenter.now)
+        yield Span(u.audio_start, u.audio_start + u.audio.seconds, segmenter.now, u.audio)
 
 
 class Silero:
@@ -132,7 +147,7 @@ class Silero:
 
 
 def silero_spans(probabilities: np.ndarray, threshold: float = 0.5) -> Iterator[Span]:
-    """Utterances from Silero's probabilities with the same end rule as the endpointer."""
+    """Utterances from Silero's probabilities with the same end rule as the segmenter."""
     hop = Silero.CHUNK / RATE
     start: float | None = None
     last_speech = 0.0
@@ -166,31 +181,72 @@ def score(spans: list[Span], truth: list[Span]) -> dict[str, float]:
             "late_p50": statistics.median(lateness) if lateness else float("nan")}
 
 
+class Hearing:
+    """The default recogniser hearing each utterance as the table would."""
+
+    def __init__(self) -> None:
+        self.matcher = IntentMatcher.for_game("race65", PLAYERS)
+        self.recognizer = make_recognizer(self.matcher.phrases)
+
+    def intent(self, audio: Audio) -> Intent:
+        transcript = self.recognizer.decode(self.recognizer.prepare(audio))
+        return understand(self.matcher, transcript, PLAYERS[0]).intent
+
+    def score(self, stream: np.ndarray, spans: list[Span], truth: list[Span],
+              commands: list[Intent]) -> tuple[int, int]:
+        """Commands heard right, and utterances without a command taken for one."""
+        heard: dict[int, Intent] = {}
+        for i, span in enumerate(spans):
+            audio = span.audio or Audio(
+                (np.clip(stream[int(span.start * RATE) : int(span.end * RATE)], -1, 1)
+                 * 32767).astype(np.int16))
+            heard[i] = self.intent(audio)
+        right = 0
+        for command, intent in zip(truth, commands, strict=True):
+            covering = [i for i, s in enumerate(spans)
+                        if s.start <= command.start and s.end >= command.end]
+            right += bool(covering) and heard[covering[0]] == intent
+        taken = sum(heard[i].kind != "none" for i, s in enumerate(spans)
+                    if not any(s.start < c.end and s.end > c.start for c in truth))
+        return right, taken
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="voice activity detection benchmark")
     parser.add_argument("--conditions", nargs="+",
-                        default=["clean", "babble20", "babble10", "babble5", "pink10"])
+                        default=["clean", "babble30", "babble30-far", "babble20", "babble10",
+                                 "babble5", "pink10"])
     parser.add_argument("--voices", nargs="+", default=list(DEV_VOICES))
     parser.add_argument("--count", type=int, default=40, help="commands per room")
+    parser.add_argument("--hear", action="store_true",
+                        help="decode each utterance too (the default recogniser)")
     args = parser.parse_args()
     silero = Silero()
+    hearing = Hearing() if args.hear else None
+    commands = [u.intent for u in utterances() if u.is_command][: args.count]
+    heard_columns = " heard right | without a command, taken |" if hearing else ""
     print("| room | detector | commands found whole | utterances | without a command | "
-          "cut at 8 s | end decided after the speech, p50 | seconds per minute of audio |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+          "cut at 8 s | end decided after the speech, p50 | seconds per minute of audio |"
+          + heard_columns)
+    print("|---|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if hearing else ""))
     for condition in args.conditions:
         stream, truth = build_stream(condition, args.voices, args.count)
         minutes = len(stream) / RATE / 60
         t = time.perf_counter()
-        energy = list(endpointer_spans(stream))
+        energy = list(segmenter_spans(stream))
         energy_s = time.perf_counter() - t
         t = time.perf_counter()
         neural = list(silero_spans(silero.probabilities(stream)))
         neural_s = time.perf_counter() - t
-        for name, spans, spent in (("endpointer", energy, energy_s), ("silero", neural, neural_s)):
+        for name, spans, spent in (("segmenter", energy, energy_s), ("silero", neural, neural_s)):
             s = score(spans, truth)
+            heard = ""
+            if hearing is not None:
+                right, taken = hearing.score(stream, spans, truth, commands)
+                heard = f" {right}/{len(truth)} | {taken} |"
             print(f"| {condition} | {name} | {s['found']}/{s['commands']} | {s['utterances']} | "
                   f"{s['empty']} | {s['stuck']} | {1000 * s['late_p50']:.0f} ms | "
-                  f"{spent / minutes:.2f} |")
+                  f"{spent / minutes:.2f} |" + heard)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,13 @@ import pytest
 
 from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
 from referee.speech.audio import RATE, Audio, load_wav
-from referee.speech.hearing.mic import MicrophoneError, Segmenter, input_device, segment
+from referee.speech.hearing.mic import (
+    MAX_UTTERANCE,
+    MicrophoneError,
+    Segmenter,
+    input_device,
+    segment,
+)
 from referee.speech.hearing.recognizers import PocketSphinxRecognizer
 from referee.speech.listen import hear_audio
 from referee.speech.understanding.intents import IntentMatcher
@@ -89,6 +95,54 @@ def test_endless_chatter_is_cut_into_utterances_of_at_most_the_maximum():
     assert len(found) >= 3
     assert all(u.audio.seconds <= 5.01 for u in found)
     assert all(b.start >= a.end - 0.01 for a, b in itertools.pairwise(found))
+
+
+@pytest.mark.parametrize("room", ["babble20", "babble30-far"])
+def test_commands_over_background_talk_end_soon_after_their_speech(room):
+    """Talk 20 or 30 dB below the players (six other talkers) keeps the
+    endpointer in speech all the time: each command still ends whole about
+    half a second after its speech, not at the cut, and the talk between
+    commands is no utterance of its own. In ``babble30-far`` every other
+    command is 16 dB quieter (a player across the table): no background."""
+    from benchmarks.vad import build_stream, score, segmenter_spans
+
+    stream, truth = build_stream(room, [COMMITTED_VOICE], 8)
+    result = score(list(segmenter_spans(stream)), truth)
+    assert (result["found"], result["utterances"], result["stuck"]) == (8, 8, 0)
+    assert result["late_p50"] < 0.7
+
+
+def test_nobody_is_talking_in_the_background_between_commands():
+    """Between commands said over background talk the table is free for the
+    referee's countdown; during a command it is not."""
+    from benchmarks.vad import build_stream
+
+    stream, truth = build_stream("babble20", [COMMITTED_VOICE], 4)
+    data = (np.clip(stream, -1, 1) * 32767).astype("<i2").tobytes()
+    segmenter = Segmenter()
+    talking: list[tuple[float, bool]] = []
+    for chunk in chunks(data, 320):
+        list(segmenter.feed(chunk))
+        talking.append((segmenter.now, segmenter.in_speech))
+
+    def at(t: float) -> bool:
+        return next(speaking for now, speaking in talking if now >= t)
+
+    for command, following in itertools.pairwise(truth):
+        assert at((command.start + command.end) / 2)
+        assert not at(command.end + 1.0)
+        assert not at(following.start - 0.3)
+
+
+def test_louder_background_talk_never_splits_a_command():
+    """Talk within 15 dB of the speech is left to the endpointer and the cut:
+    the background rule ends no command in the middle."""
+    from benchmarks.vad import build_stream, segmenter_spans
+
+    stream, truth = build_stream("babble10", [COMMITTED_VOICE], 8)
+    spans = list(segmenter_spans(stream))
+    ended_inside = [s for s in spans for c in truth if c.start < s.end < c.end]
+    assert all(s.end - s.start >= MAX_UTTERANCE - 0.05 for s in ended_inside)
 
 
 def test_end_silence_must_be_sensible():
