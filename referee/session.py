@@ -736,6 +736,11 @@ def sections(text: str, most: int = SECTION_WORDS) -> list[str]:
     return parts
 
 
+#: How far past a log's last record its replay runs the clock (seconds): the
+#: log keeps times to the millisecond, and a deadline is a sum of a few of them.
+REPLAY_SLACK = 0.0025
+
+
 def replay_records(
     session: Session, records: Iterable[Record], skipped: list[str] | None = None
 ) -> float:
@@ -776,5 +781,10 @@ def replay_records(
             session.hold(at, record.text)
         elif isinstance(record, ReleaseRecord):
             session.release(at, record.text)
-    session.tick(last)
+    # A deadline rebuilt from times the log rounded to the millisecond can
+    # fall a millisecond or two after the announcement it made ("Time!"
+    # logged at 18.602, rebuilt at 18.6023): a game killed right after it
+    # would resume without it. So the clock is run that much past the last
+    # record.
+    session.tick(last + REPLAY_SLACK)
     return last

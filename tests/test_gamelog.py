@@ -350,6 +350,43 @@ def _replayed(log: Path) -> tuple[Any, float, list[str], list[str]]:
     return session, last, said(records)[1:], said(again)
 
 
+def test_a_timeout_announced_last_is_replayed_whatever_the_times_below_a_millisecond():
+    """The log keeps times to the millisecond; a game killed just after "Time!"
+    resumes with it, whatever the times were below that (75 of these 200
+    games lost it when the replay stopped at the last record's time)."""
+    import random
+
+    from referee.gamelog import SaidRecord, announced
+    from referee.games.race65 import Race65Options, Race65Spec
+    from referee.session import Session, replay_records
+
+    script = [(0.3, "Ann", "flip my 7"), (0.6, "Ann", "flip my 3"), (1.0, "Bob", "flip my 12"),
+              (1.4, "Bob", "pause"), (3.2, "Bob", "resume"), (3.6, "Bob", "take that back"),
+              (4.0, "Ann", "yes")]
+    spec = Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven", difficulty="hard"))
+
+    def said(records: list[Record]) -> list[str]:
+        return [r.text for r in records if isinstance(r, SaidRecord) and r.kind != "countdown"]
+
+    lost = 0
+    for seed in range(200):
+        rng = random.Random(seed)
+        logged: list[Record] = []
+        session = Session(spec, record=logged.append)
+        for at, speaker, text in script:
+            session.hear(text, speaker, at + rng.uniform(0.0, 0.001))
+            session.tick(at + 0.2)
+        deadline = session.game.deadline()
+        assert deadline is not None
+        session.tick(deadline)  # "Time!", and the game is killed
+        records, _ = announced(logged)
+        assert said(records)[-3] == "Time!"
+        again: list[Record] = []
+        replay_records(Session(spec, record=again.append), records)
+        lost += said(again) != said(records)
+    assert lost == 0
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_game_killed_at_a_random_point_resumes_as_last_announced(tmp_path, seed):
     import random
