@@ -197,7 +197,7 @@ class Hearing:
         """Commands heard right, and utterances without a command taken for one."""
         heard: dict[int, Intent] = {}
         for i, span in enumerate(spans):
-            audio = span.audio or Audio(
+            audio = span.audio if span.audio is not None else Audio(
                 (np.clip(stream[int(span.start * RATE) : int(span.end * RATE)], -1, 1)
                  * 32767).astype(np.int16))
             heard[i] = self.intent(audio)
