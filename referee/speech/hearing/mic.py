@@ -393,7 +393,7 @@ class Segmenter:
     def _check_pause(self) -> None:
         """Report the utterance so far when its speech has paused for the margin;
         forget the verdict on it when the speech goes on."""
-        if self.on_pause is None or (self._after_early and not self._loud()):
+        if self.on_pause is None:  # (background after an early end never gets here)
             return
         self._update_energies()
         length = len(self._raw) // 2
