@@ -350,7 +350,9 @@ def test_a_list_slot_stays_compact_in_every_grammar(box):
     (template,) = [t for t in phrases.intents if t.fields["kind"] == "shut"]
     assert [str(e[-1]) for e in template.expansions] == ["{tiles...}"] * len(template.expansions)
     unrolled = [u for e in template.expansions for u in phrases.unroll(e)]
-    assert len(unrolled) == 5 * (1 + 2 + 4 + 8)  # shut/close/shut the/close the/bare x joiners
+    # six verbs (shut, close, flip, take, knock down, put down), with or without
+    # "the", or bare; times the joiners between one to four tiles
+    assert len(unrolled) == (6 * 2 + 1) * (1 + 2 + 4 + 8)
     assert max(sum(isinstance(t, SlotRef) for t in u) for u in unrolled) == 4
     jsgf = to_jsgf(phrases)
     assert "<tiles_list> = <tiles> [ ( and the | and ) <tiles> [ ( and the | and ) <tiles> " in jsgf

@@ -115,13 +115,18 @@ def test_commands_in_the_clean_fixtures_are_understood(sphinx, matcher):
     assert sum(right) / len(right) >= 0.95, f"{sum(right)}/{len(right)} understood"
 
 
-def test_decoding_is_deterministic_and_streaming_matches_whole(sphinx):
-    audio = load_wav(clean_path(COMMITTED_VOICE, utterances()[6]))
+def test_decoding_is_deterministic_and_streaming_matches_whole(sphinx, matcher):
+    case = utterances()[6]  # "Bob, flip your ten down"
+    audio = load_wav(clean_path(COMMITTED_VOICE, case))
     first = sphinx.decode(audio)
     sphinx.start()
     sphinx.feed(audio.to_bytes())
     whole = sphinx.finish()
-    assert first.text == whole.text == "bob flip your ten down"
+    assert first.text == whole.text
+    # PocketSphinx writes "bob put your ten down" here since "put" joined the
+    # phrase file beside "flip": the same move.
+    assert first.text in ("bob flip your ten down", "bob put your ten down")
+    assert matcher.match(first.text, "Ann").intent == case.intent
 
 
 def test_silence_and_noise_give_none(sphinx, matcher):
