@@ -440,7 +440,7 @@ def test_everyday_wordings_of_a_move_or_question_are_heard(whisper, matcher):
         ("flip up my two", Intent.of("flip", owner="Ann", tile=2, direction="up")),
         ("whose go is it", Intent.of("query", what="turn", player="Ann")),
         ("scratch that", Intent.of("undo", player="Ann")),
-        ("let's start a new game", Intent.of("rematch", player="Ann")),
+        ("how many seconds are left", Intent.of("query", what="time", player="Ann")),
     ]
     right, wrong = 0, []
     for text, intent in wordings:
