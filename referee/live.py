@@ -266,8 +266,9 @@ class LiveLoop:
             start = end - (u.end - u.start)
             log.debug("utterance %.2f-%.2f (game time), decided at %.2f", start, end, at)
             # Speech over the referee is heard only while the echo canceller
-            # really removes its voice (it has learnt the room); else the gate.
-            self.table.cancels_echo = self.microphone.cancelling
+            # really removes its voice (it had learnt the room when the
+            # utterance began); else the gate.
+            self.table.cancels_echo = self.microphone.cancelling_from(u.start)
             self.table.hear_audio(u.audio, start, end, at, u.speaker,
                                   "seat" if u.speaker else "mic", u.over)
 

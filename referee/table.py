@@ -15,7 +15,9 @@ on its own voice:
   player's: "Sorry, I was talking: say it again." With one (live
   games with speakers: :mod:`referee.speech.hearing.echo`), players may
   speak over the referee and are heard; either way a move said over the
-  referee's voice is never sure: the referee asks before playing it.
+  referee's voice is never sure: the referee asks before playing it. Over
+  its voice it takes only what it heard clearly (score >= 0.9): an unsure
+  hearing there is too often what the canceller left of that voice.
 * **Echo.** A barge-in whose words are mostly words the referee is saying at
   that moment ("Ann, did you call 65?" heard back as "Ann calls 65") is taken
   for the referee's own voice and dropped, unless the echo canceller shows a
@@ -110,6 +112,14 @@ ECHO_SLACK = 0.3
 #: the referee says when a player clearly said it (it went on after the voice).
 SPOKE_OVER = "the referee was speaking"
 TALKING = "Sorry, I was talking: say it again."
+#: Why an unsure hearing over the referee's voice (echo cancelled) is dropped:
+#: what the canceller leaves of that voice can pass for a player and sound like
+#: words ("Ann against Bob" in the opening came back as "play again", heard at
+#: 0.75, 5.7 dB above the leftover while the canceller was still learning the
+#: room). Heard clearly, the same words are a player's, and a move is asked
+#: about; a player whose unsure words went on after the referee's voice hears
+#: :data:`TALKING` and says them again.
+UNCLEAR_OVER = "unclear over the referee's voice"
 #: Replies to what the referee says, dropped when heard within its own sentence.
 REPLIES = ("answer", "more")
 WITHIN = "a reply within the referee's own sentence"
@@ -352,7 +362,7 @@ class Table:
             self._drop(at, source, speaker, transcript.text, reason)
             if reason == LATE:
                 self.say([Said(at, f"Too late, {playing}: your time was up.", "problem")])
-            if reason == SPOKE_OVER and self._outlasted(heard, start, end):
+            if reason in (SPOKE_OVER, UNCLEAR_OVER) and self._outlasted(heard, start, end):
                 self.say([Said(at, TALKING, "problem")])
             return result
         if heard.kind != "none" or transcript.text:
@@ -464,7 +474,16 @@ class Table:
             return None
         if not self.cancels_echo:
             return None if self.spec.barge_in(heard.intent) else SPOKE_OVER
-        return self._no_player(over)
+        return self._no_player(over) or self._unclear(heard)
+
+    @staticmethod
+    def _unclear(heard: Heard) -> str | None:
+        """Why a hearing over the referee's (cancelled) voice is too unsure to
+        act on or ask about (None: clear enough). A "stop" is lenient (a wrong
+        one only hushes the referee); "none" is not acted on anyway."""
+        if heard.kind in ("stop", "none") or heard.score >= SURE_SCORE:
+            return None
+        return UNCLEAR_OVER
 
     def _player_over(self, over: OverVoice | None) -> bool:
         """Whether the microphone shows a player over the referee's voice."""

@@ -149,3 +149,30 @@ def test_seat_microphones_tell_a_player_from_the_referee_s_voice(referee_voice):
                for u in players), over
     assert all(u.over and u.over.seat_db is not None and abs(u.over.seat_db) < 3
                for u in voices), over
+
+
+def test_the_canceller_counts_as_working_only_once_it_has_learnt_the_room(referee_voice):
+    """The referee's voice through a room into the microphone, nobody else: the
+    canceller's first output is silence while it fills its frame, which must
+    not pass for having learnt the room; an utterance begun while it was still
+    learning is not trusted over the referee's voice (the older gate holds),
+    one begun after it has learnt is."""
+    from referee.speech.hearing.mic import BLOCK, MEASURED_FOR, Microphone
+
+    echo = np.convolve(referee_voice.astype(np.float64), room(np.random.default_rng(5)))
+    mono = np.clip(echo[: len(referee_voice)] * 0.5, -32768, 32767).astype("<i2")
+    track = PlaybackTrack()
+    track.add(100.0, referee_voice)
+    microphone = Microphone(track=track)
+    microphone.reset()
+    microphone._latency = 0.0
+    learnt = None
+    for i in range(0, len(mono), BLOCK):
+        block = mono[i : i + BLOCK]
+        microphone._feed(block.tobytes(), 100.0 + (i + len(block)) / RATE)
+        if learnt is None and microphone.cancelling:
+            learnt = microphone.position
+    assert learnt is not None  # it learns the room within the referee's opening
+    assert MEASURED_FOR <= learnt < len(mono) / RATE - 1
+    assert not microphone.cancelling_from(0.5)
+    assert microphone.cancelling_from(learnt + 0.1)

@@ -430,6 +430,44 @@ def test_seat_microphones_overrule_a_canceller_that_fared_badly(tmp_path):
     assert session.question is not None
 
 
+def test_over_the_referees_voice_only_what_is_heard_clearly_is_taken(tmp_path):
+    """What the echo canceller leaves of the referee's voice can stand above its
+    usual leftover while the canceller is still learning the room, and sound
+    like words: live, the opening's "Ann against Bob" came back as "play again",
+    heard unsure (0.75), 5.7 dB above the leftover. Over the referee an unsure
+    hearing is dropped, with "say it again" when it went on after the voice (a
+    player's, then); the same words heard clearly are a player's."""
+    from referee.speech.hearing.recognizers import Transcript
+    from referee.speech.listen import understand
+
+    session, table, at = _reading_the_rules(tmp_path)
+    before = session.final_state()
+
+    def heard(text: str, confidence: float) -> tuple[Any, Transcript]:
+        transcript = Transcript(text, confidence)
+        return understand(session.matcher, transcript, "Ann"), transcript
+
+    echo = table.hear_intent(*heard("play again", 0.75), at, at + 1, at + 1.3, None, "mic",
+                             over=OverVoice(5.7))
+    assert echo.heard.kind == "rematch"
+    assert echo.dropped == "unclear over the referee's voice"
+    assert session.question is None
+    assert table.spoken[-1].text != "Sorry, I was talking: say it again."
+    end = table.busy_until  # the rules' section ends; an unsure move goes on after it
+    late = table.hear_intent(*heard("flip my twelve", 0.75), end - 0.5, end + 1.5, end + 1.8,
+                             None, "mic", over=OverVoice(12.0))
+    assert late.dropped == "unclear over the referee's voice"
+    assert table.spoken[-1].text == "Sorry, I was talking: say it again."
+    assert session.question is None
+    notice = table.spoken[-1]
+    clear = table.hear_intent(*heard("play again", 1.0), notice.start, notice.start + 1,
+                              notice.start + 1.3, None, "mic", over=OverVoice(12.0))
+    assert clear.dropped is None
+    assert session.question is not None
+    assert session.question.text == "Bob, do you agree to start a new game?"
+    assert session.final_state() == before
+
+
 def test_with_the_echo_canceller_a_player_over_the_referee_is_heard_and_its_leftover_not(
     tmp_path,
 ):

@@ -104,6 +104,11 @@ CANCELLED_DB = 10.0
 CANCELLED_RATIO = 10 ** (CANCELLED_DB / 10)
 #: ... within this many seconds.
 CANCELLED_FOR = 30.0
+#: Seconds of playback the canceller's effect is smoothed over, and measured
+#: for before it is judged: its first output is silence while it fills its
+#: frame, which once passed for 10 dB removed 0.04 s into the game (live, the
+#: filter removed 10 dB after about 3.4 s).
+MEASURED_FOR = 2.0
 #: The 20 ms frames whose energies tell speech from quiet (as in speech_region).
 FRAME = RATE // 50
 SILENT_FOR = 2.0  # seconds without a block: the microphone is gone
@@ -599,9 +604,12 @@ class Microphone:
         self._delay = DelayFinder()
         self._anchor: float | None = None
         #: Smoothed energies of the microphone before and after the canceller
-        #: while the referee plays, and when it last removed enough of it.
+        #: while the referee plays, the samples measured so, when the canceller
+        #: last removed enough of it, and when it first did.
         self._before = self._after = 0.0
+        self._measured = 0
         self._cancelled_at = -math.inf
+        self._learnt_at = math.inf
         #: (stream position at the block's start, energy before, after), while playing,
         #: and each channel's energy after it.
         self._echo_blocks: deque[tuple[float, float, float, np.ndarray[Any, Any]]] = deque(
@@ -720,11 +728,14 @@ class Microphone:
         channels = (cleaned.astype(np.float64) ** 2).mean(axis=0)
         after = float(channels.mean())
         self._echo_blocks.append((self.position, before, after, channels))
-        keep = 1.0 - len(raw) / (2.0 * RATE)
+        keep = 1.0 - len(raw) / (MEASURED_FOR * RATE)
         self._before = keep * self._before + before
         self._after = keep * self._after + after
-        if self._before > CANCELLED_RATIO * max(self._after, 1.0):
+        self._measured += len(raw)
+        if (self._measured >= MEASURED_FOR * RATE
+                and self._before > CANCELLED_RATIO * max(self._after, 1.0)):
             self._cancelled_at = at
+            self._learnt_at = min(self._learnt_at, at)
 
     def _after_echo_db(self, start: float, end: float) -> float | None:
         """See :attr:`OverVoice.after_echo_db`. The canceller's leftover is
@@ -766,6 +777,14 @@ class Microphone:
             return False
         now = (self._anchor or 0.0) + self.position
         return now - self._cancelled_at <= CANCELLED_FOR
+
+    def cancelling_from(self, start: float) -> bool:
+        """Whether the canceller is working and had learnt the room already
+        when an utterance began (``start``, stream seconds): one begun while it
+        was learning holds what it left of the referee's voice then, loud
+        enough to pass for a player (the opening's "Ann against Bob" came back
+        as "play again", 5.7 dB above the leftover)."""
+        return self.cancelling and self._learnt_at <= (self._anchor or 0.0) + start
 
     def _channel_energies(self, start: float, end: float) -> np.ndarray[Any, Any] | None:
         """Each seat channel's energy from ``start`` to ``end`` (None: no seats)."""
