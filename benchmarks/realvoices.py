@@ -13,6 +13,10 @@ are reported for information only: on their own they are no complete command.
 Besides the recordings as they are, each is mixed into the babble of the
 benchmark rooms (six other talkers, :func:`benchmarks.fixtures.babble_bed`)
 at 20 and 10 dB. Nothing was tuned on these recordings.
+
+The last column is the digits' ceiling: how many of them the recogniser's
+best sentence (at any confidence) reads right, what a perfect rejection would
+reach (see :mod:`benchmarks.recognition`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import argparse
 from pathlib import Path
 
 from benchmarks.fixtures import ROOT, apply_condition
+from benchmarks.recognition import best_meaning
 from referee.speech.audio import load_wav
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import understand
@@ -58,10 +63,11 @@ def main() -> None:
     print(f"Engine: {recognizer.describe()}")
     print()
     print("| room | digits right | yes / no / stop right | non-command words taken | "
-          "other words taken (information) |")
-    print("|---|---:|---:|---:|---:|")
+          "other words taken (information) | digits: best sentence right (ceiling) |")
+    print("|---|---:|---:|---:|---:|---:|")
     for room in args.rooms:
-        counts = {"digits": [0, 0], "commands": [0, 0], "not": [0, 0], "other": [0, 0]}
+        counts = {"digits": [0, 0], "commands": [0, 0], "not": [0, 0], "other": [0, 0],
+                  "ceiling": [0, 0]}
         for word in [*DIGITS, *COMMANDS, *NOT_COMMANDS, *OTHER]:
             for path in recordings(word):
                 audio = load_wav(path)
@@ -78,6 +84,10 @@ def main() -> None:
                 else:
                     hit = heard.kind != "none"
                 counts[group][0] += hit
+                if group == "digits":
+                    best = best_meaning(matcher, dict(transcript.extra), transcript.text, "Ann")
+                    counts["ceiling"][0] += best == expected(word)
+                    counts["ceiling"][1] += 1
                 if args.errors and (hit != (group in ("digits", "commands"))):
                     print(f"  {room} {word:7} {path.name}: {transcript.text!r} {transcript.extra}")
         cells = [f"{a}/{b}" for a, b in counts.values()]

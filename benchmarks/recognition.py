@@ -2,7 +2,10 @@
 
 Run: ``./run bench recognition [--game race65|shut-the-box|turn7]
 [--engine whisper|pocketsphinx|vosk]
-[--voices ...] [--conditions ...] [--dump FILE.json]``.
+[--voices ...] [--conditions ...] [--dump FILE.json]``, or
+``./run bench recognition --game GAME --report FILE.json`` to print the tables
+of an earlier run's dump again (without its peak memory, which a dump does not
+keep).
 
 For every voice and room of :mod:`benchmarks.fixtures`, each utterance goes
 the way the table loop takes it once the voice detector says it has ended:
@@ -25,6 +28,13 @@ table gives both.
 The latency is from the end of the utterance to the intent (all of that
 work), on whatever else the machine is doing; the real-time factor is the
 same time over the audio's length.
+
+The ceiling table says how much of what is missed is the rejection's doing:
+the share of commands whose *best* sentence (the recogniser's best at any
+confidence: Whisper's best sentence of the grammar search, PocketSphinx's
+transcript) means what was said. That is what a perfect rejection would
+reach, one that took every right best sentence and no wrong one; the rest is
+the acoustic model and the grammar.
 """
 
 from __future__ import annotations
@@ -34,7 +44,9 @@ import json
 import resource
 import statistics
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
 from benchmarks.fixtures import (
     CONDITIONS,
@@ -80,10 +92,17 @@ class Row:
     seconds: float
     audio_s: float
     extra: dict[str, object]
+    #: What the recogniser's best sentence means, at any confidence (see the
+    #: module's ceiling table).
+    best: dict[str, object] = field(default_factory=dict)
 
     @property
     def right(self) -> bool:
         return self.intent == self.expected
+
+    @property
+    def best_right(self) -> bool:
+        return self.best == self.expected
 
     @property
     def taken(self) -> bool:
@@ -158,11 +177,35 @@ def run(game: str, engine: str | None, model: str | None, voices: list[str],
                 transcript = recognizer.decode(recognizer.prepare(raw))
                 heard = understand(matcher, transcript, players[0])
                 done = time.perf_counter()
+                extra = dict(transcript.extra)
                 rows.append(Row(voice, condition, case.id, case.text, kind_of(case),
                                 transcript.text, heard.intent.to_json(), case.intent.to_json(),
-                                heard.score,
-                                done - start, raw.seconds, dict(transcript.extra)))
+                                heard.score, done - start, raw.seconds, extra,
+                                best_meaning(matcher, extra, transcript.text, players[0])))
     return rows, recognizer.describe()
+
+
+def best_meaning(matcher: IntentMatcher, extra: dict[str, Any], heard: str,
+                 speaker: str) -> dict[str, object]:
+    """What the recogniser's best sentence means at any confidence: Whisper's
+    best sentence of the grammar search (``extra["best"]``; its transcript is
+    empty when the sentence is not believed), otherwise the transcript."""
+    words = str(extra.get("best") or heard)
+    return matcher.match(words, speaker).intent.to_json() if words else {"kind": "none"}
+
+
+def load_rows(path: str, game: str) -> list[Row]:
+    """An earlier run's rows from its ``--dump`` (the best sentence's meaning
+    worked out again where the dump is older than it)."""
+    matcher = IntentMatcher.for_game(game, GAMES[game][1])
+    with open(path) as handle:
+        dumped = json.load(handle)
+    rows = []
+    for item in dumped:
+        if not item.get("best"):
+            item["best"] = best_meaning(matcher, item["extra"], item["heard"], GAMES[game][1][0])
+        rows.append(Row(**item))
+    return rows
 
 
 def _pct(rows: list[Row], test: str = "right") -> str:
@@ -173,7 +216,7 @@ def _pct(rows: list[Row], test: str = "right") -> str:
 
 
 def report(rows: list[Row], game: str, engine: str, voices: list[str],
-           conditions: list[str]) -> None:
+           conditions: list[str], measured: bool = True) -> None:
     print(f"Game: {game}; engine: {engine}")
     print()
     commands = [r for r in rows if r.kind == "command"]
@@ -193,20 +236,13 @@ def report(rows: list[Row], game: str, engine: str, voices: list[str],
     columns = [*conditions, "paraphrases", "talk taken", "asked"]
     print("| split | " + " | ".join(columns) + " |")
     print("|---|" + "---:|" * len(columns))
-    for split, group, para in (
-        ("tuning", DEV_VOICES, "paraphrase-dev"),
-        ("held out", HELD_OUT_VOICES, "paraphrase-test"),
-    ):
-        mine = [r for r in rows if r.voice in group]
-        if not mine:
-            continue
-        cells = [_pct([r for r in mine if r.kind == "command" and r.condition == c])
-                 for c in conditions]
-        cells.append(_pct([r for r in mine if r.kind == para]))
+    for split, mine, sets in _splits(rows, conditions):
+        cells = [_pct(s) for s in sets]
         talk_rows = [r for r in mine if r.kind in ("talk", "talk-test")]
         cells.append(_pct(talk_rows, "taken"))
         cells.append(_pct([r for r in mine if r.kind == "command"], "asked"))
         print(f"| {split} | " + " | ".join(cells) + " |")
+    ceiling(rows, conditions)
     confusions(rows)
     latencies = [r.seconds for r in rows]
     audio_s = sum(r.audio_s for r in rows)
@@ -219,9 +255,43 @@ def report(rows: list[Row], game: str, engine: str, voices: list[str],
     print(f"| real-time factor | {sum(latencies) / audio_s:.3f} |")
     print(f"| end of audio to intent, p50 | {1000 * statistics.median(latencies):.0f} ms |")
     print(f"| end of audio to intent, p95 | {1000 * percentile(latencies, 0.95):.0f} ms |")
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"| peak memory (whole process) | {peak:.0f} MB |")
+    if measured:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"| peak memory (whole process) | {peak:.0f} MB |")
+    else:
+        print("| peak memory (whole process) | not in a dump |")
     print(f"| utterances | {len(rows)} ({audio_s / 60:.1f} min of audio) |")
+
+
+def ceiling(rows: list[Row], conditions: list[str]) -> None:
+    """Heard right against the ceiling of a perfect rejection (the best sentence
+    right), by split and room."""
+    if not any(r.best for r in rows):
+        return
+    print()
+    print("Heard right / best sentence right at any confidence (a perfect rejection's "
+          "ceiling):")
+    print()
+    columns = [*conditions, "paraphrases"]
+    print("| split | " + " | ".join(columns) + " |")
+    print("|---|" + "---:|" * len(columns))
+    for split, _, sets in _splits(rows, conditions):
+        cells = [f"{_pct(s)} / {_pct(s, 'best_right')}" if s else "-" for s in sets]
+        print(f"| {split} | " + " | ".join(cells) + " |")
+
+
+def _splits(rows: list[Row], conditions: list[str]
+            ) -> Iterator[tuple[str, list[Row], list[list[Row]]]]:
+    """Each split's name, rows, and its commands by room then its paraphrases."""
+    for split, group, para in (
+        ("tuning", DEV_VOICES, "paraphrase-dev"),
+        ("held out", HELD_OUT_VOICES, "paraphrase-test"),
+    ):
+        mine = [r for r in rows if r.voice in group]
+        if mine:
+            sets = [[r for r in mine if r.kind == "command" and r.condition == c]
+                    for c in conditions]
+            yield split, mine, [*sets, [r for r in mine if r.kind == para]]
 
 
 def confusions(rows: list[Row]) -> None:
@@ -253,8 +323,17 @@ def main() -> None:
                         help="rooms the paraphrases and held-out table talk are played in")
     parser.add_argument("--errors", action="store_true", help="list every wrong utterance")
     parser.add_argument("--dump", help="write every utterance's result to this JSON file")
+    parser.add_argument("--report", metavar="DUMP",
+                        help="print the tables of an earlier run's --dump instead of running")
     args = parser.parse_args()
 
+    if args.report:
+        rows = load_rows(args.report, args.game)
+        voices = [v for v in VOICES if any(r.voice == v for r in rows)]
+        conditions = [c for c in CONDITIONS if any(r.condition == c and r.kind == "command"
+                                                   for r in rows)]
+        report(rows, args.game, f"from {args.report}", voices, conditions, measured=False)
+        return
     rows, engine = run(args.game, args.engine, args.model, args.voices, args.conditions,
                        args.paraphrase_conditions)
     report(rows, args.game, engine, args.voices, args.conditions)

@@ -293,3 +293,38 @@ def test_player_one_and_two_are_recognised_as_names(sphinx, matcher):
     assert heard.intent.to_json() == {"kind": "query", "what": "board", "player": "Ann"}
     heard, _ = hear_audio(sphinx, matcher, speak("player two calls seventy"), "Ann")
     assert heard.intent.to_json() == {"kind": "call", "caller": "Bob", "number": 70}
+
+
+# --- the benchmark's ceiling -------------------------------------------------------------------
+
+
+def test_the_benchmark_reports_what_a_perfect_rejection_would_reach(tmp_path):
+    """A dump re-reported: Whisper's best sentence counts toward the ceiling even
+    where it was not believed (empty transcript); PocketSphinx's transcript is its
+    best; a wrong best sentence counts for neither."""
+    flip = {"kind": "flip", "owner": "Ann", "tile": 7, "direction": None}
+    none: dict[str, object] = {"kind": "none"}
+
+    def row(voice: str, heard: str, intent: dict[str, object],
+            best: str | None) -> dict[str, object]:
+        extra = {"best": best} if best is not None else {}
+        return {"voice": voice, "condition": "clean", "id": "cmd01", "text": "flip my seven",
+                "kind": "command", "heard": heard, "intent": intent, "expected": flip,
+                "score": 0.9, "seconds": 0.1, "audio_s": 1.0, "extra": extra}
+
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps([
+        row("piper-joe", "", none, "flip my seven"),  # not believed, best right
+        row("espeak-us", "", none, "flip my eleven"),  # not believed, best wrong
+        row("espeak-gb", "flip my seven", flip, None),  # PocketSphinx-like: heard right
+        row("espeak-us-f", "", none, None),  # nothing at all
+    ]))
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.recognition", "--game", "race65", "--report", str(dump)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if "perfect rejection" in line)
+    table = [line for line in lines[at:] if line.startswith("| tuning")]
+    assert table[0] == "| tuning | 25.0 % / 50.0 % | - |"
+    assert "| peak memory (whole process) | not in a dump |" in result.stdout
