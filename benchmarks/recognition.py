@@ -265,8 +265,9 @@ def report(rows: list[Row], game: str, engine: str, voices: list[str],
 
 def ceiling(rows: list[Row], conditions: list[str]) -> None:
     """Heard right against the ceiling of a perfect rejection (the best sentence
-    right), by split and room."""
-    if not any(r.best for r in rows):
+    right), by split and room. Only for a recogniser that keeps its best sentence
+    apart from what it believed (Whisper); PocketSphinx's transcript is both."""
+    if not any("best" in r.extra for r in rows):
         return
     print()
     print("Heard right / best sentence right at any confidence (a perfect rejection's "

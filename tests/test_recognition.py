@@ -328,3 +328,12 @@ def test_the_benchmark_reports_what_a_perfect_rejection_would_reach(tmp_path):
     table = [line for line in lines[at:] if line.startswith("| tuning")]
     assert table[0] == "| tuning | 25.0 % / 50.0 % | - |"
     assert "| peak memory (whole process) | not in a dump |" in result.stdout
+
+    # PocketSphinx keeps no best sentence apart from its transcript: no ceiling to show.
+    dump.write_text(json.dumps([row("espeak-gb", "flip my seven", flip, None)]))
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.recognition", "--game", "race65", "--report", str(dump)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "| tuning | 100.0 % |" in result.stdout
+    assert "perfect rejection" not in result.stdout
