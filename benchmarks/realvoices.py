@@ -85,7 +85,7 @@ def main() -> None:
                     hit = heard.kind != "none"
                 counts[group][0] += hit
                 if group == "digits":
-                    best = best_meaning(matcher, dict(transcript.extra), transcript.text, "Ann")
+                    best = best_meaning(matcher, transcript.extra, transcript.text, "Ann")
                     counts["ceiling"][0] += best == expected(word)
                     counts["ceiling"][1] += 1
                 if args.errors and (hit != (group in ("digits", "commands"))):
