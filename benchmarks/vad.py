@@ -40,7 +40,6 @@ import numpy as np
 
 from benchmarks.fixtures import (
     DEV_VOICES,
-    active_power,
     babble_bed,
     clean_audio,
     pink_noise,
@@ -51,6 +50,7 @@ from referee.speech.audio import RATE, Audio, frame_energies, speech_bounds
 from referee.speech.hearing.mic import MAX_UTTERANCE, PREROLL, Segmenter
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import understand
+from referee.speech.training.rooms import active_power
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.meaning import Intent
 

@@ -60,6 +60,15 @@ def existing_folder(text: str) -> Path:
     return path
 
 
+def model_option(text: str) -> Path | str:
+    """``--model``: ``base`` (Whisper tiny.en without the table's adapter) or a folder."""
+    from referee.speech.hearing.recognizers import BASE_MODEL
+
+    if text == BASE_MODEL:
+        return BASE_MODEL
+    return existing_folder(text)
+
+
 VOICES = ("espeak", "piper", "none")
 
 
@@ -91,7 +100,9 @@ def _ear_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> N
     parser.add_argument("--engine", choices=["whisper", "pocketsphinx", "vosk"],
                         help="recogniser (default: Whisper tiny.en when its model is "
                         "installed, else Vosk if a model is installed, else PocketSphinx)")
-    parser.add_argument("--model", type=existing_folder, help="a model folder (Whisper or Vosk)")
+    parser.add_argument("--model", type=model_option,
+                        help="a model folder (Whisper or Vosk), or 'base': Whisper tiny.en "
+                        "as shipped, without the table's adapter (default: with it)")
 
 
 def _table_options(parser: argparse.ArgumentParser) -> None:
@@ -186,6 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     install.add_argument("--dir", type=Path, help="where models live (default: models/)")
 
     commands.add_parser("doctor", help="say which recogniser, model, devices and voice are used")
+    from referee.speech.training.cli import add_parser as add_train
+
+    add_train(commands)
 
     _tool_commands(commands)
     return parser
@@ -227,6 +241,21 @@ def cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
+def _adapter_state() -> str:
+    """Which Whisper model the referee hears with, for ``doctor``."""
+    from referee.speech.hearing.adapter import ADAPTER_ENV, AdapterError, find_adapter, load
+
+    path, sha = find_adapter()
+    try:
+        adapter = load(path, sha)
+    except AdapterError as error:
+        return f"tiny.en as shipped: the table's adapter is unusable ({error})"
+    origin = (f"SHA-256 {adapter.sha256[:12]}... as pinned" if adapter.pinned
+              else f"from ${ADAPTER_ENV}, unpinned (SHA-256 {adapter.sha256[:12]}...)")
+    return (f"tiny.en+table: Whisper tiny.en with the table's adapter, rank {adapter.rank} "
+            f"({path}, {origin}); --model base hears without it")
+
+
 def cmd_doctor() -> int:
     """Say what would be used, and why, without starting a game."""
     import shutil
@@ -251,6 +280,7 @@ def cmd_doctor() -> int:
             print(f"whisper: tiny.en in {whisper_model} (every file matches its SHA-256)")
         except ModelError as error:
             print(f"whisper: unusable: {error}")
+        print(f"whisper model in use: {_adapter_state()}")
     vosk_model = find_vosk_model()
     print(f"vosk: {f'model {vosk_model}' if vosk_model else f'no model in {MODELS_DIR}'}")
     print(f"pocketsphinx: US English model in {pocketsphinx_model_dir()}")
@@ -362,7 +392,7 @@ def hear_microphone(args: argparse.Namespace, matcher: IntentMatcher, speaker: s
 
 def hear_files(
     files: Sequence[str], matcher: IntentMatcher, speaker: str,
-    engine: str | None, model: Path | None,
+    engine: str | None, model: Path | str | None,
 ) -> int:
     """Decode each WAV file; one JSON object per file, or per utterance of a
     file longer than :data:`LONG_FILE` seconds (a recorded game: the file is
@@ -461,6 +491,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_models(args)
         if args.command == "doctor":
             return cmd_doctor()
+        if args.command == "train":
+            from referee.speech.training.cli import run as train
+
+            return train(args)
         if getattr(args, "tool", None) is not None:
             return int(args.tool(args))
     except SetupError as error:

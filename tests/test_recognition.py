@@ -337,3 +337,33 @@ def test_the_benchmark_reports_what_a_perfect_rejection_would_reach(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "| tuning | 100.0 % |" in result.stdout
     assert "perfect rejection" not in result.stdout
+
+
+@pytest.mark.parametrize("model", ["base", "table"])
+def test_a_dump_judged_again_with_its_own_calibration_is_unchanged(matcher, model):
+    """``--report DUMP --calibration`` decides again from the measures each
+    hearing keeps: with the calibration it was heard with (the base model's,
+    or the table adapter's with its own threshold), every row comes out as it
+    was heard; with one that believes nothing, nothing is heard."""
+    from benchmarks.recognition import Row, rejudge
+    from referee.speech.hearing.recognizers import CALIBRATIONS, Calibration, WhisperRecognizer
+    from referee.speech.listen import understand
+
+    calibration = CALIBRATIONS[model]
+    recognizer = make_recognizer(matcher.phrases, model="base" if model == "base" else None)
+    assert isinstance(recognizer, WhisperRecognizer)
+    assert recognizer.calibration == calibration
+    rows = []
+    for case in utterances("race65")[:12]:
+        transcript = recognizer.decode(recognizer.prepare(load_wav(
+            clean_path(COMMITTED_VOICE, case))))
+        heard = understand(matcher, transcript, "Ann")
+        rows.append(Row(COMMITTED_VOICE, "clean", case.id, case.text, "command", transcript.text,
+                        heard.intent.to_json(), case.intent.to_json(), heard.score, 0.1, 1.0,
+                        dict(transcript.extra)))
+    assert sum(r.right for r in rows) >= 8
+    again = rejudge(rows, "race65", calibration)
+    assert [(r.heard, r.intent, r.score) for r in again] == [
+        (r.heard, r.intent, r.score) for r in rows]
+    deaf = rejudge(rows, "race65", Calibration({**calibration.weights, "bias": -60.0}))
+    assert all(r.intent == {"kind": "none"} for r in deaf)

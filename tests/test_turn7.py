@@ -898,11 +898,15 @@ def test_the_game_says_which_moment_it_is_at():
     assert p.moments() == {"card"}  # the Lock undone: Ann's card again
 
 
-def test_a_bare_name_is_heard_only_when_a_target_is_asked_for():
-    """Piper's "hint" is heard as the bare name "Ann" (a target: a move) with every
-    sentence in the grammar; at a hit-or-stay moment no bare name is listened
-    for, and it is no move (the sentences left fit it worse than Whisper's own
-    "Ann": it is dropped, or at most a stray "Ann, yeah", which answers nothing)."""
+@pytest.mark.parametrize("model", ["base", None])
+def test_a_bare_name_is_heard_only_when_a_target_is_asked_for(model):
+    """Whisper as shipped (``base``) hears Piper's "hint" as the bare name "Ann"
+    (a target: a move) with every sentence in the grammar; at a hit-or-stay
+    moment no bare name is listened for, and it is no move (the sentences left
+    fit it worse than Whisper's own "Ann": it is dropped, or at most a stray
+    "Ann, yeah", which answers nothing). With the table's adapter (``None``)
+    "hint" is the hint it is at both moments; bare names and cards are heard
+    only when asked for, as with the base model."""
     from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
     from referee.speech.audio import load_wav
     from referee.speech.hearing.recognizers import make_recognizer
@@ -910,7 +914,7 @@ def test_a_bare_name_is_heard_only_when_a_target_is_asked_for():
     from referee.speech.understanding.intents import IntentMatcher
 
     matcher = IntentMatcher.for_game("turn7", PLAYERS)
-    recognizer = make_recognizer(matcher.phrases, "whisper")
+    recognizer = make_recognizer(matcher.phrases, "whisper", model=model)
     cases = {u.id: u for u in utterances("turn7")}
 
     def heard(uid: str, moments: frozenset[str]) -> Any:
@@ -918,8 +922,12 @@ def test_a_bare_name_is_heard_only_when_a_target_is_asked_for():
         audio = load_wav(clean_path(COMMITTED_VOICE, cases[uid]))
         return understand(matcher, recognizer.decode(recognizer.prepare(audio)), "Ann").intent
 
-    assert heard("t7c29", frozenset({"target"})).kind == "target"  # "hint" as "Ann"
-    assert heard("t7c29", frozenset()).kind in ("none", "query", "answer")
+    if model == "base":
+        assert heard("t7c29", frozenset({"target"})).kind == "target"  # "hint" as "Ann"
+        assert heard("t7c29", frozenset()).kind in ("none", "query", "answer")
+    else:
+        assert heard("t7c29", frozenset({"target"})) == cases["t7c29"].intent
+        assert heard("t7c29", frozenset()) == cases["t7c29"].intent
     assert heard("t7c12", frozenset({"target"})) == cases["t7c12"].intent  # "Cy"
     assert heard("t7c12", frozenset()).kind != "target"
     assert heard("t7c13", frozenset({"card"})) == cases["t7c13"].intent  # "nine"

@@ -42,6 +42,7 @@ gives the same result.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import logging
@@ -223,6 +224,22 @@ def log_mel(samples: npt.NDArray[np.float32], seconds: float | None = None) -> F
     return out
 
 
+def encode(encoder: Any, utterances: Sequence[npt.NDArray[np.float32]]) -> Floats:
+    """Encoded utterances ([utterance, frames, width]) from CTranslate2's Whisper
+    ``encoder``: each as :func:`log_mel` makes it (all padded to the longest
+    window). The referee and the training of its adapter
+    (:mod:`referee.speech.training.data`) both encode through here."""
+    import ctranslate2
+
+    seconds = max(WINDOW, *(math.ceil(len(u) / RATE) for u in utterances))
+    features = np.stack([log_mel(u, seconds) for u in utterances])
+    if features.shape[2] % 2:
+        features = np.pad(features, ((0, 0), (0, 0), (0, 1)))
+    view = ctranslate2.StorageView.from_array(np.ascontiguousarray(features))
+    encoded: Floats = np.asarray(encoder.encode(view, to_cpu=True))
+    return encoded
+
+
 # --- the decoder -------------------------------------------------------------------------------
 
 
@@ -266,6 +283,35 @@ class _Layer:
 
 #: Key/value cache: per layer, keys and values of shape [batch, heads, steps, head size].
 Cache = list[tuple[Floats, Floats]]
+@dataclass(frozen=True)
+class Memory:
+    """What the decoder attends to in one utterance: per layer, the encoded
+    audio's keys and values ([heads, frames, head size]), and the same as the
+    adapter changes them (None without an adapter)."""
+
+    base: Cache
+    adapted: Cache | None = None
+
+    def attend(self, layer: int, q: Floats, scale: float, adapted: int) -> Floats:
+        """Cross-attention of queries ``q`` ([batch, heads, steps, head size]):
+        the first ``adapted`` rows attend to the adapted keys and values."""
+
+        def over(keys: Floats, values: Floats, queries: Floats) -> Floats:
+            out: Floats = _softmax(queries @ keys.transpose(0, 2, 1)[None] * scale) @ values[None]
+            return out
+
+        mk, mv = self.base[layer]
+        if not adapted or self.adapted is None:
+            return over(mk, mv, q)
+        ak, av = self.adapted[layer]
+        if adapted >= len(q):
+            return over(ak, av, q)
+        return np.concatenate([over(ak, av, q[:adapted]), over(mk, mv, q[adapted:])])
+
+
+#: Low-rank adapters of one layer: per projection (the names of
+#: :data:`~referee.speech.hearing.adapter.PROJECTIONS`), ``(A, B)`` added as ``(x @ A) @ B``.
+Lora = Mapping[str, tuple[Floats, Floats]]
 
 
 class Decoder:
@@ -306,6 +352,19 @@ class Decoder:
         self.vocabulary = np.asarray(vocabulary, dtype=np.int64)
         self.output = self.embeddings[self.vocabulary].astype(np.float32).T.copy()
         self.row = {int(token): i for i, token in enumerate(self.vocabulary)}
+        #: Per layer, the adapters added to its projections (none: the base model).
+        self.lora: tuple[Lora, ...] = tuple({} for _ in self.layers)
+
+    def adapted(self, lora: Sequence[Lora]) -> Decoder:
+        """The same decoder with low-rank adapters on its projections (the
+        table's adapter, :mod:`referee.speech.hearing.adapter`); the weights
+        are shared, not copied."""
+        if len(lora) != len(self.layers):
+            raise ValueError(f"an adapter for {len(lora)} layers, the decoder has "
+                             f"{len(self.layers)}")
+        out = copy.copy(self)
+        out.lora = tuple(lora)
+        return out
 
     def _split(self, x: Floats) -> Floats:
         """[batch, steps, width] -> [batch, heads, steps, head size]."""
@@ -313,20 +372,31 @@ class Decoder:
         out: Floats = x.reshape(b, t, self.heads, -1).transpose(0, 2, 1, 3)
         return out
 
-    def memory(self, encoded: Floats) -> Cache:
-        """The cross-attention keys and values of one encoded utterance ([frames, width])."""
-        out: Cache = []
-        for layer in self.layers:
-            kv = encoded @ layer.cross_kv[0] + layer.cross_kv[1]
-            k, v = kv[:, : self.width], kv[:, self.width :]
-            out.append((self._split(k[None])[0], self._split(v[None])[0]))
-        return out
+    def memory(self, encoded: Floats) -> Memory:
+        """The cross-attention keys and values of one encoded utterance ([frames,
+        width]); with an adapter, also as the adapter changes them."""
+        base: Cache = []
+        changed: Cache = []
+        for i, layer in enumerate(self.layers):
+            kv = self._linear(encoded, layer.cross_kv)
+            base.append((self._split(kv[None, :, : self.width])[0],
+                         self._split(kv[None, :, self.width :])[0]))
+            lora = self.lora[i].get("cross_kv")
+            if lora is not None:
+                delta = ((encoded @ lora[0]) @ lora[1]).astype(np.float32, copy=False)
+                changed.append((base[i][0] + self._split(delta[None, :, : self.width])[0],
+                                base[i][1] + self._split(delta[None, :, self.width :])[0]))
+            else:
+                changed.append(base[i])
+        return Memory(base, changed if any(self.lora) else None)
 
-    def step(self, tokens: Sequence[int], cache: Cache | None, memory: Cache,
-             pads: Sequence[int] = ()) -> tuple[Floats, Cache]:
+    def step(self, tokens: Sequence[int], cache: Cache | None, memory: Memory,
+             pads: Sequence[int] = (), adapted: int = 0) -> tuple[Floats, Cache]:
         """Log-probabilities (over :attr:`vocabulary`) of the token after ``tokens``,
         one per hypothesis, and the cache grown by one step. ``pads``: how many
-        empty steps each hypothesis's cache starts with (see :meth:`prefixes`)."""
+        empty steps each hypothesis's cache starts with (see :meth:`prefixes`).
+        ``adapted``: how many hypotheses, the first ones, are decoded with the
+        adapter (:meth:`adapted`); the others with the base model."""
         length = 0 if cache is None else cache[0][0].shape[2]
         ids = np.asarray(tokens, dtype=np.int64)
         pad = np.asarray(pads if len(pads) else [0] * len(ids), dtype=np.int64)
@@ -335,21 +405,22 @@ class Decoder:
         if pad.any():
             keys = np.arange(length + 1)[None, :] < pad[:, None]
             mask = np.where(keys, -np.inf, 0.0).astype(np.float32)[:, None, None, :]
-        return self._forward(x, cache, memory, mask)
+        return self._forward(x, cache, memory, mask, adapted)
 
-    def prefix(self, tokens: Sequence[int], memory: Cache) -> tuple[Floats, Cache]:
+    def prefix(self, tokens: Sequence[int], memory: Memory) -> tuple[Floats, Cache]:
         """Run a whole token sequence for one hypothesis at once (a prompt): the
         log-probabilities of the token after it, and its cache."""
         logp, cache, _ = self.prefixes([tokens], memory)
         return logp, cache
 
-    def prefixes(self, prompts: Sequence[Sequence[int]], memory: Cache
+    def prefixes(self, prompts: Sequence[Sequence[int]], memory: Memory, adapted: int = 0
                  ) -> tuple[Floats, Cache, list[int]]:
         """Several prompts of different lengths in one batch: each left-padded
         with empty steps to the longest, its positions numbered from its own
         start and the padding masked, so that each decodes as it would alone.
         The log-probabilities of the token after each, their cache, and how
-        many empty steps each starts with (``pads`` of :meth:`step`)."""
+        many empty steps each starts with (``pads`` of :meth:`step`); the first
+        ``adapted`` with the adapter."""
         length = max(len(p) for p in prompts)
         pads = [length - len(p) for p in prompts]
         ids = np.asarray([[0] * (length - len(p)) + list(p) for p in prompts], dtype=np.int64)
@@ -360,12 +431,26 @@ class Decoder:
             steps[None, None, :] < np.asarray(pads)[:, None, None])
         hidden &= ~np.eye(length, dtype=bool)[None]  # an empty step sees itself only
         mask = np.where(hidden, -np.inf, 0.0).astype(np.float32)[:, None]
-        logp, cache = self._forward(x, None, memory, mask)
+        logp, cache = self._forward(x, None, memory, mask, adapted)
         return logp, cache, pads
 
-    def _forward(self, x: Floats, cache: Cache | None, memory: Cache,
-                 mask: Floats | None) -> tuple[Floats, Cache]:
-        hidden, grown = self._hidden(x, cache, memory, mask)
+    def sequence_logprob(self, prompt: Sequence[int], tokens: Sequence[int],
+                         memory: Memory) -> float:
+        """The log-probability of ``tokens`` after ``prompt`` under the base
+        model (no adapter), teacher-forced in one pass: what Whisper as shipped
+        makes of a sentence the adapted model found."""
+        ids = np.asarray([*prompt, *tokens[:-1]], dtype=np.int64)
+        x = (self.embeddings[ids].astype(np.float32) + self.positions[: len(ids)])[None]
+        steps = np.arange(len(ids))
+        mask = np.where(steps[None, :] > steps[:, None], -np.inf, 0.0).astype(np.float32)
+        hidden, _ = self._hidden(x, None, memory, mask[None, None], 0)
+        logp = self._normalised(hidden[0, len(prompt) - 1 :] @ self.output)
+        rows = [self.row[t] for t in tokens]
+        return float(logp[np.arange(len(rows)), rows].sum())
+
+    def _forward(self, x: Floats, cache: Cache | None, memory: Memory,
+                 mask: Floats | None, adapted: int) -> tuple[Floats, Cache]:
+        hidden, grown = self._hidden(x, cache, memory, mask, adapted)
         return self._normalised(hidden[:, -1, :] @ self.output), grown
 
     @staticmethod
@@ -375,21 +460,28 @@ class Decoder:
         return out
 
     @staticmethod
-    def _linear(x: Floats, weights: tuple[Floats, Floats]) -> Floats:
+    def _linear(x: Floats, weights: tuple[Floats, Floats],
+                lora: tuple[Floats, Floats] | None = None, rows: int = 0) -> Floats:
         """``x @ W + b`` over the last axis, as one 2-D product (a batch of 3-D
-        products is several times slower in NumPy)."""
-        out: Floats = (x.reshape(-1, x.shape[-1]) @ weights[0] + weights[1]).reshape(
-            *x.shape[:-1], -1)
-        return out
+        products is several times slower in NumPy), and an adapter's
+        ``(x @ A) @ B`` added to the first ``rows`` rows of the batch."""
+        flat = x.reshape(-1, x.shape[-1])
+        out: Floats = flat @ weights[0] + weights[1]
+        if lora is not None and rows:
+            take = rows * (flat.shape[0] // x.shape[0]) if x.ndim > 2 else rows
+            out[:take] += (flat[:take] @ lora[0]) @ lora[1]
+        return out.reshape(*x.shape[:-1], -1)
 
-    def _hidden(self, x: Floats, cache: Cache | None, memory: Cache,
-                mask: Floats | None) -> tuple[Floats, Cache]:
-        """The final hidden states of every position, and the grown cache."""
+    def _hidden(self, x: Floats, cache: Cache | None, memory: Memory,
+                mask: Floats | None, adapted: int) -> tuple[Floats, Cache]:
+        """The final hidden states of every position, and the grown cache; the
+        first ``adapted`` rows of the batch with the adapter."""
         scale = 1.0 / math.sqrt(self.width // self.heads)
         linear = self._linear
         grown: Cache = []
         for i, layer in enumerate(self.layers):
-            qkv = linear(_layer_norm(x, *layer.self_norm), layer.qkv)
+            lora = self.lora[i] if adapted else {}
+            qkv = linear(_layer_norm(x, *layer.self_norm), layer.qkv, lora.get("qkv"), adapted)
             q, k, v = (self._split(qkv[..., j * self.width : (j + 1) * self.width])
                        for j in range(3))
             if cache is not None:
@@ -399,13 +491,16 @@ class Decoder:
             weights = q @ k.transpose(0, 1, 3, 2) * scale
             if mask is not None:
                 weights = weights + mask
-            x = x + linear(self._merge(_softmax(weights) @ v), layer.self_out)
-            q = self._split(linear(_layer_norm(x, *layer.cross_norm), layer.cross_q))
-            mk, mv = memory[i]
-            attended = _softmax(q @ mk.transpose(0, 2, 1)[None] * scale) @ mv[None]
-            x = x + linear(self._merge(attended), layer.cross_out)
+            x = x + linear(self._merge(_softmax(weights) @ v), layer.self_out,
+                           lora.get("self_out"), adapted)
+            q = self._split(linear(_layer_norm(x, *layer.cross_norm), layer.cross_q,
+                                   lora.get("cross_q"), adapted))
+            attended = memory.attend(i, q, scale, adapted)
+            x = x + linear(self._merge(attended), layer.cross_out, lora.get("cross_out"),
+                           adapted)
             h = _layer_norm(x, *layer.ffn_norm)
-            x = x + linear(_gelu(linear(h, layer.ffn_in)), layer.ffn_out)
+            x = x + linear(_gelu(linear(h, layer.ffn_in, lora.get("ffn_in"), adapted)),
+                           layer.ffn_out, lora.get("ffn_out"), adapted)
         return _layer_norm(x, *self.final_norm), grown
 
     def _merge(self, x: Floats) -> Floats:
@@ -531,6 +626,8 @@ class Scored:
     #: Its log-probability without the bonus, and its number of tokens.
     logprob: float = 0.0
     length: int = 0
+    #: Its tokens, end of text included (a sentence of the grammar's search).
+    tokens: tuple[int, ...] = ()
 
 
 class SentenceSearch:
@@ -608,6 +705,9 @@ class Result:
     #: Whisper's own transcript told a few of the game's commands came before
     #: (:attr:`WhisperScorer.primer`); None without a primer.
     primed: Scored | None = None
+    #: The best sentence's log-probability under the base model, without the
+    #: table's adapter (its own ``logprob`` when there is none).
+    base_logprob: float | None = None
 
     @property
     def margin(self) -> float:
@@ -625,11 +725,15 @@ class Result:
 class WhisperScorer:
     """Whisper tiny.en: encoder in CTranslate2, decoder and search in NumPy."""
 
-    def __init__(self, folder: Path, threads: int = 2, beam: int = 8) -> None:
+    def __init__(self, folder: Path, threads: int = 2, beam: int = 8,
+                 adapter: Sequence[Lora] | None = None) -> None:
         import ctranslate2
 
         self.folder = folder
         self.beam = beam
+        #: The table's adapter (:mod:`referee.speech.hearing.adapter`): the
+        #: grammar's sentences are scored with it, the free transcripts without.
+        self.adapter = adapter
         #: Log-probability added per token (a word insertion bonus).
         self.bonus = BONUS
         #: Text Whisper is told came before (the table's names and the game).
@@ -652,6 +756,8 @@ class WhisperScorer:
                            read_ctranslate2(folder / "model.bin").items()
                            if name.startswith("decoder/")}
         self._searches: dict[int, SentenceSearch] = {}
+        #: The base decoder and the same with the adapter (rebuilt with it).
+        self._adapted: tuple[Decoder, Decoder] | None = None
 
     def search_for(self, phrases: PhraseSet) -> SentenceSearch:
         key = id(phrases)
@@ -669,14 +775,19 @@ class WhisperScorer:
         ids = sorted({*frequent, *grammar, self.tokens.end} - self.suppress)
         return Decoder(self._variables, ids)
 
-    def encode(self, samples: npt.NDArray[np.float32]) -> Floats:
-        import ctranslate2
+    @property
+    def scorer(self) -> Decoder:
+        """What scores the grammar's sentences: the decoder with the table's
+        adapter, or the base decoder without one."""
+        decoder = self.decoder
+        if self.adapter is None:
+            return decoder
+        if self._adapted is None or self._adapted[0] is not decoder:
+            self._adapted = (decoder, decoder.adapted(self.adapter))
+        return self._adapted[1]
 
-        features = log_mel(samples)[None]
-        if features.shape[2] % 2:
-            features = np.pad(features, ((0, 0), (0, 0), (0, 1)))
-        view = ctranslate2.StorageView.from_array(np.ascontiguousarray(features))
-        encoded: Floats = np.asarray(self.encoder.encode(view, to_cpu=True))[0]
+    def encode(self, samples: npt.NDArray[np.float32]) -> Floats:
+        encoded: Floats = encode(self.encoder, [samples])[0]
         return encoded
 
     def _prompt(self, context: str) -> list[int]:
@@ -690,27 +801,34 @@ class WhisperScorer:
 
         All advance together, one token per step, in one batch: the beam's
         hypotheses first, then each transcript's single one (the primed one
-        after its longer context: see :meth:`Decoder.prefixes`).
+        after its longer context: see :meth:`Decoder.prefixes`). With the
+        table's adapter, the beam's rows are decoded with it and the
+        transcripts' without (table talk must be compared with a model that
+        has not learnt the game's words), the beam starting from a prompt of
+        its own.
         """
         search = self.search_for(phrases)
-        decoder = self.decoder
+        decoder = self.scorer
         memory = decoder.memory(self.encode(samples))
         prompts = [self._prompt(self.context)]
         if self.primer:
             prompts.append(self._prompt(self.primer))
-        logp, cache, pads = decoder.prefixes(prompts, memory)
+        adapted = 1 if self.adapter is not None else 0
+        logp, cache, pads = decoder.prefixes([*prompts[:adapted], *prompts], memory, adapted)
 
         def transcript() -> _Greedy:
             return _Greedy(decoder, self.tokens.end, self.bonus,
                            int(10 + 8 * len(samples) / RATE), self.tokens.encode(" "))
 
         transcripts = [transcript() for _ in prompts]
-        reading = list(range(len(transcripts)))  # the row of ``logp`` each reads next
+        # The row of ``logp`` each transcript reads next, and the beam's hypotheses.
+        reading = [adapted + i for i in range(len(transcripts))]
         beam = _Beam(search, decoder, self.bonus, self.beam)
-        rows = [0]  # where each of the beam's hypotheses finds its row of ``logp``
+        rows = [0]
         while True:
             tokens, parents = beam.advance(logp, rows)
             rows = list(range(len(tokens)))
+            beam_rows = len(tokens) if adapted else 0
             for i, greedy in enumerate(transcripts):
                 token = None if greedy.done else greedy.advance(logp[reading[i]])
                 if token is not None:
@@ -720,10 +838,14 @@ class WhisperScorer:
             if not tokens:
                 break
             pads = [pads[row] for row in parents]
-            logp, cache = decoder.step(tokens, select(cache, parents), memory, pads)
+            logp, cache = decoder.step(tokens, select(cache, parents), memory, pads, beam_rows)
         said = [greedy.result(self.tokens) for greedy in transcripts]
-        return Result(beam.finished(), said[0], transcripts[0].ends[0],
-                      said[1] if len(said) > 1 else None)
+        nbest = beam.finished()
+        base_logprob = nbest[0].logprob if nbest else None
+        if nbest and adapted:
+            base_logprob = decoder.sequence_logprob(prompts[0], nbest[0].tokens, memory)
+        return Result(nbest, said[0], transcripts[0].ends[0],
+                      said[1] if len(said) > 1 else None, base_logprob)
 
 
 class _Greedy:
@@ -799,7 +921,7 @@ class _Beam:
                     lp = float(scores[self.decoder.row[token]])
                     score = hyp.score + self.bonus + lp
                     if after is None:
-                        self._finish(state.words, score, hyp.logprob + lp, len(hyp.tokens) + 1)
+                        self._finish(state.words, score, hyp.logprob + lp, (*hyp.tokens, token))
                         continue
                     key = (row, token)
                     if key not in grown:
@@ -811,10 +933,11 @@ class _Beam:
         self.hypotheses = [hyp for _, hyp in kept]
         return [hyp.tokens[-1] for hyp in self.hypotheses], [row for (row, _), _ in kept]
 
-    def _finish(self, words: tuple[str, ...], score: float, logprob: float, length: int) -> None:
+    def _finish(self, words: tuple[str, ...], score: float, logprob: float,
+                tokens: tuple[int, ...]) -> None:
         text = " ".join(words)
         if text not in self.done or score > self.done[text].score:
-            self.done[text] = Scored(text, score, logprob, length)
+            self.done[text] = Scored(text, score, logprob, len(tokens), tokens)
 
     def finished(self, keep: int = 5) -> tuple[Scored, ...]:
         """The best finished sentences, best first."""

@@ -1,0 +1,113 @@
+"""``referee train ears``: synthesise the training set, train the adapter, write it.
+
+    ./run train ears                      # the shipped adapter's recipe (hours, on 2 cores)
+    ./run train ears --lines 200 --epochs 1 --out /tmp/tiny.npz   # a tiny run end to end
+
+Reproducible: the same options give the same lines, voices, rooms and
+adapter (the data's random draws are seeded per example; training is
+seeded). The training set is kept in ``cache/ears/data-SEED-LINES/`` and
+reused when it is complete. The adapter is written to ``--out`` (default
+``models/table-adapter.npz``, not the shipped one): try it with
+``REFEREE_WHISPER_ADAPTER=models/table-adapter.npz ./run bench recognition``;
+ship it by copying it over ``referee/speech/hearing/table_adapter.npz`` and
+setting :data:`~referee.speech.hearing.adapter.ADAPTER_SHA256` to the
+SHA-256 printed at the end (``tests/test_ears.py`` checks the pin).
+
+Only the decoder changes, and the decoder runs in NumPy in the referee
+(CTranslate2 runs the encoder only), so there is no CTranslate2 model to
+write: the adapter is applied over the pinned base weights as the referee
+decodes (:mod:`referee.speech.hearing.adapter`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+DEFAULT_LINES = 12000
+DEFAULT_SEED = 2026
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    train = commands.add_parser("train", help="train the referee's ears (needs PyTorch)")
+    what = train.add_subparsers(dest="train_what", metavar="WHAT", required=True)
+    ears = what.add_parser("ears", help="adapt Whisper tiny.en's decoder to the games' sentences")
+    ears.add_argument("--lines", type=_positive, default=DEFAULT_LINES,
+                      help=f"utterances to synthesise (default {DEFAULT_LINES})")
+    ears.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the random seed")
+    ears.add_argument("--epochs", type=float, default=2.0, help="passes over the data")
+    ears.add_argument("--rank", type=_positive, default=32, help="the adapters' rank")
+    ears.add_argument("--rate", type=float, default=1e-3, help="the peak learning rate")
+    ears.add_argument("--budget", type=float, metavar="MINUTES",
+                      help="stop training after this long (the data is made first)")
+    ears.add_argument("--workers", type=_positive, default=2,
+                      help="processes that synthesise the data (default 2)")
+    ears.add_argument("--data", type=Path, help="where the training set is kept "
+                      "(default cache/ears/data-SEED-LINES)")
+    ears.add_argument("--use", type=_positive, metavar="N",
+                      help="train on the first N examples of the set only (a learning curve)")
+    ears.add_argument("--out", type=Path, default=ROOT / "models" / "table-adapter.npz",
+                      help="the adapter file to write (default models/table-adapter.npz)")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not 1 or more")
+    return value
+
+
+def _count(items: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in items:
+        out[item] = out.get(item, 0) + 1
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("referee: training needs PyTorch: run ./run (it installs it) or "
+              "pip install -e '.[train]'.", file=sys.stderr)
+        return 2
+    from referee.progress import Bar
+    from referee.speech.hearing.recognizers import find_whisper_model
+    from referee.speech.training.data import Dataset, benchmark_sentences, build
+    from referee.speech.training.train import Settings, train, write_adapter
+    from referee.speech.training.voices import summary
+
+    folder = args.data or ROOT / "cache" / "ears" / f"data-{args.seed}-{args.lines}"
+    if not (folder / "complete").exists():
+        print(f"Synthesising {args.lines} utterances into {folder} ...", file=sys.stderr)
+        bar = Bar(args.lines, "utterances")
+        build(folder, args.lines, args.seed, benchmark_sentences(ROOT), args.workers,
+              progress=lambda done, total: bar(done))
+        bar.close()
+    data = Dataset(folder)
+    if args.use:
+        data.examples = data.examples[: args.use]
+    model = find_whisper_model()
+    if model is None:
+        print("referee: Whisper's model is not installed (./run installs it).", file=sys.stderr)
+        return 2
+    settings = Settings(rank=args.rank, rate=args.rate, epochs=args.epochs, seed=args.seed)
+    started = time.time()
+    adapter, report = train(data, model, settings,
+                            None if args.budget is None else 60 * args.budget,
+                            log=lambda text: print(text, file=sys.stderr))
+    report["data"] = {"folder": folder.name, "lines": args.lines, "used": len(data),
+                      "seed": args.seed, "kinds": _count(e.kind for e in data.examples),
+                      "voices": summary(data.voices())}
+    sha = write_adapter(adapter, args.out, report)
+    print(json.dumps({"adapter": str(args.out), "sha256": sha,
+                      "minutes": round((time.time() - started) / 60, 1), **report}, indent=1))
+    return 0

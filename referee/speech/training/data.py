@@ -1,0 +1,281 @@
+"""The training set: lines spoken, placed in rooms, prepared and encoded as the referee does.
+
+Each example is one line (:mod:`~referee.speech.training.sentences`) in one
+training voice (:mod:`~referee.speech.training.voices`) in one room
+(:mod:`~referee.speech.training.rooms`), then exactly what the referee does
+with an utterance: :func:`~referee.speech.audio.trailing_cut`, Whisper's
+log-mel features and the int8 CTranslate2 encoder
+(:func:`~referee.speech.hearing.whisper.encode`). Only the decoder is
+trained, so the encodings are computed once and kept (float16, 8 s windows:
+400 x 384 values, 300 kB an example) with the line, the voice and the room.
+
+Example ``i`` depends only on the seed and ``i`` (its own random generator),
+so a set is the same however many workers build it. Two workers share the
+two cores: each renders, places and encodes its own half.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import random
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from referee.speech.audio import RATE, Audio, trailing_cut
+from referee.speech.hearing.whisper import WINDOW
+from referee.speech.training.rooms import Signal, as_float, place
+from referee.speech.training.sentences import REFEREE, Line, draw, negative
+from referee.speech.training.voices import VoiceSpec, draw_voice, perturb, speak
+
+#: Encoder frames and width of an 8 s window.
+FRAMES, WIDTH = 400, 384
+#: Examples encoded together.
+BATCH = 8
+
+
+@dataclass(frozen=True)
+class Example:
+    """What one stored encoding is."""
+
+    index: int
+    said: str
+    target: str
+    kind: str
+    game: str
+    players: tuple[str, ...]
+    voice: str
+    room: str
+    seconds: float
+
+
+class Babble:
+    """Other people talking, from training voices only: table talk read by
+    eSpeak NG and Piper voices, three to six talkers at once."""
+
+    def __init__(self, seed: int, talkers: int = 8) -> None:
+        rng = random.Random(seed)
+        self.rng = rng
+        self.tracks: list[Signal] = []
+        for n in range(talkers):
+            voice = draw_voice(rng)
+            while voice.engine == "kokoro":  # the slowest to render; not needed here
+                voice = draw_voice(rng)
+            lines = [negative("talk", "race65", ("Ann", "Bob"), rng) for _ in range(6)]
+            track = np.concatenate([as_float(speak(voice, line.said, seed + n))
+                                    for line in lines])
+            self.tracks.append(track / (np.std(track) + 1e-9))
+
+    def __call__(self, n: int) -> Signal:
+        out = np.zeros(n)
+        for track in self.rng.sample(self.tracks, self.rng.randint(3, 6)):
+            start = self.rng.randrange(len(track))
+            out += np.resize(np.roll(track, -start), n)
+        return out
+
+
+class Echo:
+    """The referee's own sentences in its own voice, as they leak back."""
+
+    def __init__(self, seed: int, count: int = 12) -> None:
+        rng = random.Random(seed)
+        self.rng = rng
+        referee = VoiceSpec("referee", "espeak", 1.0)
+        self.sentences = [speak(referee, negative("referee", "race65", ("Ann", "Bob"), rng).said)
+                          for _ in range(count)]
+
+    def __call__(self) -> Audio:
+        return self.rng.choice(self.sentences)
+
+
+def render(line: Line, index: int, seed: int, babble: Callable[[int], Signal],
+           echo: Callable[[], Audio] | None) -> tuple[npt.NDArray[np.float32], str, str]:
+    """Example ``index``'s prepared samples, its voice and its room. A voice
+    that fails on the line (a tool's error) is replaced by the next voice its
+    random generator draws: the same every time."""
+    rng = random.Random(seed * 1_000_003 + index)
+    if line.kind == "referee":
+        voice = VoiceSpec("referee", "espeak", 1.0)
+        audio = speak(voice, line.said)
+        clean_share = 0.0
+    else:
+        for attempt in range(5):
+            voice = draw_voice(rng)
+            try:
+                audio = perturb(speak(voice, line.said, seed + index), rng)
+            except (OSError, ValueError, subprocess.CalledProcessError, RuntimeError):
+                if attempt == 4:
+                    raise
+                continue
+            if len(audio.samples):
+                break
+        clean_share = 0.2
+    placed, room = place(audio, rng, babble, echo, clean_share)
+    if line.kind == "referee":
+        room = f"leak {room}"
+    prepared = trailing_cut(placed)
+    samples = prepared.samples.astype(np.float32) / 32768.0
+    return samples, voice.key(), room
+
+
+def _work(job: tuple[Path, int, int, Sequence[int], Sequence[Line]]) -> int:
+    """One worker: render, place, prepare and encode its examples into one shard,
+    going on from where an interrupted run of it stopped."""
+    import ctranslate2
+
+    from referee.speech.hearing.recognizers import find_whisper_model
+    from referee.speech.hearing.whisper import encode
+
+    folder, worker, seed, indexes, lines = job
+    model = find_whisper_model()
+    if model is None:
+        raise RuntimeError("Whisper's model is not installed (./run installs it).")
+    encoder = ctranslate2.models.Whisper(str(model), device="cpu", compute_type="int8",
+                                         intra_threads=1)
+    babble, echo = Babble(seed + 17 * worker + 1), Echo(seed + 31 * worker + 2)
+    shard, meta_path = folder / f"shard{worker}.npy", folder / f"shard{worker}.jsonl"
+    progress = folder / f"progress{worker}"
+    done = _stored(folder, worker)
+    if done and shard.exists() and meta_path.exists():
+        store = np.load(shard, mmap_mode="r+")
+        kept = meta_path.read_text().splitlines()[:done]
+        meta_path.write_text("".join(line + "\n" for line in kept))
+    else:
+        done = 0
+        store = np.lib.format.open_memmap(shard, mode="w+", dtype=np.float16,
+                                          shape=(len(indexes), FRAMES, WIDTH))
+        meta_path.write_text("")
+    with meta_path.open("a") as meta:
+        for start in range(done, len(indexes), BATCH):
+            batch, rows = [], []
+            for index, line in zip(indexes[start:start + BATCH], lines[start:start + BATCH],
+                                   strict=True):
+                samples, voice, room = render(line, index, seed, babble, echo)
+                if len(samples) > WINDOW * RATE:
+                    samples = samples[: int(WINDOW * RATE)]
+                batch.append(samples)
+                rows.append(json.dumps(asdict(Example(
+                    index, line.said, line.target, line.kind, line.game, line.players,
+                    voice, room, round(len(samples) / RATE, 3)))))
+            store[start:start + len(batch)] = encode(encoder, batch).astype(np.float16)
+            store.flush()
+            meta.write("".join(row + "\n" for row in rows))
+            meta.flush()
+            progress.write_text(str(start + len(batch)))
+    return len(indexes)
+
+
+def _stored(folder: Path, worker: int) -> int:
+    """How many examples a worker has stored (0 when it has not started)."""
+    path = folder / f"progress{worker}"
+    try:
+        return int(path.read_text() or 0) if path.exists() else 0
+    except ValueError:
+        return 0
+
+
+def build(folder: Path, count: int, seed: int, exclude: Iterable[str] = (), workers: int = 2,
+          progress: Callable[[int, int], None] | None = None) -> list[Line]:
+    """Draw ``count`` lines and build their examples into ``folder`` (shards of
+    encodings and their descriptions). ``exclude``: sentences never to train on."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = draw(count, seed, exclude)
+    jobs = [(folder, w, seed, list(range(w, count, workers)), lines[w::workers])
+            for w in range(workers)]
+    if workers == 1:
+        _work(jobs[0])
+    else:
+        with multiprocessing.get_context("spawn").Pool(workers) as pool:
+            waiting = pool.map_async(_work, jobs)
+            while not waiting.ready():
+                waiting.wait(2.0)
+                if progress is not None:
+                    progress(_done(folder, workers), count)
+            waiting.get()
+    if progress is not None:
+        progress(_done(folder, workers), count)
+    (folder / "complete").write_text(json.dumps({"count": count, "seed": seed,
+                                                 "workers": workers, "at": time.time()}))
+    return lines
+
+
+def _done(folder: Path, workers: int) -> int:
+    return sum(_stored(folder, w) for w in range(workers))
+
+
+class Dataset:
+    """A built training set: encodings (memory-mapped) and their examples."""
+
+    def __init__(self, folder: Path) -> None:
+        if not (folder / "complete").exists():
+            raise FileNotFoundError(f"{folder} holds no complete training set")
+        self.folder = folder
+        self.shards: list[npt.NDArray[np.float16]] = []
+        self.examples: list[Example] = []
+        self._where: list[tuple[int, int]] = []
+        for shard in sorted(folder.glob("shard*.npy")):
+            store = np.load(shard, mmap_mode="r")
+            self.shards.append(store)
+            with shard.with_suffix(".jsonl").open() as meta:
+                for row, text in enumerate(meta):
+                    item = json.loads(text)
+                    item["players"] = tuple(item["players"])
+                    self.examples.append(Example(**item))
+                    self._where.append((len(self.shards) - 1, row))
+        # In the order the lines were drawn, whichever worker made them.
+        order = sorted(range(len(self.examples)), key=lambda i: self.examples[i].index)
+        self.examples = [self.examples[i] for i in order]
+        self._where = [self._where[i] for i in order]
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+    def encoding(self, i: int) -> npt.NDArray[np.float16]:
+        shard, row = self._where[i]
+        encoded: npt.NDArray[np.float16] = self.shards[shard][row]
+        return encoded
+
+    def voices(self) -> set[str]:
+        return {e.voice for e in self.examples}
+
+
+def describe(lines: Sequence[Line]) -> dict[str, Any]:
+    """How many lines of each kind and game."""
+    out: dict[str, Any] = {}
+    for line in lines:
+        out[line.kind] = out.get(line.kind, 0) + 1
+        out[line.game] = out.get(line.game, 0) + 1
+    return out
+
+
+__all__ = ["REFEREE", "Dataset", "Example", "build", "describe"]
+
+
+def benchmark_sentences(root: Path) -> list[str]:
+    """The sentences the benchmarks measure with that are no sentence of the
+    games' grammars, where the project's tests are: every held-out line
+    (``*-heldout.tsv``: paraphrases and table talk) and the tuning split's table
+    talk and single words (``tests/audio_fixtures/*.tsv`` with no intent, and
+    ``tests/data/table_talk.txt``). They are never trained on, so that the
+    benchmarks stay measurements. (The tuning split's commands are sentences of
+    the grammars, which the training covers whole; what keeps that split a
+    measurement is its voices, never trained on.)"""
+    texts: list[str] = []
+    for tsv in sorted((root / "tests" / "audio_fixtures").glob("*.tsv")):
+        for row in tsv.read_text().splitlines():
+            cells = row.split("\t")
+            if row.startswith("#") or len(cells) < 3:
+                continue
+            if tsv.stem.endswith("-heldout") or json.loads(cells[2]).get("kind") == "none":
+                texts.append(cells[1])
+    talk = root / "tests" / "data" / "table_talk.txt"
+    if talk.exists():
+        texts += [t for t in talk.read_text().splitlines() if t.strip() and not t.startswith("#")]
+    return texts

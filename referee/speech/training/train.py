@@ -1,0 +1,186 @@
+"""Training the decoder's adapters, and writing them for the referee.
+
+Each example is teacher-forced after the very prompt the referee decodes
+after (:func:`~referee.speech.hearing.recognizers.whisper_context` of that
+table: "Mia, Kofi and Sam play Turn 7."), its target transcript then
+end-of-text; the loss is the cross-entropy over the referee's decoder
+vocabulary (the most frequent text tokens and every token of the training
+targets: the rows the referee's own scores are normalised over). AdamW,
+a linear warm-up then a cosine decay, a fixed seed: the same data and
+settings give the same adapters. A time budget ends training early (the
+schedule is then cut where it stands, and said so).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from referee.progress import Bar
+from referee.speech.hearing.whisper import VOCABULARY, Tokens, read_ctranslate2
+from referee.speech.training.data import Dataset, Example
+from referee.speech.training.model import TableDecoder
+from referee.speech.training.sentences import phrases_for
+
+
+@dataclass(frozen=True)
+class Settings:
+    rank: int = 32
+    alpha: float = 32.0
+    dropout: float = 0.05
+    rate: float = 1e-3
+    batch: int = 16
+    epochs: float = 2.0
+    warmup: int = 100
+    seed: int = 2026
+    #: Examples of the set kept apart to watch the loss on (every n-th).
+    watch_every: int = 40
+
+
+def prompt(tokens: Tokens, example: Example) -> list[int]:
+    """The referee's prompt for this example's table (as
+    :meth:`~referee.speech.hearing.whisper.WhisperScorer._prompt` builds it)."""
+    from referee.speech.hearing.recognizers import whisper_context
+
+    context = whisper_context(phrases_for(example.game, example.players))
+    return [tokens.previous, *tokens.encode(" " + context), tokens.start, tokens.no_timestamps]
+
+
+def vocabulary(tokens: Tokens, suppress: set[int], targets: Sequence[Sequence[int]]) -> list[int]:
+    """The rows the loss is normalised over, as the referee's decoder has them."""
+    used = {t for target in targets for t in target}
+    frequent = (t for t in range(VOCABULARY) if t not in suppress)
+    return sorted({*frequent, *used, tokens.end} - (suppress - used))
+
+
+class Batches:
+    """Examples as padded token rows, targets (vocabulary rows, -1 where no
+    loss is taken) and encodings."""
+
+    def __init__(self, data: Dataset, tokens: Tokens, suppress: set[int]) -> None:
+        self.data = data
+        self.prompts = [prompt(tokens, e) for e in data.examples]
+        self.targets = [[*tokens.encode(" " + e.target), tokens.end] for e in data.examples]
+        self.vocabulary = vocabulary(tokens, suppress, self.targets)
+        self.row = {t: i for i, t in enumerate(self.vocabulary)}
+        self.end = tokens.end
+
+    def make(self, indexes: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        rows = [[*self.prompts[i], *self.targets[i][:-1]] for i in indexes]
+        length = max(map(len, rows))
+        tokens = torch.full((len(rows), length), self.end, dtype=torch.long)
+        wanted = torch.full((len(rows), length), -1, dtype=torch.long)
+        for b, i in enumerate(indexes):
+            row = rows[b]
+            tokens[b, : len(row)] = torch.tensor(row)
+            start = len(self.prompts[i]) - 1
+            wanted[b, start : start + len(self.targets[i])] = torch.tensor(
+                [self.row[t] for t in self.targets[i]])
+        encoded = torch.from_numpy(np.stack([self.data.encoding(i) for i in indexes]).astype(
+            np.float32))
+        return tokens, wanted, encoded
+
+
+def loss_of(model: TableDecoder, tokens: torch.Tensor, wanted: torch.Tensor,
+            encoded: torch.Tensor) -> torch.Tensor:
+    at = wanted >= 0
+    return torch.nn.functional.nll_loss(model(tokens, encoded, at), wanted[at])
+
+
+def train(data: Dataset, model_folder: Path, settings: Settings, budget_s: float | None = None,
+          log: Callable[[str], None] = print) -> tuple[TableDecoder, dict[str, Any]]:
+    """Train adapters on ``data``; returns the model and what happened."""
+    torch.manual_seed(settings.seed)
+    torch.set_num_threads(2)
+    tokens = Tokens(model_folder / "tokenizer.json")
+    config = json.loads((model_folder / "config.json").read_text())
+    batches = Batches(data, tokens, set(config.get("suppress_ids", [])))
+    variables = {k: v for k, v in read_ctranslate2(model_folder / "model.bin").items()
+                 if k.startswith("decoder/")}
+    model = TableDecoder(variables, batches.vocabulary, settings.rank, settings.alpha,
+                         settings.seed, settings.dropout)
+    watch = [i for i in range(len(data)) if i % settings.watch_every == 0]
+    train_ids = [i for i in range(len(data)) if i % settings.watch_every != 0]
+    steps = max(1, math.ceil(len(train_ids) * settings.epochs / settings.batch))
+    optimiser = torch.optim.AdamW(model.adapters(), lr=settings.rate, weight_decay=0.0)
+
+    def rate(step: int) -> float:
+        if step < settings.warmup:
+            return (step + 1) / settings.warmup
+        done = (step - settings.warmup) / max(1, steps - settings.warmup)
+        return 0.5 * (1 + math.cos(math.pi * min(done, 1.0)))
+
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, rate)
+    rng = random.Random(settings.seed)
+    order: list[int] = []
+    started = time.monotonic()
+    before = watch_loss(model, batches, watch, settings.batch)
+    log(f"{len(train_ids)} examples to train on, {len(watch)} watched; {steps} steps; "
+        f"loss on the watched examples before: {before:.3f}")
+    bar = Bar(steps, "training")
+    recent: list[float] = []
+    losses: list[float] = []
+    step = 0
+    for step in range(steps):
+        if budget_s is not None and time.monotonic() - started > budget_s:
+            log(f"time budget of {budget_s:.0f} s reached after {step} of {steps} steps")
+            break
+        if len(order) < settings.batch:
+            more = list(train_ids)
+            rng.shuffle(more)
+            order += more
+        chosen, order = order[: settings.batch], order[settings.batch :]
+        model.train()
+        loss = loss_of(model, *batches.make(chosen))
+        optimiser.zero_grad()
+        loss.backward()  # type: ignore[no-untyped-call]
+        torch.nn.utils.clip_grad_norm_(model.adapters(), 1.0)
+        optimiser.step()
+        schedule.step()
+        losses.append(float(loss.detach()))
+        recent = [*recent[-49:], losses[-1]]
+        bar(step + 1, f"loss {sum(recent) / len(recent):.3f}")
+    else:
+        step = steps
+    bar.close()
+    after = watch_loss(model, batches, watch, settings.batch)
+    log(f"loss on the watched examples after: {after:.3f}")
+    report = {"settings": asdict(settings), "examples": len(train_ids), "watched": len(watch),
+              "steps": step, "planned_steps": steps, "loss_before": round(before, 4),
+              "loss_after": round(after, 4),
+              "train_loss_first": round(float(np.mean(losses[:5] or [math.nan])), 4),
+              "train_loss_last": round(float(np.mean(losses[-5:] or [math.nan])), 4),
+              "seconds": round(time.monotonic() - started)}
+    return model, report
+
+
+def watch_loss(model: TableDecoder, batches: Batches, watch: Sequence[int], size: int) -> float:
+    """Mean loss per token on the watched examples (no dropout, no gradients)."""
+    if not watch:
+        return float("nan")
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for start in range(0, len(watch), size):
+            tokens, wanted, encoded = batches.make(watch[start : start + size])
+            n = int((wanted >= 0).sum())
+            total += float(loss_of(model, tokens, wanted, encoded)) * n
+            count += n
+    return total / max(count, 1)
+
+
+def write_adapter(model: TableDecoder, path: Path, report: dict[str, Any]) -> str:
+    """Write the adapters (:meth:`TableDecoder.export`) and what made them to one
+    ``.npz``, byte for byte the same for the same arrays; returns its SHA-256."""
+    from referee.speech.hearing.adapter import save
+
+    return save(path, model.export(), report)
