@@ -224,11 +224,10 @@ def babble_bed() -> Signal:
     path = CACHE / "babble.wav"
     if path.exists():
         return as_float(load_wav(path))
-    talkers = BABBLE_TALKERS
     length = 40 * RATE
     bed = np.zeros(length)
     rng = np.random.default_rng(7)
-    for i, talk in enumerate(talkers):
+    for i, talk in enumerate(BABBLE_TALKERS):
         track = np.concatenate(
             [as_float(talk(BABBLE_TEXT[(i + k) % len(BABBLE_TEXT)])) for k in range(6)]
         )

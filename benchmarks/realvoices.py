@@ -74,7 +74,7 @@ def main() -> None:
     for room in args.rooms:
         counts = {"digits": [0, 0], "commands": [0, 0], "not": [0, 0], "other": [0, 0],
                   "ceiling": [0, 0]}
-        for word in [*DIGITS, *COMMANDS, *NOT_COMMANDS, *OTHER]:
+        for word in words:
             for path in recordings(word):
                 bar(done, room)
                 done += 1

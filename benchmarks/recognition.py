@@ -230,11 +230,10 @@ def rejudge(rows: list[Row], game: str, calibration: Calibration) -> list[Row]:
     without decoding again."""
     players = GAMES[game][1]
     matcher = IntentMatcher.for_game(game, players)
-    lenient = matcher.phrases.lenient_kinds
 
     def heard_at(sentence: str) -> float:
-        kind = matcher.match(sentence, players[0]).intent.kind
-        return calibration.lenient if kind in lenient else calibration.heard
+        return calibration.threshold(matcher.match(sentence, players[0]).intent.kind,
+                                     matcher.phrases.lenient_kinds)
 
     out = []
     for row in rows:

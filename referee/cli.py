@@ -243,17 +243,17 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def _adapter_state() -> str:
     """Which Whisper model the referee hears with, for ``doctor``."""
-    from referee.speech.hearing.adapter import ADAPTER_ENV, AdapterError, find_adapter, load
+    from referee.speech.hearing.adapter import ADAPTER_ENV
+    from referee.speech.hearing.recognizers import RecognizerError, table_adapter
 
-    path, sha = find_adapter()
     try:
-        adapter = load(path, sha)
-    except AdapterError as error:
+        adapter = table_adapter()
+    except RecognizerError as error:
         return f"tiny.en as shipped: the table's adapter is unusable ({error})"
     origin = (f"SHA-256 {adapter.sha256[:12]}... as pinned" if adapter.pinned
               else f"from ${ADAPTER_ENV}, unpinned (SHA-256 {adapter.sha256[:12]}...)")
     return (f"tiny.en+table: Whisper tiny.en with the table's adapter, rank {adapter.rank} "
-            f"({path}, {origin}); --model base hears without it")
+            f"({adapter.path}, {origin}); --model base hears without it")
 
 
 def cmd_doctor() -> int:

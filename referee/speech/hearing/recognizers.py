@@ -28,7 +28,7 @@ import math
 import os
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -384,6 +384,10 @@ class Calibration:
     heard: float = HEARD_PROBABILITY
     lenient: float = LENIENT_PROBABILITY
 
+    def threshold(self, kind: str, lenient_kinds: Collection[str]) -> float:
+        """The probability a sentence meaning an intent of this ``kind`` is heard at."""
+        return self.lenient if kind in lenient_kinds else self.heard
+
 
 #: Whisper tiny.en as shipped (``--model base``), and with the table's adapter.
 CALIBRATIONS = {"base": Calibration(CALIBRATION),
@@ -606,9 +610,8 @@ class WhisperRecognizer(Recognizer):
 
     def heard_at(self, sentence: str) -> float:
         """The probability at which this sentence of the grammar is heard."""
-        if self._meaning(sentence).intent.kind in self.phrases.lenient_kinds:
-            return self.calibration.lenient
-        return self.calibration.heard
+        return self.calibration.threshold(self._meaning(sentence).intent.kind,
+                                          self.phrases.lenient_kinds)
 
     def _gap(self, result: Any) -> float:
         """How much better the best sentence scored than the next one that means
