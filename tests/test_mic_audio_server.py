@@ -287,10 +287,15 @@ def test_the_voice_and_the_keyboard_come_back_with_the_audio_server(audio_server
 
 def _spoken_over_the_rules(audio_server, tmp_path, echo_cancel: str) -> list[dict[str, Any]]:
     """A live game: Ann asks for the rules (typed), and while the referee reads
-    them into the room, her "flip my twelve" is played into the same room."""
+    them into the room, her "flip my twelve" is played into the same room.
+
+    Heard with Whisper tiny.en as shipped (``--model base``): this checks the
+    echo canceller and the gate, not the model. With the table's adapter the
+    move left after the canceller was heard in 1 of 3 runs (2026-11-26; a known
+    regression of the adapter, issue #35's note and docs/results.md)."""
     log = tmp_path / f"game-{echo_cancel}.jsonl"
     game = _live_game(audio_server, "--difficulty", "easy", "--echo-cancel", echo_cancel,
-                      "--log", str(log))
+                      "--log", str(log), "--model", "base")
     out = Lines(game.stdout)
     try:
         assert out.wait("Ann starts.", 0)
