@@ -29,6 +29,7 @@ that cannot be written is announced once; the game goes on without it.
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import json
 import os
 import time
@@ -52,8 +53,24 @@ class LogError(ValueError):
     """A log that cannot be read back, with the reason."""
 
 
+class LogInUse(LogError):
+    """Another referee is writing this game log now."""
+
+
 def default_path(game: str) -> Path:
-    return LOGS_DIR / f"{game}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+    """A new, empty log file in ``logs/`` named after the game and the time; two
+    games started in the same second get two files (``...-2.jsonl``). The file
+    is created here, atomically, so no other game can take the name."""
+    LOGS_DIR.mkdir(parents=True, exist_ok=True)
+    stem = f"{game}-{time.strftime('%Y%m%d-%H%M%S')}"
+    for n in range(1, 1000):
+        path = LOGS_DIR / (f"{stem}.jsonl" if n == 1 else f"{stem}-{n}.jsonl")
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            continue
+        return path
+    raise LogError(f"Too many game logs named {stem} in {LOGS_DIR}.")
 
 
 # --- the records ------------------------------------------------------------------------
@@ -294,17 +311,34 @@ def _checked(value: Any, hint: Any, where: str) -> Any:
 
 
 class GameLog:
-    """Appends records to ``path``; warns through ``warn`` once if it cannot."""
+    """Appends records to ``path``; warns through ``warn`` once if it cannot.
+
+    The log is locked while it is open (an advisory ``flock``, let go when the
+    process ends, even killed): a second referee that opens it, to resume the
+    same game twice, gets :class:`LogInUse` and writes nothing.
+    """
 
     def __init__(self, path: Path | str, warn: Callable[[str], None]) -> None:
         self.path = Path(path)
         self.warn = warn
         self._file: TextIO | None = None
+        #: The file ends in the middle of a line (a crash mid-write): the next
+        #: record starts a new line, so the torn one stays a line of its own.
+        self._torn = False
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._file = self.path.open("a", encoding="utf-8")
         except OSError as error:
             self._failed(error)
+            return
+        try:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._file.close()
+            self._file = None
+            raise LogInUse(f"The game log {self.path} is in use: another referee is playing "
+                           "that game now. Nothing was changed.") from None
+        self._torn = _ends_torn(self.path)
 
     @property
     def working(self) -> bool:
@@ -319,7 +353,9 @@ class GameLog:
         if self._file is None:
             return
         try:
-            self._file.write(json.dumps(record.to_json(), separators=(",", ":")) + "\n")
+            line = json.dumps(record.to_json(), separators=(",", ":")) + "\n"
+            self._file.write("\n" + line if self._torn else line)
+            self._torn = False
             self._file.flush()
             os.fsync(self._file.fileno())
         except OSError as error:
@@ -333,14 +369,39 @@ class GameLog:
             self._file = None
 
 
+def _ends_torn(path: Path) -> bool:
+    """Whether the file at ``path`` ends in the middle of a line."""
+    with path.open("rb") as handle:
+        if handle.seek(0, os.SEEK_END) == 0:
+            return False
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) != b"\n"
+
+
 @dataclass
 class LoggedGame:
     header: GameHeader
     records: list[Record] = field(default_factory=list)
-    #: Lines that could not be read (a crash mid-write leaves one at the end).
-    damaged: int = 0
+    #: The line each record was read from (1 is the game line).
+    lines: list[int] = field(default_factory=list)
+    #: The numbers of the lines that are not JSON: damaged (a crash mid-write
+    #: leaves one at the end, :attr:`torn`; one in the middle is damage).
+    damaged_lines: list[int] = field(default_factory=list)
+    #: The last line was cut by a crash mid-write.
+    torn: bool = False
     #: Why each record line that was skipped could not be read ("line 7: ...").
     skipped: list[str] = field(default_factory=list)
+
+    @property
+    def damaged(self) -> int:
+        return len(self.damaged_lines)
+
+    def line_of(self, record: Record) -> int | None:
+        """The line ``record`` was read from (None: not one of this log's records)."""
+        for r, number in zip(self.records, self.lines, strict=True):
+            if r is record:
+                return number
+        return None
 
     @property
     def last_time(self) -> float:
@@ -356,14 +417,30 @@ def announced(records: Sequence[Record]) -> tuple[list[Record], int]:
     after it. A crash between an input and its announcement ("Ann, 7 down.")
     leaves a move nobody heard the referee take; resume restores exactly what
     was last announced, so such inputs (and what they caused) are left out.
-    The clock's own records after it are kept: the time went on."""
-    said = [i for i, r in enumerate(records) if isinstance(r, SaidRecord)]
-    if not said:  # a log that does not record what was said (written by hand, by a tool)
-        return list(records), 0
-    last = said[-1]
-    later = records[last + 1 :]
-    unheard = sum(isinstance(r, InputRecord) for r in later)
-    return [*records[: last + 1], *(r for r in later if isinstance(r, _AFTER_ANNOUNCED))], unheard
+    The clock's own records after it are kept: the time went on.
+
+    A log resumed before has such a cut at each ``resumed`` record: the game
+    went on from what was announced before it (only the last part's inputs
+    are counted: the earlier ones were told when that resume started).
+    """
+    kept: list[Record] = []
+    unheard = 0
+    start = 0
+    ends = [i for i, r in enumerate(records) if isinstance(r, ResumedRecord)]
+    for end in [*ends, len(records)]:
+        part = records[start:end]
+        said = [i for i, r in enumerate(part) if isinstance(r, SaidRecord)]
+        if said:
+            later = part[said[-1] + 1 :]
+            unheard = sum(isinstance(r, InputRecord) for r in later)
+            part = [*part[: said[-1] + 1], *(r for r in later if isinstance(r, _AFTER_ANNOUNCED))]
+        else:  # a log that does not record what was said (written by hand, by a tool)
+            unheard = 0
+        kept += part
+        if end < len(records):
+            kept.append(records[end])
+        start = end + 1
+    return kept, unheard
 
 
 def read_log(path: Path | str) -> LoggedGame:
@@ -381,14 +458,16 @@ def read_log(path: Path | str) -> LoggedGame:
     except OSError as error:
         raise LogError(f"Cannot read the game log {path}: {error.strerror or error}.") from error
     game: LoggedGame | None = None
-    damaged = 0
+    damaged: list[int] = []
+    last = 0
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
+        last = number
         try:
             data = json.loads(line)
         except json.JSONDecodeError:
-            damaged += 1
+            damaged.append(number)
             continue
         if game is None:
             if not isinstance(data, dict) or data.get("type") != "game":
@@ -411,7 +490,11 @@ def read_log(path: Path | str) -> LoggedGame:
             game.skipped.append(f"line {number}: a second game line")
         else:
             game.records.append(record)
+            game.lines.append(number)
+    if game is None and damaged:
+        raise LogError(f"{path} is not a referee game log: none of its lines can be read.")
     if game is None:
         raise LogError(f"{path} is empty: there is no game in it.")
-    game.damaged = damaged
+    game.damaged_lines = damaged
+    game.torn = bool(damaged) and damaged[-1] == last
     return game

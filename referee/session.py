@@ -416,6 +416,10 @@ class Session:
         agreement = self.spec.agreement(intent)
         if agreement is not None:
             return said + self._ask_agreement(intent, agreement, who, at)
+        likelier = None if kind in NOT_MOVES else self.spec.likelier(intent, who, self.game, at)
+        if likelier is not None:  # the words read another way make the move: ask
+            return said + self._ask(self.spec.confirmation(likelier, who), (who,), likelier,
+                                    who, at)
         if not sure and kind not in NOT_MOVES:
             return said + self._ask(self.spec.confirmation(intent, who), (who,), intent, who, at)
         return said + self._act(intent, who, at)
@@ -678,17 +682,23 @@ class Session:
             self._log(AskedRecord(at, round(until, 3)))
             self.question = replace(self.question, deadline=deadline)
 
+    # hold, release and stop first run the clock up to ``at`` (as hear and
+    # respond do): whatever fell due before them happened before them, whether
+    # the table loop had ticked by then or a log is being replayed.
+
     def hold(self, at: float, text: str) -> list[Said]:
         """Pause the turn timer for something outside the game (a lost microphone)."""
+        said = self.tick(at)
         self._log(HoldRecord(at, text))
         if self._hold_clock(at):
             self._held = True
-        return self._say([text], at, "problem")
+        return said + self._say([text], at, "problem")
 
     def release(self, at: float, text: str) -> list[Said]:
         """End a :meth:`hold`: the timer runs again with the time that was left."""
+        said = self.tick(at)
         self._log(ReleaseRecord(at, text))
-        said = self._say([text], at, "announce")
+        said += self._say([text], at, "announce")
         if self._paused:  # the players paused the game meanwhile: it stays paused
             self._paused_clock = self._paused_clock or self._held
         elif self._held:
@@ -698,11 +708,12 @@ class Session:
 
     def stop(self, at: float) -> list[Said]:
         """The table ends the game."""
+        said = self.tick(at)
         if self.over:
-            return []
+            return said
         self._log(StopRecord(at))
         self.question = None
-        return self._events(self.game.apply(StopGame(), at), at)
+        return said + self._events(self.game.apply(StopGame(), at), at)
 
     def final_state(self) -> dict[str, Any]:
         return self.spec.final_state(self.game)
@@ -774,8 +785,10 @@ def replay_records(
         elif isinstance(record, StopRecord):
             session.stop(at)
         elif isinstance(record, AskedRecord):
+            session.tick(at)  # (the table loop had run the clock up to now)
             session.question_spoken(at, record.until)
         elif isinstance(record, DelayRecord):
+            session.tick(at)
             session.delay_clock(at, record.until)
         elif isinstance(record, HoldRecord):
             session.hold(at, record.text)

@@ -16,11 +16,12 @@ Set-up decisions, each said once on stderr so that stdout is the game itself:
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from referee.gamelog import (
     GameLog,
     InputRecord,
     LogError,
+    LogInUse,
     Record,
     ResumedRecord,
     SaidRecord,
@@ -55,6 +57,7 @@ from referee.speech.speaking.tts import (
     make_voice,
     output_device_available,
 )
+from referee.speech.understanding.meaning import spoken_list
 from referee.table import ECHO_TAIL, Table, run_audio_script
 
 MAX_SCRIPT_BYTES = 10_000_000
@@ -156,8 +159,12 @@ def _recognizer(args: argparse.Namespace, session: Session) -> Any:
 def game_log_for(args: argparse.Namespace, spec: GameSpec, live: bool) -> GameLog | None:
     if args.no_log or (args.log is None and not live):
         return None
-    path = args.log or default_path(spec.name)
-    game_log = GameLog(path, problem)
+    try:
+        path = args.log or default_path(spec.name)
+    except LogError as error:
+        problem(f"{error} The game goes on without a log.")
+        return None
+    game_log = _locked(path)
     if game_log.working:
         game_log.write(GameHeader(game=spec.name, players=tuple(spec.players),
                                   options=spec.options.to_json(),
@@ -173,11 +180,19 @@ def play_table(args: argparse.Namespace, spec: GameSpec) -> int:
     return _run(args, session, lambda: game_log_for(args, spec, live), live=live)
 
 
-def check_log_path(args: argparse.Namespace) -> None:
+def check_log_path(args: argparse.Namespace, resuming: Path | None = None) -> None:
     """``--log`` in a folder that does not exist is refused before anything starts
-    (the referee creates only its own ``logs/`` folder)."""
-    if args.log is not None and not args.no_log and not Path(args.log).parent.is_dir():
-        raise SetupError(f"There is no folder {Path(args.log).parent} for the game log.")
+    (the referee creates only its own ``logs/`` folder), and so is a file that
+    already holds a game (one log, one game: ``resume`` goes on with it)."""
+    if args.log is None or args.no_log:
+        return
+    path = Path(args.log)
+    if not path.parent.is_dir():
+        raise SetupError(f"There is no folder {path.parent} for the game log.")
+    same = resuming is not None and path.exists() and path.samefile(resuming)
+    if not same and path.is_file() and path.stat().st_size > 0:
+        raise SetupError(f"{path} already holds a game: to go on with it, say "
+                         f"referee resume {path}; for a new game, choose another file.")
 
 
 def _run(args: argparse.Namespace, session: Session,
@@ -314,7 +329,8 @@ def _logged_session(path: Path) -> tuple[Session, float, list[Record]]:
         spec = spec_class(list(header.players), spec_class.options_type.from_json(header.options))
     except (KeyError, TypeError) as error:
         raise SetupError(f"{path} does not describe a game the referee knows.") from error
-    session = Session(spec)
+    rebuilt: list[Record] = []
+    session = Session(spec, record=rebuilt.append)
     skipped = list(logged.skipped)
     records, unheard = announced(logged.records)
     if unheard:
@@ -326,31 +342,78 @@ def _logged_session(path: Path) -> tuple[Session, float, list[Record]]:
         # A record that moved the game and then failed: the log cannot be trusted.
         raise SetupError(f"{path} cannot be replayed: a record does not fit the game "
                          f"({type(error).__name__}: {error}).") from error
-    if logged.damaged:
-        problem(f"{logged.damaged} damaged line(s) in {path} were skipped "
-                "(a crash mid-write).")
+    session.record = None
+    middle = logged.damaged_lines[:-1] if logged.torn else logged.damaged_lines
+    if middle:
+        problem(f"{path}: {plural(len(middle), 'damaged line')} skipped "
+                f"({'line' if len(middle) == 1 else 'lines'} {spoken_list(middle)}).")
+    if logged.torn:
+        problem(f"{path}: the last line was cut by a crash mid-write and was skipped.")
     for why in skipped:
         problem(f"{path}: skipped {why}.")
+    lost = unrestored(records, rebuilt)
+    if lost:
+        told = "; ".join(f'"{r.text}" (line {logged.line_of(r)})' for r in lost[:5])
+        more = f", and {len(lost) - 5} more" if len(lost) > 5 else ""
+        problem(f"{path}: the game rebuilt from the rest is not what was announced. Not "
+                f"restored: {told}{more}. Check the table against what I say next.")
     return session, last, records
 
 
+def unrestored(logged: Sequence[Record], rebuilt: Sequence[Record]) -> list[SaidRecord]:
+    """What the log says the referee announced that the game rebuilt from it
+    did not announce again (a damaged or edited line lost a move), in order.
+
+    The opening is not said again when a game is rebuilt, and the countdown
+    is not a move, so neither counts.
+    """
+    def moves(records: Sequence[Record]) -> list[SaidRecord]:
+        return [r for r in records if isinstance(r, SaidRecord) and r.kind != "countdown"]
+
+    said = moves(logged)[1:]
+    again = [r.text for r in moves(rebuilt)]
+    matcher = difflib.SequenceMatcher(a=[r.text for r in said], b=again, autojunk=False)
+    return [r for op, i1, i2, _, _ in matcher.get_opcodes() if op in ("delete", "replace")
+            for r in said[i1:i2]]
+
+
+def _locked(path: Path) -> GameLog:
+    """The game log at ``path``, locked for this referee; SetupError if another
+    referee has it (two resumes of one game: the second changes nothing)."""
+    try:
+        return GameLog(path, problem)
+    except LogInUse as error:
+        raise SetupError(str(error)) from error
+
+
 def cmd_resume(args: argparse.Namespace) -> int:
-    session, last, _ = _logged_session(args.log_file)
-    if session.over:
-        raise SetupError(f"The game in {args.log_file} is over; there is nothing to resume.")
-    check_log_path(args)
+    check_log_path(args, resuming=args.log_file)
+    # The log is locked before it is read: a second resume of the same game
+    # stops here, before it reads, says or writes anything.
+    held = _locked(args.log_file)
+    elsewhere = args.log is not None and Path(args.log).resolve() != args.log_file.resolve()
+    writing = None if elsewhere or args.no_log else held
+    try:
+        session, last, _ = _logged_session(args.log_file)
+        if session.over:
+            raise SetupError(f"The game in {args.log_file} is over; there is nothing to resume.")
+        if elsewhere and not args.no_log:
+            writing = _locked(args.log)
 
-    def make_log() -> GameLog | None:
-        if args.no_log:
-            return None
-        game_log = GameLog(args.log or args.log_file, problem)
-        game_log.write(ResumedRecord(last, time.strftime("%Y-%m-%dT%H:%M:%S%z")))
-        return game_log
+        def make_log() -> GameLog | None:
+            if args.no_log or writing is None:
+                return None
+            writing.write(ResumedRecord(last, time.strftime("%Y-%m-%dT%H:%M:%S%z")))
+            return writing
 
-    text = "Resuming the game. " + session.spec.where_we_are(session.game, last)
-    session.last = [text]
-    args.audio_script = None
-    return _run(args, session, make_log, live=True, resuming=text)
+        text = "Resuming the game. " + session.spec.where_we_are(session.game, last)
+        session.last = [text]
+        args.audio_script = None
+        return _run(args, session, make_log, live=True, resuming=text)
+    finally:
+        held.close()
+        if writing is not None:
+            writing.close()
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from referee.engine.race65 import TileCorrected, TileSet, TurnLost
 from referee.gamelog import (
@@ -108,7 +110,8 @@ def test_a_line_cut_by_a_crash_is_skipped_and_the_rest_replays(tmp_path):
     assert logged.damaged == 1
     resumed = referee("resume", str(log), *QUIET, "--json", stdin="Bob: what's the score\n")
     assert resumed.returncode == 0, resumed.stderr
-    assert "1 damaged line(s)" in resumed.stderr
+    assert "the last line was cut by a crash mid-write and was skipped" in resumed.stderr
+    assert "not what was announced" not in resumed.stderr
     assert "Ann has 7. Bob has 4." in resumed.stdout
     final = json.loads(resumed.stdout.splitlines()[-1])
     assert final["players"]["Bob"]["down"] == [4]
@@ -491,3 +494,224 @@ def test_a_move_logged_but_never_announced_is_not_resumed(tmp_path):
     assert replay.returncode == 0, replay.stderr
     assert "1 input at the end of" in replay.stderr
     assert json.loads(replay.stdout.splitlines()[-1])["players"]["Ann"]["down"] == [7]
+
+
+# --- live, replay and resume agree: random games -----------------------------------------
+
+#: What players say in the random games (Race to 65, medium: 30-second turns).
+RANDOM_LINES = [
+    "Ann: flip my 12", "Ann: flip my 11", "Ann: flip my 7", "Ann: flip my 3", "Ann: flip my 9",
+    "Bob: flip my 3", "Bob: flip my 12", "Bob: flip my 5", "Bob: flip Ann's 4",
+    "Bob: take that back", "Ann: yes", "Bob: yes", "Ann: no", "Bob: pause", "Ann: resume",
+    "Ann: what's the score", "Bob: end the game", "Ann: I call sixty-five", "Bob: hit",
+]
+#: A step of a random live game: seconds since the last step, what happens, which line.
+STEP = st.tuples(st.floats(0.0, 40.0), st.sampled_from(
+    ["line", "line", "line", "tick", "hold", "release", "delay", "stop"]),
+    st.integers(0, len(RANDOM_LINES) - 1))
+
+
+def _medium_race() -> Any:
+    from referee.games.race65 import Race65Options, Race65Spec
+
+    return Race65Spec(["Ann", "Bob"], Race65Options(difficulty="medium"))
+
+
+def _play_steps(session: Any, steps: list[tuple[float, str, int]], start: float) -> float:
+    """Play ``steps`` as the live table loop does (it ticks when it wakes, holds
+    for a lost microphone and releases when it is back, delays the clock while
+    it talks, stops on Ctrl-D); the time of the last step."""
+    at = start
+    held = False
+    for gap, kind, i in steps:
+        at = round(at + gap, 3)
+        if kind == "tick":
+            session.tick(at)
+        elif kind == "line":
+            speaker, text = RANDOM_LINES[i].split(": ")
+            session.hear(text, speaker, at)
+        elif kind == "hold" and not held:
+            session.hold(at, "I lost the microphone.")
+            held = True
+        elif kind == "release" and held:
+            session.release(at, "The microphone is back.")
+            held = False
+        elif kind == "delay":
+            session.tick(at)
+            session.delay_clock(at, at + i / 4)
+        elif kind == "stop":
+            session.stop(at)
+            break
+    return at
+
+
+def _rebuilt(path: Path) -> tuple[Any, list[Record], list[Record]]:
+    """The game ``path`` holds, rebuilt as resume and replay do: the session,
+    the records it was rebuilt from, and the records the rebuilding wrote."""
+    from referee.gamelog import announced
+    from referee.session import Session, replay_records
+
+    records, _ = announced(read_log(path).records)
+    again: list[Record] = []
+    session = Session(_medium_race(), record=again.append)
+    replay_records(session, records)
+    return session, records, again
+
+
+def _said(records: list[Record]) -> list[tuple[float, str]]:
+    from referee.gamelog import SaidRecord
+
+    return [(r.at, r.text) for r in records if isinstance(r, SaidRecord)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(steps=st.lists(STEP, max_size=25), more=st.lists(STEP, max_size=12),
+       cut=st.floats(0.0, 1.0), torn=st.integers(0, 40))
+def test_live_replay_and_resume_agree_on_random_games(tmp_path_factory, steps, more, cut, torn):
+    """Random live games with timeouts, holds, delays and stops; killed at a
+    random byte (a torn last line), resumed and played on: the rebuilt game
+    says what the live one said and ends in the same state, and so does the
+    CLI's ``replay --json``."""
+    import contextlib
+    import io
+
+    from referee.cli import main
+    from referee.gamelog import ResumedRecord
+    from referee.session import Session
+
+    path = tmp_path_factory.mktemp("log") / "game.jsonl"
+    live_log = GameLog(path, print)
+    live_log.write(GameHeader(game="race65", players=("Ann", "Bob"),
+                              options=_medium_race().options.to_json()))
+    live = Session(_medium_race(), record=live_log.write)
+    live.start()
+    _play_steps(live, steps, 0.0)
+    live_log.close()
+
+    rebuilt, records, again = _rebuilt(path)
+    assert _said(again) == _said(records)[1:]   # (the opening is not said again)
+    assert rebuilt.final_state() == live.final_state()
+    replay = io.StringIO()
+    with contextlib.redirect_stdout(replay):
+        assert main(["replay", str(path), "--json"]) == 0
+    assert json.loads(replay.getvalue().splitlines()[-1]) == live.final_state()
+
+    # A kill at a random byte of the log, then resume, and more play.
+    data = path.read_bytes()
+    path.write_bytes(data[: max(len(data.split(b"\n", 1)[0]) + 1, int(len(data) * cut))]
+                     + os.urandom(torn).replace(b"\n", b" "))
+    resumed, records, _ = _rebuilt(path)
+    if resumed.over:
+        return
+    last = max([r.at for r in records], default=0.0)
+    resumed_log = GameLog(path, print)
+    resumed.record = resumed_log.write
+    resumed_log.write(ResumedRecord(last, "now"))
+    _play_steps(resumed, more, last)
+    resumed_log.close()
+    rebuilt, records, again = _rebuilt(path)
+    assert rebuilt.final_state() == resumed.final_state()
+
+
+# --- one log, one game, one referee at a time ---------------------------------------------
+
+
+def test_two_games_started_in_the_same_second_get_two_logs(tmp_path, monkeypatch):
+    import referee.gamelog as gamelog
+
+    monkeypatch.setattr(gamelog, "LOGS_DIR", tmp_path / "logs")
+    monkeypatch.setattr(gamelog.time, "strftime", lambda fmt: "20261126-180000")
+    paths = [gamelog.default_path("race65") for _ in range(3)]
+    assert [p.name for p in paths] == ["race65-20261126-180000.jsonl",
+                                       "race65-20261126-180000-2.jsonl",
+                                       "race65-20261126-180000-3.jsonl"]
+    assert all(p.is_file() for p in paths)
+
+
+def test_a_log_in_use_is_refused_to_a_second_referee_and_left_unchanged(tmp_path):
+    """A game running with its log; a second ``play --log`` on that file and a
+    second ``resume`` of it are refused with a message and change nothing. Once
+    the first referee is gone (killed), the game resumes."""
+    log = tmp_path / "game.jsonl"
+    first = subprocess.Popen(
+        [sys.executable, "-m", "referee", "play", *HARD, *QUIET, "--log", str(log)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT)
+    assert first.stdin is not None
+    assert first.stdout is not None
+    try:
+        wait_for(first.stdout, "Ann starts.")
+        first.stdin.write("flip my seven\n")
+        first.stdin.flush()
+        wait_for(first.stdout, "Ann, 7 down.")
+        before = log.read_bytes()
+
+        second = referee("resume", str(log), *QUIET, stdin="flip my three\n")
+        assert second.returncode == 2
+        assert "is in use: another referee is playing that game now" in second.stderr
+        assert "Nothing was changed." in second.stderr
+        again = referee("play", *HARD, *QUIET, "--log", str(log), stdin="flip my three\n")
+        assert again.returncode == 2
+        assert "already holds a game" in again.stderr
+        assert log.read_bytes() == before
+    finally:
+        first.kill()
+        first.wait(timeout=20)
+    resumed = referee("resume", str(log), *QUIET, "--json", stdin="flip my three\n")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout.splitlines()[-1])["players"]["Ann"]["down"] == [3, 7]
+
+
+def _stopped_log(tmp_path: Path, moves: str) -> tuple[Path, list[str]]:
+    """A typed game's log without its end (as if it had been killed), and its lines."""
+    log = tmp_path / "game.jsonl"
+    result = referee("play", *HARD, *QUIET, "--log", str(log), stdin=moves)
+    assert result.returncode == 0, result.stderr
+    kept = [x for x in log.read_text().splitlines() if '"type":"stop"' not in x
+            and "GameStopped" not in x and "Game stopped" not in x]
+    return log, kept
+
+
+def test_a_damaged_move_in_the_middle_of_a_log_is_told_with_what_it_lost(tmp_path):
+    """A damaged line in the middle that held a move: resume says which line is
+    damaged and which announcements it could not restore, then goes on."""
+    log, lines = _stopped_log(tmp_path, "flip my seven\nflip my three\nBob: flip my twelve\n")
+    seven = next(i for i, x in enumerate(lines) if '"type":"input"' in x and "seven" in x)
+    lines[seven] = lines[seven][:30] + "\x00\x17garbage"
+    log.write_text("\n".join(lines) + "\n")
+    said = next(i for i, x in enumerate(lines) if "Ann, 7 down" in x)
+    resumed = referee("resume", str(log), *QUIET, "--json", stdin="Bob: what's the score\n")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"1 damaged line skipped (line {seven + 1})" in resumed.stderr
+    assert "crash mid-write" not in resumed.stderr
+    assert "the game rebuilt from the rest is not what was announced" in resumed.stderr
+    assert f'"Ann, 7 down. One more flip." (line {said + 1})' in resumed.stderr
+    # What could be rebuilt is played on, and said: Ann's 3 and the turn still stand.
+    final = json.loads(resumed.stdout.splitlines()[-1])
+    assert final["players"]["Ann"]["down"] == [3]
+
+
+def test_a_damaged_clock_line_in_the_middle_loses_nothing(tmp_path):
+    log, lines = _stopped_log(tmp_path, "flip my seven\nflip my three\n")
+    lines.insert(4, '{"type":"clock","at":1.')  # a heartbeat cut short
+    log.write_text("\n".join(lines) + "\n")
+    resumed = referee("resume", str(log), *QUIET, "--json", stdin="")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "1 damaged line skipped (line 5)" in resumed.stderr
+    assert "not what was announced" not in resumed.stderr
+    assert json.loads(resumed.stdout.splitlines()[-1])["players"]["Ann"]["down"] == [3, 7]
+
+
+def test_random_bytes_are_not_a_game_log(tmp_path):
+    import random
+
+    junk = tmp_path / "junk.jsonl"
+    junk.write_bytes(random.Random(3).randbytes(3000))
+    for command in ("resume", "replay"):
+        result = referee(command, str(junk), *(QUIET if command == "resume" else ()))
+        assert result.returncode == 2
+        assert "is not a referee game log" in result.stderr
+        assert "empty" not in result.stderr
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    assert "is empty" in referee("replay", str(empty)).stderr

@@ -38,6 +38,7 @@ from referee.engine.phase10_phases import (
     BOARD_PHASES,
     COLOURS,
     DEFAULT_BOARD,
+    DEFAULT_BOARD_TEXT,
     HIGHEST,
     SKIP,
     TWIST_PHASES,
@@ -295,12 +296,31 @@ LAST = DEFAULT_BOARD.last  # 13: the Phase 10 space
     (LAST, "made", False, LAST + 1), (LAST, "out", False, LAST + 1),   # past: finished
     (LAST - 1, "failed", False, LAST),            # 1 space lands on the Phase 10 space
     (LAST - 1, "made", False, LAST + 1),          # 2 spaces jump over it
+    (LAST - 1, "out", False, LAST + 1),           # 3 spaces jump over it
     (LAST - 2, "out", False, LAST + 1),           # 3 spaces jump over it
-    (LAST - 2, "made", False, LAST),              # 2 spaces land on it
+    (LAST - 2, "made", False, LAST + 1),          # the seed: 2 spaces from 2 before skip it
+    (LAST - 2, "failed", False, LAST - 1),        # 1 space does not
+    (LAST - 3, "out", False, LAST),               # from further back: lands on it
+    (LAST - 3, "made", False, LAST - 1),
     (LAST - 2, "made", True, LAST + 1),           # a doubled move carries past it
+    (LAST - 4, "made", True, LAST),               # a doubled move from further back lands on it
+    (LAST - 6, "out", True, LAST),
+    (LAST - 5, "out", True, LAST + 1),
 ])
 def test_movement_in_every_case(space, result, twist, to):
     assert movement(DEFAULT_BOARD, space, result, twist) == to
+
+
+@pytest.mark.parametrize("board_text", ["1 2 3 4 10", "1 T 2 10", "1 2 T 10", DEFAULT_BOARD_TEXT])
+@pytest.mark.parametrize("result", ["out", "made"])
+@pytest.mark.parametrize("before", [1, 2])
+def test_a_two_or_three_space_move_from_the_two_spaces_before_phase_10_skips_it(
+        board_text, result, before):
+    """The seed, on any board: 'You may skip over the 10th Phase space by earning
+    a 2 or 3-space move from one of the two preceding spaces.'"""
+    board = parse_board(board_text)
+    assert movement(board, board.last - before, result, False) == board.last + 1
+    assert movement(board, board.last - before, "failed", False) == board.last - before + 1
 
 
 def test_a_failed_twist_moves_back_one_and_never_behind_the_start():
@@ -748,6 +768,23 @@ def test_the_final_state_as_json(capsys, tmp_path):
     assert state["players"]["Cy"] == {"space": 3, "finished": False, "phase": "twist"}
 
 
+def test_two_spaces_from_the_second_space_before_phase_10_finish_the_game(capsys, tmp_path):
+    """Issue #36's reproduction: Ann, two spaces before the Phase 10 space, makes
+    her phase: she skips over it (she used to land on it). Bob, one space before
+    it, goes out and skips it too: both finish, and the one who went out wins."""
+    script = tmp_path / "game.txt"
+    script.write_text("[1] Bob: I lay down my phase\n[2] Bob: I'm out\n[3] Ann: yes\n"
+                      "[5] Ann: I lay down my phase\n[6] Bob: I'm out\n[7] Ann: yes\n")
+    assert main(["play", "phase10-twist", "--players", "Ann", "Bob", "--board", "1 2 3 4 10",
+                 "--script", str(script), "--json"]) == 0
+    out = capsys.readouterr().out
+    assert "to the Phase 10 space" not in out
+    state = json.loads(out.splitlines()[-1])
+    assert state["winner"] == ["Bob"]
+    assert state["players"]["Ann"]["finished"] is True
+    assert state["players"]["Bob"]["finished"] is True
+
+
 # --- a whole game by voice ---------------------------------------------------------------
 
 VOICE_MOVES = [  # (recording, what it says); physical Twist cards, board "1 T 2 10"
@@ -876,3 +913,83 @@ def test_a_killed_game_resumes_with_the_twist_card_it_had_drawn(tmp_path):
     assert replay.returncode == 0, replay.stderr
     assert any(x.endswith("referee, to Ann only: (private)") for x in replay.stdout.splitlines())
     assert json.loads(replay.stdout.splitlines()[-1])["players"] == state["players"]
+
+
+# --- counts and plurals through recognition (issue #36) -----------------------------------
+
+README_PHASE = "I lay down my phase three fives and three sevens"
+
+
+def _bob_lays_down(heard_text: str, answer: str | None) -> tuple[Session, list[str]]:
+    from referee.speech.understanding.intents import IntentMatcher
+
+    spec = Phase10Spec(["Ann", "Bob"])
+    session = Session(spec)
+    session.start()
+    heard = IntentMatcher.for_phrases(spec.phrase_file, spec.players).match(heard_text, "Bob")
+    said = [s.text for s in session.respond(heard, "Bob", 1.0, source="mic")]
+    if answer is not None:
+        said += [s.text for s in session.hear(answer, "Bob", 2.0)]
+    return session, said
+
+
+def test_counts_written_as_numbers_are_asked_about_as_counts():
+    """Whisper writes "three fives and three sevens" as "three five and three
+    seven": cards 3, 5, 3 and 7 do not make phase 1, three 5s and three 7s do,
+    so the referee asks about the counted reading and plays it on a yes."""
+    session, said = _bob_lays_down("I lay down my phase three five and three seven", "yes")
+    assert said[0] == "Bob, did you lay down 3 fives and 3 sevens?"
+    assert "Bob's phase 1 is down" in said[-1]
+    laid = session.game.state.seat("Bob").groups
+    assert sorted((g.kind, g.number) for g in laid) == [("set", 5), ("set", 7)]
+
+    session, said = _bob_lays_down("I lay down my phase three five and three seven", "no")
+    assert not session.game.state.seat("Bob").laid  # a no plays nothing
+    # Cards that make the phase as heard are not asked about.
+    session, said = _bob_lays_down("I lay down my phase five five five seven seven seven", None)
+    assert session.game.state.seat("Bob").laid
+    assert "did you" not in said[0]
+
+
+@pytest.mark.parametrize("model", ["base", None])
+@pytest.mark.parametrize("voice", ["espeak", "piper"])
+def test_the_readme_phase_spoken_lays_down_three_fives_and_three_sevens(model, voice, tmp_path):
+    """The README's example, spoken by a real TTS voice and heard by the real
+    recogniser (Whisper as shipped, and with the table's adapter): the phase
+    goes down as three 5s and three 7s, never as cards 3, 5, 3 and 7. (Whisper
+    as shipped hears nothing of eSpeak's long read-out: it is not laid, and
+    nothing is invented.)"""
+    from referee.speech.hearing.recognizers import make_recognizer
+    from referee.speech.speaking.tts import EspeakVoice, PiperVoice
+    from referee.table import Table
+
+    spec = Phase10Spec(["Ann", "Bob"])
+    session = Session(spec)
+    shown: list[str] = []
+    table = Table(session, recognizer=make_recognizer(session.matcher.phrases, None, model),
+                  show=shown.append)
+    table.start()
+    speaker = EspeakVoice() if voice == "espeak" else PiperVoice()
+
+    clock = [1.0]
+
+    def say(text: str) -> None:
+        """Bob speaks once the referee has finished."""
+        audio = speaker.render(text)
+        at = max(clock[0], table.busy_until) + 1.0
+        table.advance(at)
+        end = at + audio.seconds
+        table.hear_audio(audio, at, end, end + 0.3, speaker="Bob")
+        clock[0] = end + 0.3
+        table.advance(clock[0])
+
+    say(README_PHASE)
+    if session.question is not None:
+        say("yes")
+    seat = session.game.state.seat("Bob")
+    if seat.laid:  # (as three 5s and three 7s, or without the cards: never other cards)
+        assert sorted((g.kind, g.number) for g in seat.groups) in (
+            [("set", 5), ("set", 7)], []), shown
+    assert not any("3, 5, 3" in line or "3 5 3 7" in line for line in shown), shown
+    if model is None:  # the table's ears hear it; Whisper as shipped may hear nothing
+        assert seat.laid, shown

@@ -32,7 +32,8 @@ holder has the ten Twist cards, one each, and a card comes back to it at the
 end of the hand; a player who goes out without having said they laid down is
 taken to have laid their phase down; a doubled Twist move that carries a pawn
 past the Phase 10 space finishes, like the 2- and 3-space moves the rules
-allow from the two spaces before it.
+allow from the two spaces before it (which skip the Phase 10 space even where
+2 spaces would land on it).
 """
 
 from __future__ import annotations
@@ -79,13 +80,20 @@ def movement(board: Board, space: int, result: Result, twist: bool) -> int:
     """The space a pawn on ``space`` moves to after a hand (``board.last + 1``:
     past the Phase 10 space, finished).
 
+    The seed: "You may skip over the 10th Phase space by earning a 2 or
+    3-space move from one of the two preceding spaces": from either of them,
+    any move of 2 spaces or more finishes (from the second space before it, 2
+    spaces would otherwise land on it).
+
     >>> board = DEFAULT_BOARD
-    >>> movement(board, board.last, "failed", False), movement(board, board.last - 1, "made", False)
+    >>> movement(board, board.last, "failed", False), movement(board, board.last - 2, "made", False)
     (13, 14)
     """
     if space >= board.last and not twist:
         return board.last + 1 if result != "failed" else board.last
     steps = (TWIST_STEPS if twist else STEPS)[result]
+    if steps >= 2 and board.last - 2 <= space < board.last:
+        return board.last + 1
     return max(0, min(board.last + 1, space + steps))
 
 

@@ -420,6 +420,13 @@ class GameSpec(ABC):
         the phrase file's ``[confirm]``, else "Ann, did you say: <description>?"."""
         return self.wording.confirm(intent, who)
 
+    def likelier(self, intent: Intent, who: str, game: Game[Any], at: float) -> Intent | None:
+        """Another reading of the words heard that the rules take where they
+        refuse ``intent`` (Phase 10: "three five and three seven", as a
+        recogniser writes "three fives and three sevens"), to be asked about
+        before it is played; None when there is none (the default)."""
+        return None
+
     def agreement(self, intent: Intent) -> str | None:
         """What another player must agree to before an intent is carried out
         ("end the game"), or None when it needs nobody's agreement. Undo is

@@ -43,6 +43,7 @@ from referee.engine.core import (
     GameStopped,
     GameWon,
     IllegalAction,
+    Rejection,
 )
 from referee.engine.phase10 import (
     ChoiceNeeded,
@@ -96,7 +97,7 @@ from referee.games.base import (
     sentence,
     spoken_list,
 )
-from referee.games.phase10.readout import ReadoutError, read_cards
+from referee.games.phase10.readout import ReadoutError, counted, read_cards, spoken_cards
 
 BOARD_FILE = Path(__file__).with_name("board.txt")
 
@@ -282,6 +283,41 @@ class Phase10Spec(GameSpec):
         if words:
             text += ": " + " ".join(map(str, words))
         return text
+
+    def likelier(self, intent: Intent, who: str, game: Game[Any], at: float) -> Intent | None:
+        """A phase read out as "three five and three seven" (Whisper's way of
+        writing "three fives and three sevens") that the rules refuse, while
+        the counted reading makes the phase: that reading, to be asked about."""
+        words = intent.get("cards")
+        if intent.kind not in ("laid", "hit") or not words:
+            return None
+        again = counted(words)
+        if again == tuple(words) or self._takes(intent, who, game, at):
+            return None
+        other = Intent.of(intent.kind, **{**dict(intent.slots), "cards": again})
+        return other if self._takes(other, who, game, at) else None
+
+    def _takes(self, intent: Intent, who: str, game: Game[Phase10State], at: float) -> bool:
+        """Whether the rules take ``intent`` now (tried on the state, which stays as it is)."""
+        try:
+            game.rules.apply(game.state, self.action_for(intent, who, game), at)
+        except Rejection:
+            return False
+        return True
+
+    def confirmation(self, intent: Intent, who: str) -> str:
+        """Hand points read out as cards are asked about as the points they make
+        ("Ann, are 25 points left in your hand?"), not as the words heard."""
+        if intent.kind == "laid" and intent.get("cards"):
+            return f"{who}, did you lay down {spoken_cards(intent['cards'])}?"
+        if intent.kind == "points" and intent.get("points") is None:
+            words = intent.get("cards") or ()
+            try:
+                points = hand_points(read_cards(words))
+            except ReadoutError:  # (refused when played: it says what is wrong)
+                return f"{who}, are the cards left in your hand: {' '.join(map(str, words))}?"
+            return f"{who}, are {points} points left in your hand?"
+        return super().confirmation(intent, who)
 
     @staticmethod
     def _cards(intent: Intent) -> tuple[Card, ...]:

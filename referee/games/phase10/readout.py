@@ -22,6 +22,8 @@ from referee.engine.phase10_phases import COLOURS, HIGHEST, SKIP, WILD, Card
 PLURALS = {"ones": 1, "twos": 2, "threes": 3, "fours": 4, "fives": 5, "sixes": 6,
            "sevens": 7, "eights": 8, "nines": 9, "tens": 10, "elevens": 11, "twelves": 12}
 COLOUR_PLURALS = {f"{c}s": c for c in COLOURS}
+#: The plural of each number, as a read-out says it after a count.
+PLURAL_OF = {n: word for word, n in PLURALS.items()}
 SHOWN = "say them like: three fives and three sevens, or a run from six to nine"
 
 
@@ -120,3 +122,56 @@ def _run(tokens: list[str], i: int, colour: str | None) -> tuple[list[Card], int
         raise ReadoutError(f"A run from {low} to {high} has {high - low + 1} cards, "
                            f"not {length}.")
     return [Card(n, colour) for n in range(low, high + 1)], i + 4
+
+
+def counted(words: Sequence[object]) -> tuple[object, ...]:
+    """The words with each "<count> <number>" read as a count of that number:
+    how "three fives and three sevens" often comes back from a recogniser
+    ("three five and three seven"). Counts are 2 to 9; other words stay.
+
+    >>> counted([3, 5, "and", 3, 7])
+    (3, 'fives', 'and', 3, 'sevens')
+    >>> counted([7, 1])
+    (7, 'ones')
+    """
+    out: list[object] = []
+    i = 0
+    while i < len(words):
+        count, number = (str(w) for w in (*words[i : i + 2], "", "")[:2])
+        if count.isdigit() and 2 <= int(count) <= 9 and number.isdigit() \
+                and int(number) in PLURAL_OF:
+            out += [words[i], PLURAL_OF[int(number)]]
+            i += 2
+        else:
+            out.append(words[i])
+            i += 1
+    return tuple(out)
+
+
+def spoken_cards(words: Sequence[object]) -> str:
+    """A read-out as the referee says it back, counts kept with their cards.
+
+    >>> spoken_cards([3, "fives", 3, "sevens"])
+    '3 fives and 3 sevens'
+    >>> spoken_cards(["a", "run", "of", 4, "from", 6, "to", 9])
+    'a run of 4 from 6 to 9'
+    """
+    parts: list[str] = []
+    tokens = [str(w) for w in words]
+    i = 0
+    while i < len(tokens):
+        if tokens[i] == "and":
+            i += 1
+        elif tokens[i].isdigit() and i + 1 < len(tokens) and tokens[i + 1] in PLURALS:
+            parts.append(f"{tokens[i]} {tokens[i + 1]}")
+            i += 2
+        else:
+            start = i
+            while i < len(tokens) and tokens[i] != "and" and not (
+                    i > start and tokens[i].isdigit() and i + 1 < len(tokens)
+                    and tokens[i + 1] in PLURALS):
+                i += 1
+            parts.append(" ".join(tokens[start:i]))
+    if len(parts) <= 1:
+        return "".join(parts)
+    return f"{', '.join(parts[:-1])} and {parts[-1]}"

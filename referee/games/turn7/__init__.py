@@ -20,8 +20,8 @@ Decisions (also in ``docs/playing.md``):
   acted on only while it speaks; "stay" is a move. The recogniser decodes the
   game's sentences, so the two are different sentences with their own
   scores; a "stay" heard unsurely, or over the referee's voice, is asked
-  about ("Ann, did you say: stay?") and never played on a guess. The
-  recognition benchmark reports how often one is taken for the other.
+  about ("Ann, do you stay, and keep this round's points?") and never
+  played on a guess. The recognition benchmark reports how often one is taken for the other.
 * **Odds.** "what are my odds" and "hint" answer from the cards still in the
   deck (the last shuffle's cards minus every card out since), exactly:
   :func:`odds`; ``referee hint turn7`` prints the same as JSON.
