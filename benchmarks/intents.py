@@ -18,6 +18,7 @@ import statistics
 import time
 from pathlib import Path
 
+from referee.progress import Bar
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.meaning import Intent
 from referee.speech.understanding.templates import expand_phrases
@@ -53,6 +54,8 @@ def main() -> None:
         if line.strip() and not line.startswith("#")
     ]
 
+    bar = Bar(len(exact) + len(dropped) + len(talk), "sentences matched")
+    done = 0
     for name, cases in (("template sentences", exact), ("one small word dropped", dropped)):
         ok, times = 0, []
         for text, intent in cases:
@@ -60,6 +63,8 @@ def main() -> None:
             heard = matcher._match(text, "Ann")
             times.append(time.perf_counter() - start)
             ok += heard.intent == intent
+            done += 1
+            bar(done, name)
         rows.append((name, len(cases), ok, times))
     rejected, times = 0, []
     for text in talk:
@@ -67,6 +72,9 @@ def main() -> None:
         heard = matcher._match(text, "Ann")
         times.append(time.perf_counter() - start)
         rejected += heard.kind == "none"
+        done += 1
+        bar(done, "table talk")
+    bar.close()
     rows.append(("table talk (must be none)", len(talk), rejected, times))
 
     print("| set | utterances | correct | accuracy | p50 ms | p95 ms | max ms |")

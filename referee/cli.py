@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from referee import __version__
 from referee.games import GAMES, SetupError, find_game
@@ -135,8 +135,18 @@ def _table_options(parser: argparse.ArgumentParser) -> None:
                        "players can speak over it (default on when speexdsp is installed)")
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with the message first: a screen reader reads lines in order,
+    so a bad option is the first line said, then a one-line hint; the full
+    usage is for ``--help``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n"
+                     f"Say {self.prog} --help for the options.\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="referee", description="An offline, voice-driven referee for tabletop games."
     )
     parser.add_argument("--version", action="version", version=f"referee {__version__}")
@@ -205,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _tool_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _tool_commands(commands: argparse._SubParsersAction[Any]) -> None:
     """``referee hint GAME ...`` and the like: each game's extra commands, by command."""
     by_command: dict[str, list[tuple[type[GameSpec], Tool]]] = {}
     for spec in GAMES.values():
@@ -327,6 +337,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         return play_table(args, spec)
     from referee.tableplay import check_log_path, game_log_for, read_lines
 
+    _check_script_audio(args, spec)
     check_log_path(args)
     lines = read_lines(args.script)
     session = Session(spec)
@@ -341,6 +352,21 @@ def cmd_play(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(session.final_state()), flush=True)
     return 0
+
+
+def _check_script_audio(args: argparse.Namespace, spec: GameSpec) -> None:
+    """A typed ``--script`` game is text only: WAV files asked for with it
+    (``--voice wav:DIR``, ``--private-audio NAME=wav:DIR``) are refused with a
+    message, not silently left unwritten. (A private device still says that
+    the player has a channel: the transcript marks what goes to it.)"""
+    voices = [v.strip() for v in (args.voice or "").split(",") if v.strip().startswith("wav:")]
+    private = [f"{p}={d}" for p, d in spec.private_channels().items() if d.startswith("wav:")]
+    if voices or private:
+        asked = ", ".join([*(f"--voice {v}" for v in voices),
+                           *(f"--private-audio {p}" for p in private)])
+        raise SetupError(f"A typed --script game is text only: it says and writes no audio "
+                         f"({asked}). For the referee's voice in WAV files, play recorded "
+                         "speech with --audio-script FILE, or play live.")
 
 
 def cmd_hear(args: argparse.Namespace) -> int:

@@ -104,6 +104,8 @@ NOT_MOVES = frozenset({"none", "ambiguous", "query", "answer", "stop", "undo", "
 #: Answers longer than this many words are read a section at a time ("more").
 SECTION_WORDS = 40
 MORE = "Say more for the rest."
+#: "more" with nothing left to read.
+ALL_READ = "That's all."
 
 COUNTDOWN_WORDS = {5: "Five.", 4: "Four.", 3: "Three.", 2: "Two.", 1: "One."}
 
@@ -467,9 +469,13 @@ class Session:
         return self._read_more(at)
 
     def _read_more(self, at: float) -> list[Said]:
-        """The next section of a long answer ("more"); nothing when all was read."""
-        if not self._more:
-            return []
+        """The next section of a long answer ("more"); "That's all." when all was
+        read, so a player who cannot see tells "done" from "not heard"."""
+        if not self._more:  # ("repeat" still says the last answer, not this)
+            last = self.last
+            said = self._say([ALL_READ], at, "answer")
+            self.last = last
+            return said
         section = self._more.pop(0)
         return self._say([f"{section} {MORE}" if self._more else section], at, "answer")
 

@@ -250,7 +250,9 @@ def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: 
             microphone = Microphone(parse_device(args.device), seats, args.end_silence,
                                     track=track)
         except MicrophoneError as error:
-            if args.input == "mic":
+            # A device asked for by name or number is refused, not replaced by
+            # typing: the table said which microphone to use.
+            if args.input == "mic" or args.device is not None:
                 raise SetupError(str(error)) from error
             problem(f"{error} Falling back to typed input: type each move and press Enter.")
     if microphone is None and sys.stdin.isatty():

@@ -106,6 +106,39 @@ def test_bad_set_up_gives_a_message_never_a_traceback(args, message):
     assert_clean_error(referee(*args), message)
 
 
+@pytest.mark.parametrize("args", [["play", "race65", "--difficulty", "brutal"], ["play", "chess"],
+                                  ["bogus"]])
+def test_an_option_error_says_the_message_first_and_a_one_line_hint(args):
+    """A screen reader reads lines in order: the message comes first, then how to
+    get help, not a usage block (issue #36)."""
+    result = referee(*args)
+    assert result.returncode == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2, lines
+    assert "error:" in lines[0]
+    assert "invalid choice" in lines[0]
+    assert lines[1].startswith("Say referee")
+    assert lines[1].endswith("--help for the options.")
+
+
+@pytest.mark.parametrize("audio", [["--voice", "piper,wav:OUT"], ["--voice", "wav:OUT"],
+                                   ["--twist", "virtual", "--private-audio", "Ann=wav:OUT"]])
+def test_a_typed_script_refuses_audio_it_would_not_write(audio, tmp_path):
+    """``--script`` is text only: WAV files asked for with it used to be silently
+    left unwritten; now the combination is refused, and nothing is played."""
+    script = tmp_path / "game.txt"
+    script.write_text("Bob: I'm out\n")
+    out = tmp_path / "out"
+    args = [a.replace("OUT", str(out)) for a in audio]
+    result = referee("play", "phase10-twist", "--players", "Ann", "Bob", "--script",
+                     str(script), *args)
+    assert result.returncode == 2
+    assert "A typed --script game is text only" in result.stderr
+    assert "--audio-script" in result.stderr
+    assert result.stdout == ""
+    assert not out.exists()
+
+
 # --- scripted play with bad input ------------------------------------------------------------
 
 

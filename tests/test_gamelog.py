@@ -620,7 +620,7 @@ def test_two_games_started_in_the_same_second_get_two_logs(tmp_path, monkeypatch
     import referee.gamelog as gamelog
 
     monkeypatch.setattr(gamelog, "LOGS_DIR", tmp_path / "logs")
-    monkeypatch.setattr(gamelog.time, "strftime", lambda fmt: "20261126-180000")
+    monkeypatch.setattr(time, "strftime", lambda fmt: "20261126-180000")
     paths = [gamelog.default_path("race65") for _ in range(3)]
     assert [p.name for p in paths] == ["race65-20261126-180000.jsonl",
                                        "race65-20261126-180000-2.jsonl",

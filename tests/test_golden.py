@@ -75,7 +75,8 @@ def test_golden_transcript(script: Path, capsys: pytest.CaptureFixture[str]) -> 
                                    "have none (start the game with --private-audio Cy=DEVICE)",
                                    "listen in your headphones", "to Bob only: (private)",
                                    "did you make your Twist phase?",
-                                   "on a Twist card: back 1 space", "Ann wins!"]),
+                                   "on a Twist card: back 1 space", "Cy made the phase: past "
+                                   "Phase 10!", "Ann went out, and wins!"]),
     ],
 )
 def test_goldens_cover_the_situations_they_promise(stem: str, must_say: list[str]) -> None:

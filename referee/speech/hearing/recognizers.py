@@ -41,7 +41,8 @@ from referee.speech.understanding.templates import PhraseSet
 
 log = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+#: The project's root: ``models/`` there holds downloaded models (git-ignored).
+ROOT = Path(__file__).resolve().parents[3]
 MODELS_DIR = Path(os.environ.get("REFEREE_MODELS", ROOT / "models"))
 VOSK_MODEL_ENV = "REFEREE_VOSK_MODEL"
 WHISPER_MODEL_ENV = "REFEREE_WHISPER_MODEL"

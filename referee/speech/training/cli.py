@@ -27,13 +27,14 @@ import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_LINES = 12000
 DEFAULT_SEED = 2026
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
     train = commands.add_parser("train", help="train the referee's ears (needs PyTorch)")
     what = train.add_subparsers(dest="train_what", metavar="WHAT", required=True)
     ears = what.add_parser("ears", help="adapt Whisper tiny.en's decoder to the games' sentences")
