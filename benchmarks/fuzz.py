@@ -21,6 +21,7 @@ import traceback
 from collections.abc import Iterator
 
 from referee.games import GAMES
+from referee.progress import Bar
 from referee.session import Session
 from referee.speech.understanding.templates import expand_sentences, load_phrases
 
@@ -120,7 +121,9 @@ def fuzz(game: str, count: int, seed: int) -> tuple[int, list[str], int, list[fl
     moves = 0
     times: list[float] = []
     at = 0.0
-    for _, line in zip(range(count), lines(rng, sentences(game)), strict=False):
+    bar = Bar(count, f"{game}: lines")
+    for n, line in zip(range(count), lines(rng, sentences(game)), strict=False):
+        bar(n)
         at += rng.choice([0.1, 0.5, 1.0, 3.0, 20.0])
         before = session.game.depth
         start = time.perf_counter()
@@ -133,6 +136,7 @@ def fuzz(game: str, count: int, seed: int) -> tuple[int, list[str], int, list[fl
         if session.over:
             session = Session(spec_class(players), at=at)
             session.start()
+    bar.close()
     return count, failures, moves, times
 
 
