@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from referee.engine.phase10_phases import COLOURS, HIGHEST, SKIP, WILD, Card
+from referee.speech.understanding.meaning import spoken_list
 
 PLURALS = {"ones": 1, "twos": 2, "threes": 3, "fours": 4, "fives": 5, "sixes": 6,
            "sevens": 7, "eights": 8, "nines": 9, "tens": 10, "elevens": 11, "twelves": 12}
@@ -137,7 +138,8 @@ def counted(words: Sequence[object]) -> tuple[object, ...]:
     out: list[object] = []
     i = 0
     while i < len(words):
-        count, number = (str(w) for w in (*words[i : i + 2], "", "")[:2])
+        count = str(words[i])
+        number = str(words[i + 1]) if i + 1 < len(words) else ""
         if count.isdigit() and 2 <= int(count) <= 9 and number.isdigit() \
                 and int(number) in PLURAL_OF:
             out += [words[i], PLURAL_OF[int(number)]]
@@ -172,6 +174,4 @@ def spoken_cards(words: Sequence[object]) -> str:
                     and tokens[i + 1] in PLURALS):
                 i += 1
             parts.append(" ".join(tokens[start:i]))
-    if len(parts) <= 1:
-        return "".join(parts)
-    return f"{', '.join(parts[:-1])} and {parts[-1]}"
+    return spoken_list(parts)

@@ -21,7 +21,8 @@ Decisions (also in ``docs/playing.md``):
   game's sentences, so the two are different sentences with their own
   scores; a "stay" heard unsurely, or over the referee's voice, is asked
   about ("Ann, do you stay, and keep this round's points?") and never
-  played on a guess. The recognition benchmark reports how often one is taken for the other.
+  played on a guess. The recognition benchmark reports how often one is
+  taken for the other.
 * **Odds.** "what are my odds" and "hint" answer from the cards still in the
   deck (the last shuffle's cards minus every card out since), exactly:
   :func:`odds`; ``referee hint turn7`` prints the same as JSON.
