@@ -631,10 +631,12 @@ def test_two_games_started_in_the_same_second_get_two_logs(tmp_path, monkeypatch
 def test_a_log_in_use_is_refused_to_a_second_referee_and_left_unchanged(tmp_path):
     """A game running with its log; a second ``play --log`` on that file and a
     second ``resume`` of it are refused with a message and change nothing. Once
-    the first referee is gone (killed), the game resumes."""
+    the first referee is gone (killed), the game resumes. (An untimed game:
+    with a turn timer the first referee itself adds a clock line each second.)"""
     log = tmp_path / "game.jsonl"
+    untimed = ["race65", "--rules", "phase-seven", "--difficulty", "easy"]
     first = subprocess.Popen(
-        [sys.executable, "-m", "referee", "play", *HARD, *QUIET, "--log", str(log)],
+        [sys.executable, "-m", "referee", "play", *untimed, *QUIET, "--log", str(log)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         cwd=ROOT)
     assert first.stdin is not None
@@ -650,7 +652,7 @@ def test_a_log_in_use_is_refused_to_a_second_referee_and_left_unchanged(tmp_path
         assert second.returncode == 2
         assert "is in use: another referee is playing that game now" in second.stderr
         assert "Nothing was changed." in second.stderr
-        again = referee("play", *HARD, *QUIET, "--log", str(log), stdin="flip my three\n")
+        again = referee("play", *untimed, *QUIET, "--log", str(log), stdin="flip my three\n")
         assert again.returncode == 2
         assert "already holds a game" in again.stderr
         assert log.read_bytes() == before
