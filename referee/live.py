@@ -10,6 +10,11 @@
   seconds and says when it is back, resuming the timer.
 * While a turn timer runs, a ``clock`` record goes to the game log every
   second, so ``referee resume`` gets the time left back within a second.
+* A win does not end the loop: the table stays for questions, an undo or
+  "play again" until it says "that's all" (:attr:`Session.left`). Ctrl-D at a
+  terminal leaves too: at once when the game is over, else when pressed a
+  second time (the first asks). A keyboard that closes (a pipe's end) leaves
+  unless a microphone is still listening.
 """
 
 from __future__ import annotations
@@ -110,7 +115,7 @@ def reinitialise_portaudio() -> None:
 
 
 class LiveLoop:
-    """Runs a table in real time until the game ends or the keyboard closes."""
+    """Runs a table in real time until the table leaves or the keyboard closes."""
 
     def __init__(
         self,
@@ -155,7 +160,7 @@ class LiveLoop:
         if self.microphone is not None:
             self._open_microphone(announce=False)
         stop_at = None if self.max_seconds is None else self.now() + self.max_seconds
-        while not self.session.over and not self._stopped:
+        while not self.session.left and not self._stopped:
             if stop_at is not None and self.now() >= stop_at:
                 break
             if not self._keyboard(0.0 if self._mic_ok else self._wait()):
@@ -198,12 +203,14 @@ class LiveLoop:
             if self._pending.strip():
                 self._line(self._pending.decode("utf-8", errors="replace"))
                 self._pending = b""
-            if os.isatty(fd) and not self.session.over and not self._eof_asked:
-                # Ctrl-D at a terminal, perhaps by mistake: ask before ending the game.
-                self._eof_asked = True
-                self.table.say([Said(self.now(), "Press Ctrl-D again to end the game; "
-                                     "type anything else to go on.", "problem")])
-                return True
+            if os.isatty(fd):
+                if not self.session.over and not self._eof_asked:
+                    # Ctrl-D at a terminal, perhaps by mistake: ask before ending the game.
+                    self._eof_asked = True
+                    self.table.say([Said(self.now(), "Press Ctrl-D again to end the game; "
+                                         "type anything else to go on.", "problem")])
+                    return True
+                return False  # (a microphone does not keep a table that typed Ctrl-D)
             # The keyboard closed: go on listening if there is a microphone.
             self.keyboard = None
             return self.microphone is not None

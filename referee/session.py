@@ -8,7 +8,14 @@ simulated clock.
 
 Decisions:
 
-* An utterance without a known speaker is attributed to the active player.
+* An utterance without a known speaker is attributed to the player the game
+  waits for (:meth:`~referee.games.base.GameSpec.unnamed`). When the game
+  waits for nobody in particular (Phase 10 Twist between reports, turns not
+  kept), it is :data:`SOMEONE`'s: a question about "me" is answered for
+  everyone, and a move is not played: "Who said that? ...". A typed target
+  call without a name is confirmed as a spoken one is
+  (:meth:`~referee.games.base.GameSpec.always_confirm`): "I call sixty-five"
+  typed for Bob on Ann's turn would otherwise cost Ann her tray.
 * Countdown marks, in seconds left: half the turn (when more than 10), 10
   (when the turn is longer), then 5, 4, 3, 2, 1. The deadline itself applies the
   engine's timeout.
@@ -48,7 +55,16 @@ The table's own commands:
 * "louder", "slower" ... go to :attr:`Session.adjust_voice` (the table's
   voice); without one the referee says it has no voice to change.
 * "new game" / "rematch": the same players and options start again, at once
-  when the game is over, else once another player agrees.
+  when the game is over, else once another player agrees; the referee first
+  says what to put back on the table ("Everyone, flip all your tiles back
+  up.": :meth:`~referee.games.base.GameSpec.reset`).
+
+After the end (someone won, or the table agreed to end it) the referee stays
+at the table: it says so (:data:`AFTER_THE_END`), answers questions, takes an
+undo by agreement (the game goes on from before the move), and starts a new
+game on "play again". "That's all" (or "we're done", "goodbye") leaves:
+:attr:`Session.left` tells the table loop to end. Said during a game, it asks
+another player to agree to end the game, then leaves.
 
 Every input, event and sentence is passed to ``record`` (the game log) as it
 happens; :func:`replay_records` rebuilds a session from those records.
@@ -100,14 +116,26 @@ SURE_SCORE = 0.9
 MAX_CHANCE_STEPS = 100
 #: Intents that are not moves: everything else is (a flip, a call, a roll, a shut).
 NOT_MOVES = frozenset({"none", "ambiguous", "query", "answer", "stop", "undo", "end", "more",
-                       "pause", "resume", "voice", "rematch"})
+                       "pause", "resume", "voice", "rematch", "leave"})
 #: Answers longer than this many words are read a section at a time ("more").
 SECTION_WORDS = 40
 MORE = "Say more for the rest."
-#: "more" with nothing left to read.
-ALL_READ = "That's all."
+#: "more" with nothing left to read (not "That's all.": players say that to leave).
+ALL_READ = "That's everything."
+#: Said once the game is over: the referee stays at the table.
+AFTER_THE_END = ("Ask me anything about the game. Say play again for a new game, "
+                 "or that's all to finish.")
+#: "stop" when the referee was silent (the table says it: only it knows when it
+#: speaks): a player who cannot see tells that from not heard.
+NOT_SPEAKING = "I wasn't speaking."
+#: Said when the table leaves.
+GOODBYE = "Good game, everyone. Goodbye."
 
 COUNTDOWN_WORDS = {5: "Five.", 4: "Four.", 3: "Three.", 2: "Two.", 1: "One."}
+#: The speaker of an utterance nothing attributes (see :meth:`Session.attribute`).
+SOMEONE = "$someone"
+#: Said for a move whose player the referee cannot tell.
+WHO_SAID = "Who said that? Please say it again, starting with your name."
 
 
 @dataclass(frozen=True)
@@ -209,6 +237,10 @@ class Session:
         self._paused_clock = False
         #: Changes the referee's voice ("louder"): returns what to say. Set by the table.
         self.adjust_voice: Callable[[str], str] | None = None
+        #: The end of the game was announced, with :data:`AFTER_THE_END`.
+        self._ended = False
+        #: The table said it is done ("that's all"): the table loop ends.
+        self.left = False
         deadline = self.game.deadline()
         if deadline is not None:
             self._turn_limit = deadline - at
@@ -252,6 +284,9 @@ class Session:
             secret = self.spec.private(event, self.game)
             if secret is not None:
                 said.append(self._say_privately(*secret, at))
+        if self.over and not self._ended:
+            self._ended = True
+            said += self._say([AFTER_THE_END], at, "turn")
         if said:
             self.last = [s.text for s in said if s.to is None]
         return said
@@ -289,9 +324,7 @@ class Session:
             if not self.over and self.question is None and self.game.deadline() is None:
                 self.game.apply(ResumeClock(), resume_at)
         if self.question is not None and self.question.deadline <= at:
-            question = self.question
-            said += self._say(["No answer; I take that as no."], question.deadline, "problem")
-            said += self._resolve(False, question.deadline)
+            said += self._resolve(False, self.question.deadline, unanswered=True)
         while not self.over and self.question is None:
             deadline = self.game.deadline()
             if deadline is None:
@@ -326,8 +359,10 @@ class Session:
             )
         heard = self.matcher.match(text, self.attribute(speaker))
         log.debug("heard %r from %s: %s", text, speaker, heard)
-        return said + self.respond(heard, speaker, at, sure=heard.score >= SURE_SCORE,
-                                   source=source)
+        # Nobody named: a call that costs a tray is confirmed, as a spoken one.
+        sure = heard.score >= SURE_SCORE and not (
+            speaker is None and self.spec.always_confirm(heard.intent))
+        return said + self.respond(heard, speaker, at, sure=sure, source=source)
 
     def _seat(self, speaker: str | None) -> tuple[str | None, str | None]:
         """The player ``speaker`` names, as written at the table ("ann" is Ann),
@@ -342,12 +377,20 @@ class Session:
         return None, f"{clean_text(speaker)[:30]} is not playing: the players are {names}."
 
     def attribute(self, speaker: str | None) -> str:
-        """Who said something when the input does not say: the player asked, else the active one."""
+        """Who said something when the input does not say: the player asked, else
+        the one the game waits for, else :data:`SOMEONE`."""
         if speaker is not None:
             return speaker
         if self.question is not None:
             return self.question.answerers[0]
-        return self.game.current_player() or self.players[0]
+        if self.over:
+            return self.players[0]
+        return self.spec.unnamed(self.game) or SOMEONE
+
+    def label(self, speaker: str | None) -> str:
+        """The name to print for what ``speaker`` said ("someone" when nothing tells)."""
+        who = self.attribute(speaker)
+        return "someone" if who == SOMEONE else who
 
     def respond(
         self,
@@ -375,6 +418,11 @@ class Session:
             return said + self._say([unclear], at, "problem")
         intent = heard.intent
         kind = intent.kind
+        unknown = {k: None for k, v in intent.slots if v == SOMEONE}  # "I", "my": whose?
+        if unknown and kind == "query":  # a question about "me": answered for everyone
+            intent = intent.with_slots(**unknown)
+        elif unknown:  # a move of "mine": nothing tells whose, so it is not played
+            return said + self._say([WHO_SAID], at, "problem")
         if kind == "voice":
             return said + self._voice(intent["change"], at)
         if kind == "more":
@@ -408,6 +456,10 @@ class Session:
             return said + self._pause(kind == "pause", at)
         if kind == "rematch" and self.over:
             return said + self._rematch(at)
+        if kind == "leave" and self.over:
+            return said + self._leave(at)
+        if kind == "leave":
+            return said + self._ask_agreement(intent, "end the game", who, at)
         if kind == "rematch":
             return said + self._ask(f"{self._others(who)[0]}, do you agree to start a new game?",
                                     self._others(who), intent, who, at, consent=True)
@@ -503,20 +555,29 @@ class Session:
         return said
 
     def _rematch(self, at: float) -> list[Said]:
-        """The same players and options start a new game."""
+        """The same players and options start a new game, once the table has
+        been told what to put back (when anything was played)."""
+        reset = self.spec.reset(self.game) if self._moves or self.over else ""
         self.game = self.spec.new_game(at)
+        self._ended = False
         self.question = None
         self._moves, self._fired, self._more = [], set(), []
         self._resume_at, self._paused, self._paused_clock, self._named = None, False, False, None
         deadline = self.game.deadline()
         self._turn_limit = None if deadline is None else deadline - at
         self._log(EventRecord(at, "NewGame"))
-        said = self._say([f"New game. {self.spec.opening(self.game)}"], at, "turn")
+        said = self._say([f"New game. {reset}".strip(), self.spec.opening(self.game)], at, "turn")
         return said + self._after_move([], at)
+
+    def _leave(self, at: float) -> list[Said]:
+        """The table is done: the loop that drives this session ends."""
+        self.left = True
+        self.question = None
+        return self._say([GOODBYE], at, "announce")
 
     def _act(self, intent: Intent, speaker: str, at: float) -> list[Said]:
         if self.over and intent.kind not in NOT_MOVES:
-            return self._say(["The game is over."],
+            return self._say(["The game is over. Say play again for a new game."],
                              at, "problem")
         try:
             action = self.spec.action_for(intent, speaker, self.game)
@@ -592,7 +653,7 @@ class Session:
         self, intent: Intent, what: str, who: str, at: float
     ) -> list[Said]:
         others = self._others(who)
-        if intent.kind != "end":
+        if intent.kind not in ("end", "leave"):
             try:  # refuse an impossible move before asking anyone
                 action = self.spec.action_for(intent, who, self.game)
                 self.game.rules.apply(self.game.state, action, at)
@@ -615,7 +676,7 @@ class Session:
                              at, "problem")
         return self._resolve(yes, at)
 
-    def _resolve(self, yes: bool, at: float) -> list[Said]:
+    def _resolve(self, yes: bool, at: float, unanswered: bool = False) -> list[Said]:
         question = self.question
         assert question is not None
         self.question = None
@@ -626,19 +687,38 @@ class Session:
             self._moves.pop()
             self._fired = set()
             self._log(EventRecord(at, "Undone"))
+            self._ended = self.over
             return self._say([self.spec.undone(before, self.game)], at)
         if not yes:
-            said += self._say(["OK."], at, "answer")
+            refused = self._refused(question, at)
+            said += self._say([f"No answer, so no. {refused}" if unanswered else refused], at,
+                              "problem" if unanswered else "answer")
         elif intent.kind == "rematch":
             return self._rematch(at)
         elif intent.kind == "end":
             said += self._events(self.game.apply(StopGame(), at), at)
+        elif intent.kind == "leave":
+            self._ended = True  # (the table leaves: nothing more to offer)
+            said += self._events(self.game.apply(StopGame(), at), at)
+            return said + self._leave(at)
         else:
             said += self._act(intent, question.by, at)
         if question.paused_clock:
             events = self._restart_clock(at)
             said += self._events([e for e in events if isinstance(e, ClockResumed)], at)
         return said
+
+    def _refused(self, question: Question, at: float) -> str:
+        """What a no changes: nothing, said so with what stands and whose turn it
+        is (a player who cannot see the table hears where the game is)."""
+        if not question.consent:  # "did you say ...?" no: the move is not played
+            return "OK, not played."
+        turn = "" if self.over else " " + self.spec.answer("turn", None, self.game, at)
+        if question.undo_to is not None:
+            return f"The move stays: {self._moves[-1][1]}.{turn}"
+        if question.intent.kind in ("end", "leave", "rematch"):
+            return f"The game goes on.{turn}" if not self.over else "OK."
+        return f"Nothing changed.{turn}"
 
     def _hold_clock(self, at: float) -> bool:
         """Stop the turn timer, running or about to start once the referee has
@@ -719,6 +799,7 @@ class Session:
             return said
         self._log(StopRecord(at))
         self.question = None
+        self._ended = True  # the table is leaving: no "play again" to offer
         return said + self._events(self.game.apply(StopGame(), at), at)
 
     def final_state(self) -> dict[str, Any]:

@@ -34,7 +34,10 @@ on its own voice:
 * **Stop** cuts the current sentence and everything queued after it.
 * **Turn clock.** A new turn's timer starts when the referee has finished
   saying whose turn it is, and it stands still while the referee answers a
-  question ("read my board"), so listening never costs a player time.
+  question ("read my board"), so listening never costs a player time. With
+  no voice (printing only, for a screen reader or a deaf table) the same
+  holds for reading: each printed sentence takes the time it takes to read
+  at ``reading_wpm`` words a minute (:data:`READING_WPM` in live play).
 
 A spoken move is played at once only when it was heard surely (score >= 0.9)
 and its game does not ask to confirm it anyway
@@ -61,6 +64,7 @@ from referee.gamelog import DroppedRecord, ErrorRecord
 from referee.session import (
     MAX_CHARS,
     NOT_MOVES,
+    NOT_SPEAKING,
     SURE_SCORE,
     Said,
     Session,
@@ -106,6 +110,10 @@ NEAR_END_DB = 5.0
 #: voice, heard alike at every seat (measured: 0-1.5 dB; a player at their own
 #: seat far more).
 SEAT_DB = 6.0
+#: Words a minute a player reads (or a screen reader says) the printed referee
+#: at, when it has no voice: a little slower than speech, so that the clock
+#: never runs while a slow reader is still on the answer.
+READING_WPM = 160.0
 #: Seconds around a countdown word within which an utterance is its echo.
 ECHO_SLACK = 0.3
 #: Why a command said over the referee (no echo canceller) is dropped, and what
@@ -120,8 +128,15 @@ TALKING = "Sorry, I was talking: say it again."
 #: about; a player whose unsure words went on after the referee's voice hears
 #: :data:`TALKING` and says them again.
 UNCLEAR_OVER = "unclear over the referee's voice"
-#: Replies to what the referee says, dropped when heard within its own sentence.
-REPLIES = ("answer", "more")
+#: Words addressed to the referee that are not a command.
+NOT_CAUGHT = "Sorry, I didn't catch that."
+ADDRESSED = re.compile(r"^\W*(?:(?:hey|ok|okay|so|um|uh)\W+)?referee\b", re.IGNORECASE)
+#: Replies to what the referee says, dropped when heard within its own sentence:
+#: it invites them ("Say more for the rest.", "... or that's all to finish."),
+#: so its own voice must not be taken for them. ("play again" is not one: over
+#: the referee, clearly heard, it is a player's, and it only asks or starts a
+#: new game; leaving would end the program.)
+REPLIES = ("answer", "more", "leave")
 WITHIN = "a reply within the referee's own sentence"
 ECHO = "echo of the referee's own voice"
 #: Why a move begun in one player's turn and ended in the next one's is dropped.
@@ -176,8 +191,14 @@ class Table:
         echo_tail: float = 0.0,
         cancels_echo: bool = False,
         private: Mapping[str, Output] | None = None,
+        reading_wpm: float | None = None,
     ) -> None:
         self.session = session
+        #: Without a voice, printed sentences hold the clock as if read at this
+        #: speed (None: they take no time, as in tests of the clock itself).
+        self.reading_wpm = reading_wpm
+        #: When the player will have read what was printed so far.
+        self.read_until = session.now
         self.recognizer = recognizer
         if recognizer is not None:  # it listens for what can be said at this moment
             recognizer.moments = session.moments
@@ -241,11 +262,22 @@ class Table:
                 if self.on_speech is not None:
                     self.on_speech(audio, spoken)
             if end is None:
+                end = self._read(said)
+            if end is None:
                 continue
             if said.kind in ("turn", "answer"):
                 self.session.delay_clock(said.at, end)
             elif said.kind == "question":
                 self.session.question_spoken(said.at, end)
+
+    def _read(self, said: Said) -> float | None:
+        """When a sentence printed without a voice will have been read (None:
+        reading takes no time here)."""
+        if self.reading_wpm is None or said.kind == "countdown":
+            return None
+        start = max(said.at, self.read_until)
+        self.read_until = start + len(said.text.split()) * 60.0 / self.reading_wpm
+        return self.read_until
 
     def _say_privately(self, said: Said, show: bool) -> None:
         """A sentence for one player's headphones: not printed on the shared
@@ -357,7 +389,7 @@ class Table:
                   or self._misplaced(heard, speaker, start, end, playing))
         result = Hearing(at, speaker, heard, transcript.text, reason)
         self.heard.append(result)
-        label = self.session.attribute(speaker)
+        label = self.session.label(speaker)
         if reason is not None:
             self._drop(at, source, speaker, transcript.text, reason)
             if reason == LATE:
@@ -371,11 +403,17 @@ class Table:
         if heard.kind == "stop":
             if self.busy_until > at:
                 self.cut(at)
+            elif not self.speaking(start, at):
+                self.say([Said(at, NOT_SPEAKING, "answer")])
             return result
         if heard.kind == "none" and not heard.message and heard.score < FLOOR:
             # Not nearly a command: table talk, a cough. Answering every one
-            # would make the referee a nuisance; the log keeps it.
+            # would make the referee a nuisance; the log keeps it. Words
+            # addressed to the referee ("referee, ...") get an answer, so the
+            # player knows they were not understood.
             self._drop(at, source, speaker, transcript.text, "not a command")
+            if ADDRESSED.match(transcript.text):
+                self.say([Said(at, NOT_CAUGHT, "problem")])
             return result
         # Said over the referee's voice: never a sure move, whatever the score.
         mixed = self._mixed(start, end)
@@ -402,11 +440,15 @@ class Table:
 
     def hear_text(self, text: str, speaker: str | None, at: float) -> None:
         """A typed line (always acted on: typing is not subject to the gate);
-        a typed "stop" cuts the referee's voice as a spoken one does."""
+        a typed "stop" cuts the referee's voice as a spoken one does, and says
+        so when there was nothing to cut."""
         self.advance(at)
-        if self.busy_until > at and self.session.matcher.match(
-                clean_text(text)[:MAX_CHARS], self.session.attribute(None)).kind == "stop":
+        stop = self.session.matcher.match(
+            clean_text(text)[:MAX_CHARS], self.session.attribute(None)).kind == "stop"
+        if stop and self.busy_until > at:
             self.cut(at)
+        elif stop:
+            self.say([Said(at, NOT_SPEAKING, "answer")])
         self.say(self._safely(at, lambda: self.session.hear(text, speaker, at)))
 
     def _mixed(self, start: float, end: float) -> bool:
@@ -621,7 +663,7 @@ def run_audio_script(
         flush(item.at)
         table.advance(item.at)
         now = item.at
-        if session.over:
+        if session.left:  # "that's all": the rest of the script is not played
             break
         if audio is None:
             continue

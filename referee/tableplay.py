@@ -58,7 +58,7 @@ from referee.speech.speaking.tts import (
     output_device_available,
 )
 from referee.speech.understanding.meaning import spoken_list
-from referee.table import ECHO_TAIL, Table, run_audio_script
+from referee.table import ECHO_TAIL, READING_WPM, Table, run_audio_script
 
 MAX_SCRIPT_BYTES = 10_000_000
 
@@ -257,12 +257,13 @@ def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: 
             problem(f"{error} Falling back to typed input: type each move and press Enter.")
     if microphone is None and sys.stdin.isatty():
         note("Type what you say, one line at a time; 'Bob: ...' says who spoke. "
-             "Ctrl-D ends the game.")
+             "After the game, that's all or Ctrl-D leaves.")
     recognizer = _recognizer(args, session) if microphone is not None else None
     game_log = _attach(session, make_log())
     table = Table(session, recognizer=recognizer, voice=voice, output=output,
                   show=emit, stamp=False, echo_tail=ECHO_TAIL,
-                  cancels_echo=microphone is not None and track is not None, private=private)
+                  cancels_echo=microphone is not None and track is not None, private=private,
+                  reading_wpm=READING_WPM)
     # What went wrong while setting up is said too, not only printed.
     table.say([Said(session.now, text, "problem") for text in take_problems()], show=False)
     if resuming is not None:

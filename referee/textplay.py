@@ -6,6 +6,9 @@ here :func:`run_script` reads a transcript whose lines carry a simulated time,
   ``[20]`` with no words just lets time pass; a line without a time happens at
   the previous line's time; blank lines and ``#`` comments are skipped.
 
+The script ends where the table leaves ("that's all"): later lines are not
+played, and the output says so.
+
 Script output echoes each utterance and prints each sentence of the referee
 with its time: ``[12.5] Ann: flip my seven`` then ``[12.5] referee: Ann, 7 down.``.
 """
@@ -15,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from referee.session import Said, Session
+from referee.session import MAX_CHARS, NOT_SPEAKING, Said, Session
 
 _SCRIPT_LINE = re.compile(r"^\s*\[\s*([-+]?\d+(?:\.\d*)?)\s*\]\s?(.*)$")
 _PREFIX = re.compile(r"^\s*([^\W\d][\w' .-]{0,40}?)\s*:\s*(.*)$")
@@ -63,6 +66,9 @@ def run_script(
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
+        if session.left:  # "that's all": the referee has left the table
+            emit(f"line {number}: the table had left (that's all); the rest is not played.")
+            return
         match = _SCRIPT_LINE.match(line)
         if match:
             at = float(match.group(1))
@@ -83,9 +89,11 @@ def run_script(
             for said in session.tick(now):
                 emit(format_said(said))
             continue
-        who = speaker or session.game.current_player() or session.players[0]
+        who = session.label(speaker)
         for said in session.tick(now):
             emit(format_said(said))
         emit(f"[{now:.1f}] {who}: {text if len(text) <= 80 else text[:77] + '...'}")
+        if session.matcher.match(text[:MAX_CHARS], session.attribute(speaker)).kind == "stop":
+            emit(format_said(Said(now, NOT_SPEAKING, "answer")))  # (a script is never spoken)
         for said in session.hear(text, speaker, now):
             emit(format_said(said))

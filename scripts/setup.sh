@@ -46,17 +46,34 @@ if [ "${1:-}" = "--train" ]; then
 fi
 want="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    echo "setup: installing the referee and its tools ($extras) into .venv"
+    echo "setup: a one-time step: installing the referee and its tools ($extras) into .venv"
+    echo "setup: (a minute or two, longer with PyTorch for tests; the next run starts at once)"
     pip_log=.venv/pip-install.log
-    if ! { .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip &&
-           .venv/bin/python -m pip install --disable-pip-version-check -e ".[$extras]" &&
-           .venv/bin/python -m pip install --disable-pip-version-check --no-deps \
-               'silero-vad==6.2.3'; } \
-           >"$pip_log" 2>&1; then
+    { .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip &&
+      .venv/bin/python -m pip install --disable-pip-version-check -e ".[$extras]" &&
+      .venv/bin/python -m pip install --disable-pip-version-check --no-deps \
+          'silero-vad==6.2.3'; } >"$pip_log" 2>&1 &
+    pip_pid=$!
+    # What pip is doing, one line per package as it comes (no spinner: a
+    # screen reader reads each line once).
+    shown=0
+    while kill -0 "$pip_pid" 2>/dev/null; do
+        sleep 2
+        mapfile -t steps < <(grep -E '^(Collecting|Installing collected packages)' "$pip_log" |
+            sed -E -e 's/^Collecting ([^ ;]+).*/setup:   getting \1/' \
+                   -e 's/^Installing collected packages: (.*)/setup:   installing: \1/' |
+            cut -c1-110)
+        if [ "${#steps[@]}" -gt "$shown" ]; then
+            printf '%s\n' "${steps[@]:$shown}"
+            shown=${#steps[@]}
+        fi
+    done
+    if ! wait "$pip_pid"; then
         grep -v '^WARNING: Location' "$pip_log" | tail -n 30 >&2
         echo "setup: pip failed; the full log is in $pip_log" >&2
         exit 1
     fi
+    echo "setup: installed."
     .venv/bin/python -c 'import referee, rapidfuzz, pocketsphinx, numpy, ctranslate2, tokenizers'
     # The default recogniser's model and the table's adapter applied over it:
     # every file must match its SHA-256.

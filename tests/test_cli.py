@@ -376,6 +376,59 @@ def test_ctrl_d_at_a_terminal_asks_before_ending_the_game(tmp_path):
         os.close(keyboard)
 
 
+def test_a_live_game_stays_at_the_table_after_the_win_until_thats_all(tmp_path):
+    """Typed live play (the keyboard still open): the win does not end the
+    program; the final score, a new game and "that's all" do what they say."""
+    from tests.test_table_commands import SHORT_GAME
+    from tests.typedgame import start, type_lines, until
+
+    game = start(["shut-the-box", "--players", "Ann", "Bob", "--dice", "physical",
+                  "--order", "given"], tmp_path / "game.jsonl")
+    try:
+        until(game, "Ann, roll and tell me")
+        assert game.stdin is not None
+        game.stdin.write("".join(f"{who}: {text}\n" for who, text in SHORT_GAME))
+        game.stdin.flush()
+        until(game, "Bob wins with 64!")
+        until(game, "Ask me anything about the game.")
+        type_lines(game, [("Ann: what's the score", "Ann scored 76. Bob scored 64."),
+                          ("Bob: play again", "New game. Open all the tiles of the box again."),
+                          ("Ann: that's all", "Bob, do you agree: end the game?"),
+                          ("Bob: Bob agrees", "Good game, everyone. Goodbye.")])
+        assert game.wait(timeout=30) == 0  # the keyboard is still open: "that's all" ended it
+    finally:
+        if game.poll() is None:
+            game.kill()
+
+
+def test_ctrl_d_after_the_win_leaves_at_once(tmp_path):
+    import pty
+
+    from tests.test_table_commands import SHORT_GAME
+
+    keyboard, terminal = pty.openpty()
+    game = subprocess.Popen(
+        [sys.executable, "-m", "referee", "play", "shut-the-box", "--players", "Ann", "Bob",
+         "--dice", "physical", "--order", "given", "--input", "text", "--voice", "none",
+         "--no-log"], stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=ROOT, env=_without_audio(tmp_path))
+    os.close(terminal)
+    assert game.stdout is not None
+    out = game.stdout.fileno()
+    try:
+        assert "roll and tell me" in _read_until(out, "roll and tell me")
+        for who, text in SHORT_GAME:
+            os.write(keyboard, f"{who}: {text}\n".encode())
+        assert "Ask me anything" in _read_until(out, "Ask me anything")
+        os.write(keyboard, b"\x04")
+        assert game.wait(timeout=30) == 0
+        assert "Press Ctrl-D again" not in _read_until(out, "Press Ctrl-D again", timeout=1)
+    finally:
+        if game.poll() is None:
+            game.kill()
+        os.close(keyboard)
+
+
 def test_audio_library_messages_go_to_a_file_not_the_terminal(tmp_path):
     """What a C library writes to the terminal (ALSA's underrun lines) goes to
     the file; the referee's own messages and logging still reach the terminal."""

@@ -37,7 +37,7 @@ def test_no_answer_means_no_and_the_timer_resumes_with_what_was_left():
     s.hear("flip my seven", None, 1.0)
     unsure(s, "seventy", "Ann", 3.0)
     said = texts(s.tick(3.0 + ANSWER_SECONDS))
-    assert said[0] == "No answer; I take that as no."
+    assert said[0] == "No answer, so no. OK, not played."
     assert said[-1] == "Timer running: 12 seconds left."
     assert s.game.state.total("Ann") == 7
     assert s.game.deadline() == 3.0 + ANSWER_SECONDS + 12
@@ -48,7 +48,7 @@ def test_a_no_cancels_and_other_moves_wait_for_the_answer():
     unsure(s, "flip my seven", "Ann", 1.0)
     assert texts(s.hear("flip my eight", "Ann", 1.5)) == ["First: Ann, did you say: flip Ann's 7?"]
     assert texts(s.hear("what's my score", "Ann", 1.6)) == ["Ann has 0."]
-    assert texts(s.hear("no", "Ann", 2.0))[0] == "OK."
+    assert texts(s.hear("no", "Ann", 2.0))[0] == "OK, not played."
     assert s.game.state.total("Ann") == 0
 
 
@@ -155,5 +155,6 @@ def test_consent_must_come_from_another_player_by_name_or_seat():
 def test_a_named_no_refuses_an_agreement():
     s = session()
     s.hear("end the game", "Bob", 1.0)
-    assert texts(s.hear("no, it's Ann", None, 2.0))[0] == "OK."
+    assert texts(s.hear("no, it's Ann", None, 2.0))[0] == (
+        "The game goes on. It's Ann's turn, 2 flips left.")
     assert not s.over

@@ -268,6 +268,8 @@ LIVE_SCRIPT = [
     # Bob's 15 seconds (given back by the undo) run out at about 18.6 s.
     (20.0, "Ann: flip my 9"), (20.4, "Ann: flip my 5"), (20.8, "Bob: flip my 12"),
     (21.2, "Bob: end the game"), (21.6, "Ann: yes"),
+    # The table stays after the end until it leaves (the keyboard is still open).
+    (22.0, "Bob: that's all"),
 ]
 
 
@@ -285,6 +287,7 @@ MIC_SCRIPT = [
     # Bob's time (held while the microphone was gone) runs out at about 26 s.
     (30.0, "Ann: flip my 9"), (30.4, "Ann: flip my 5"), (30.8, "Bob: flip my 12"),
     (31.2, "Bob: end the game"), (31.6, "Ann: yes"),
+    (32.0, "Bob: that's all"),  # (the microphone would keep the table otherwise)
 ]
 
 

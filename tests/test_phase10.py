@@ -53,7 +53,7 @@ from referee.gamelog import Record
 from referee.games.base import SetupError
 from referee.games.phase10 import Phase10Options, Phase10Spec
 from referee.games.phase10.readout import ReadoutError, read_cards
-from referee.session import Session, replay_records
+from referee.session import AFTER_THE_END, Session, replay_records
 
 PLAYERS = ("Ann", "Bob", "Cy")
 ALL_PHASES = [*BOARD_PHASES.values(), *TWIST_PHASES.values()]
@@ -723,7 +723,7 @@ def test_hand_points_decide_between_players_past_phase_10_by_voice():
     assert s.moments() == {"points"}
     assert says(s, "a wild a skip and a seven", "Ann") == ["Ann: 45 points. Bob, your points?"]
     said = says(s, "thirty points", "Bob")
-    assert said == ["Bob: 30 points.", "Bob wins with the lowest hand!"]
+    assert said == ["Bob: 30 points.", "Bob wins with the lowest hand!", AFTER_THE_END]
     assert s.final_state()["winner"] == ["Bob"]
 
 
@@ -788,13 +788,15 @@ def test_two_spaces_from_the_second_space_before_phase_10_finish_the_game(capsys
 # --- a whole game by voice ---------------------------------------------------------------
 
 VOICE_MOVES = [  # (recording, what it says); physical Twist cards, board "1 T 2 10"
-    ("p10c01", "I lay down my phase"),   # Bob (whose turn it is) lays down phase 1
-    ("p10c25", "where am I"),
+    # Bob, at his own seat's microphone, lays down phase 1 (from the table's
+    # microphone, nothing would say whose phase it is: turns are not kept)
+    ("p10c01", "I lay down my phase", "Bob"),
+    ("p10c25", "where am I", "Bob"),
     ("p10c10", "Bob went out"),          # Cy is asked ...
     ("p10c34", "no"),                    # ... no; Ann is asked ...
     ("p10c33", "yes"),                   # ... yes: Bob 3 spaces, Cy 1, Ann 2
     ("p10c14", "twist card"),            # Cy, on the Twist space, takes one
-    ("p10c27", "what phase do I need"),
+    ("p10c27", "what phase do I need", "Cy"),
     ("p10c10", "Bob went out"),          # Bob, on the Phase 10 space, goes out
     ("p10c34", "no"),                    # Cy failed the Twist card: back 1
     ("p10c34", "no"),                    # Ann did not make phase 2: 1 space
@@ -822,7 +824,7 @@ def test_a_whole_game_by_voice(tmp_path):
     assert "Cy took a Twist card: it stays secret until it is laid down." in said, shown
     assert any("Cy did not make the phase on a Twist card: back 1 space" in s
                for s in said), shown
-    assert said[-1] == "Bob wins!", shown
+    assert said[-2:] == ["Bob wins!", AFTER_THE_END], shown
     assert session.final_state()["winner"] == ["Bob"]
     assert session.final_state()["players"]["Ann"]["space"] == 4
 

@@ -90,7 +90,7 @@ def test_a_virtual_twist_card_is_said_in_the_players_headphones_only(audio_serve
         game.stdin.flush()
         assert out.wait("to Ann only: (said in Ann's headphones)", seen, timeout=30), out.lines
         time.sleep(8)
-        game.stdin.write("Ann: end the game\nBob: yes\n")
+        game.stdin.write("Ann: end the game\nBob: yes\nBob: that's all\n")
         game.stdin.close()
         game.wait(timeout=60)
     finally:

@@ -38,7 +38,7 @@ from referee.engine.shutbox import (
 from referee.engine.shutbox_strategy import dice_hint, hint, mask_of, tiles_of, value
 from referee.gamelog import Record
 from referee.games.shutbox import ShutBoxOptions, ShutBoxSpec
-from referee.session import Session
+from referee.session import AFTER_THE_END, Session
 from tests.voicegame import voice_game as play_by_voice
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -488,7 +488,7 @@ def test_a_whole_game_by_voice_ends_with_the_box_shut(tmp_path):
     assert "Ann shut the box!" in said, shown
     win = said.index("Ann shut the box!")
     assert said[win + 1] == "Ann wins!"
-    assert said[win + 2:] == []
+    assert said[win + 2:] == [AFTER_THE_END]  # and nothing else
     assert session.final_state() == {"winner": ["Ann"],
                                       "players": {"Ann": {"score": 0, "open": []},
                                                   "Bob": {"score": None, "open": None},

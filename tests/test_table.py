@@ -19,7 +19,7 @@ import pytest
 
 from referee.cli import main
 from referee.games.race65 import Race65Options, Race65Spec
-from referee.session import Said, Session, sentences
+from referee.session import AFTER_THE_END, Said, Session, sentences
 from referee.speech.audio import load_wav
 from referee.speech.hearing.mic import OverVoice
 from referee.speech.hearing.recognizers import make_recognizer
@@ -83,7 +83,7 @@ def test_a_hard_game_is_won_by_a_confirmed_call_with_the_referee_hearing_itself(
     assert final["players"]["Ann"] == {"total": 70, "down": [3, 4, 6, 7, 8, 9, 10, 11, 12]}
     texts = said(out)
     assert "Ann, did you call 70?" in texts
-    assert texts[-2:] == ["70! Ann has exactly 70.", "Ann wins!"]
+    assert texts[-3:] == ["70! Ann has exactly 70.", "Ann wins!", AFTER_THE_END]
     # Every sentence spoken is a real recording of it (each sentence of an
     # announcement rendered and played in turn), listed with its start time.
     rows = [r.split("\t") for r in (voice_dir / "said.tsv").read_text().splitlines()]
@@ -166,8 +166,8 @@ def test_an_unanswered_confirmation_is_a_no_and_the_timer_resumes(tmp_path, caps
                       capsys)
     texts = said(out)
     ask = texts.index("Ann, did you call 70?")
-    assert texts[ask + 1] == "No answer; I take that as no."
-    assert texts[ask + 3].startswith("Timer running: ")
+    assert texts[ask + 1] == "No answer, so no. OK, not played."
+    assert texts[ask + 2].startswith("Timer running: ")
     assert final["players"]["Ann"] == {"total": 12, "down": [12]}
 
 

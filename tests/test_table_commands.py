@@ -10,7 +10,7 @@ from referee.engine.shutbox import sets_making
 from referee.gamelog import EventRecord, Record
 from referee.games import GAMES
 from referee.games.race65 import Race65Options, Race65Spec
-from referee.games.shutbox import ShutBoxSpec
+from referee.games.shutbox import ShutBoxOptions, ShutBoxSpec
 from referee.session import SECTION_WORDS, Session, replay_records, sections
 from referee.speech.speaking.tts import RATES, EspeakVoice, SilentVoice
 from referee.speech.understanding.intents import IntentMatcher
@@ -126,14 +126,14 @@ def test_the_rules_come_in_sections_read_on_more_and_repeat_says_the_last():
     parts = [first[0]]
     for at in range(2, 10):
         said = texts(s.hear("more", "Bob", float(at)))
-        if said == ["That's all."]:
+        if said == ["That's everything."]:
             break
         parts += said
     assert parts[-1].endswith("a wrong call turns all your tiles up.")
     assert all(p.endswith("Say more for the rest.") for p in parts[:-1])
     assert texts(s.hear("repeat that", "Ann", 20.0)) == [parts[-1]]
     # Nothing left: said so, so that "done" is told from "not heard" (issue #36).
-    assert texts(s.hear("more", "Ann", 21.0)) == ["That's all."]
+    assert texts(s.hear("more", "Ann", 21.0)) == ["That's everything."]
     whole = " ".join(p.replace(" Say more for the rest.", "") for p in parts)
     assert whole == s.spec.answer("rules", None, s.game, 1.0)
 
@@ -218,11 +218,12 @@ def test_a_rematch_needs_another_player_during_the_game():
     s = timed(records)
     s.hear("flip my 7", "Ann", 1.0)
     assert texts(s.hear("new game", "Ann", 2.0)) == ["Bob, do you agree to start a new game?"]
-    assert texts(s.hear("no", "Bob", 3.0))[0] == "OK."
+    assert texts(s.hear("no", "Bob", 3.0))[0] == "The game goes on. It's Ann's turn, 1 flip left."
     assert s.game.state.tiles_down("Ann") == frozenset({7})
     s.hear("rematch", "Ann", 4.0)
     said = texts(s.hear("Bob agrees", None, 5.0))
-    assert said[0].startswith("New game. Race to 70")
+    assert said[0] == "New game. Everyone, flip all your tiles back up."
+    assert said[1].startswith("Race to 70")
     assert s.game.state.tiles_down("Ann") == frozenset()
     assert s.game.current_player() == "Ann"
     assert s.game.deadline() == pytest.approx(20.0)
@@ -240,3 +241,267 @@ def test_after_the_end_a_rematch_starts_at_once_and_undo_cannot_reach_back():
     assert said[0].startswith("New game.")
     assert not s.over
     assert texts(s.hear("undo", "Ann", 3.0)) == ["There is nothing to undo."]
+
+
+# --- after the end: the referee stays at the table -----------------------------------------
+
+
+def short_box(records: list[Record] | None = None) -> Session:
+    """Shut the Box with real dice reported by the players, Ann then Bob."""
+    spec = ShutBoxSpec(["Ann", "Bob"], ShutBoxOptions(dice="physical", order="given"))
+    return Session(spec, record=None if records is None else records.append)
+
+
+#: Both players play one short turn: Bob wins with 64.
+SHORT_GAME = [("Ann", "I rolled one and one"), ("Ann", "shut two"),
+              ("Ann", "I rolled one and one"), ("Bob", "I rolled one and one"),
+              ("Bob", "shut two"), ("Bob", "I rolled six and six"), ("Bob", "shut twelve"),
+              ("Bob", "I rolled one and one")]
+
+
+def play_lines(s: Session, lines, start: float = 1.0) -> list[str]:
+    said: list[str] = []
+    for n, (who, text) in enumerate(lines):
+        said += texts(s.hear(text, who, start + n))
+    return said
+
+
+def test_after_a_win_the_referee_stays_for_questions_undo_and_a_new_game():
+    from referee.session import AFTER_THE_END, GOODBYE
+
+    records: list[Record] = []
+    s = short_box(records)
+    said = play_lines(s, SHORT_GAME)
+    assert s.over
+    assert not s.left
+    assert said[-2:] == ["Everyone has played. Bob wins with 64!", AFTER_THE_END]
+    # questions are answered; a move is refused with what to say instead
+    assert texts(s.hear("what's the score", "Ann", 10.0)) == ["Ann scored 76. Bob scored 64."]
+    assert texts(s.hear("I rolled two and two", "Ann", 11.0)) == [
+        "The game is over. Say play again for a new game."]
+    # a misheard last report is taken back by agreement, and the game goes on
+    assert texts(s.hear("undo", "Ann", 12.0)) == ["Bob, do you agree to undo: Bob rolls 1 and 1?"]
+    undone = texts(s.hear("Bob agrees", None, 13.0))
+    assert undone[0].startswith("Undone.")
+    assert not s.over
+    again = texts(s.hear("I rolled one and one", "Bob", 14.0))
+    assert again[-1] == AFTER_THE_END
+    assert s.over
+    # play again: the table is told what to put back, then the opening
+    said = texts(s.hear("play again", "Ann", 15.0))
+    assert said[0] == "New game. Open all the tiles of the box again."
+    assert said[1].startswith("Shut the Box with 12 tiles")
+    assert not s.over
+    # that's all, once this game is over too, leaves
+    play_lines(s, SHORT_GAME, 16.0)
+    assert texts(s.hear("that's all", "Bob", 30.0)) == [GOODBYE]
+    assert s.left
+    # the log rebuilds the same table, left included
+    rebuilt = short_box()
+    replay_records(rebuilt, records)
+    assert rebuilt.left
+    assert rebuilt.final_state() == s.final_state()
+
+
+def test_leaving_during_a_game_needs_another_players_agreement():
+    from referee.session import GOODBYE
+
+    s = short_box()
+    play_lines(s, SHORT_GAME[:2])
+    assert texts(s.hear("we're done", "Ann", 5.0)) == ["Bob, do you agree: end the game?"]
+    assert texts(s.hear("no", "Bob", 6.0)) == [
+        "The game goes on. It's Ann's turn: roll and tell me what you rolled."]
+    assert not s.over
+    assert not s.left
+    s.hear("that's all for tonight", "Ann", 7.0)
+    said = texts(s.hear("Bob agrees", None, 8.0))
+    assert said == ["Game stopped. No winner.", GOODBYE]
+    assert s.over
+    assert s.left
+
+
+@pytest.mark.parametrize(("game", "options", "reset"), [
+    ("race65", {}, "Everyone, flip all your tiles back up."),
+    ("shut-the-box", {}, "Open all the tiles of the box again."),
+    ("turn7", {"deck": "physical"}, "Everyone, gather all the cards and shuffle the deck."),
+    ("turn7", {}, ""),  # a virtual deck: nothing on the table to put back
+    ("phase10-twist", {}, "Everyone, put your pawns back at the start, put the Twist cards back in "
+                    "the holder, and shuffle all the cards."),
+])
+def test_a_new_game_says_what_to_put_back_on_the_table(game, options, reset):
+    spec_type = GAMES[game]
+    spec = spec_type(["Ann", "Bob"], spec_type.options_type(**options))
+    s = Session(spec)
+    s.start()
+    s.stop(1.0)
+    said = texts(s.hear("play again", "Ann", 2.0))
+    assert said[0] == f"New game. {reset}".strip()
+    assert said[1] == spec.opening(s.game)
+
+
+def test_a_typed_script_ends_where_the_table_leaves(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "game.txt"
+    lines = [f"[{n + 1}] {who}: {text}" for n, (who, text) in enumerate(SHORT_GAME)]
+    script.write_text("\n".join([*lines, "[20] Ann: that's all", "[21] Ann: play again"]) + "\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "referee", "play", "shutbox", "--players", "Ann", "Bob",
+         "--dice", "physical", "--order", "given", "--script", str(script)],
+        capture_output=True, text=True, timeout=120, cwd=Path(__file__).parent.parent)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.splitlines()
+    assert out[-2] == "[20.0] referee: Good game, everyone. Goodbye."
+    assert out[-1] == "line 10: the table had left (that's all); the rest is not played."
+
+
+# --- silence as an answer; reading time; whose words -----------------------------------------
+
+
+def test_stop_while_the_referee_is_silent_says_so():
+    from referee.session import NOT_SPEAKING
+
+    shown: list[str] = []
+    table = Table(timed(), show=shown.append)
+    table.start()
+    table.hear_text("stop", "Ann", 30.0)
+    assert shown[-1] == f"[30.0] referee: {NOT_SPEAKING}"
+
+
+def test_words_addressed_to_the_referee_that_are_no_command_get_an_answer():
+    from referee.speech.hearing.recognizers import Transcript
+    from referee.speech.listen import understand
+    from referee.table import NOT_CAUGHT
+
+    shown: list[str] = []
+    table = Table(timed(difficulty="easy"), show=shown.append)
+    table.start()
+    for text, answered in [("referee, blue giraffe sandwich", True),
+                           ("blue giraffe sandwich", False)]:
+        before = len(shown)
+        heard = understand(table.session.matcher, Transcript(text, 0.9), "Ann")
+        assert heard.kind == "none"
+        table.hear_intent(heard, Transcript(text, 0.9), 40.0, 41.0, 41.5, "Ann", "mic")
+        answers = [x for x in shown[before:] if x.startswith("[41.5] referee: ")]
+        assert answers == ([f"[41.5] referee: {NOT_CAUGHT}"] if answered else []), shown
+    assert table.session.game.state.tiles_down("Ann") == frozenset()
+
+
+@pytest.mark.parametrize("reading", [None, 160.0])
+def test_without_a_voice_the_clock_stands_still_while_an_answer_is_read(reading):
+    """Printing only: "rules" then "more" on the first turn (15 s) used to cost
+    the turn while the player read them; read at 160 words a minute, they hold
+    the clock as a spoken answer does."""
+    shown: list[str] = []
+    table = Table(timed(), show=shown.append, reading_wpm=reading)
+    table.start()
+    table.hear_text("rules", "Ann", 1.0)
+    table.hear_text("more", "Ann", 2.0)
+    table.advance(16.5)
+    lost = any("Time!" in line for line in shown)
+    assert lost is (reading is None)
+    if reading is not None:  # the clock runs again once read, and the turn ends in time
+        table.advance(120.0)
+        assert any("Time!" in line for line in shown)
+
+
+def test_live_play_without_a_voice_holds_the_clock_while_reading(tmp_path):
+    """The CLI's live play prints at reading speed: the log shows the clock held."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    log = tmp_path / "game.jsonl"
+    subprocess.run([sys.executable, "-m", "referee", "play", "race65", "--rules", "phase-one",
+                    "--input", "text", "--voice", "none", "--log", str(log)],
+                   input="rules\n", capture_output=True, text=True, timeout=120,
+                   cwd=Path(__file__).parent.parent, check=True)
+    delays = [json.loads(x) for x in log.read_text().splitlines() if '"delay"' in x]
+    assert delays, log.read_text()
+    assert max(d["until"] - d["at"] for d in delays) > 5  # the opening and the rules, read
+
+
+def test_a_typed_call_without_a_name_is_confirmed_as_a_spoken_one():
+    s = timed()
+    assert texts(s.hear("I call seventy", None, 1.0)) == ["Ann, did you call 70?"]
+    assert texts(s.hear("no", None, 2.0))[0] == "OK, not played."
+    assert s.game.state.total("Ann") == 0
+    said = texts(s.hear("I call seventy", "Bob", 3.0))  # named: the typist said who
+    assert said[0].startswith("Wrong call: Bob has 0, not 70.")
+
+
+def phase10(turns: bool = False) -> Session:
+    from referee.games.phase10 import Phase10Options, Phase10Spec
+
+    spec = Phase10Spec(["Ann", "Bob", "Cy"], Phase10Options(board="1 2 3 4 10", turns=turns))
+    s = Session(spec)
+    s.start()
+    return s
+
+
+def test_phase10_without_kept_turns_answers_an_unnamed_question_for_everyone():
+    from referee.session import WHO_SAID
+
+    s = phase10()
+    needs = texts(s.hear("what phase do I need", None, 1.0))[0]
+    assert all(f"{p} needs phase 1" in needs for p in ("Ann", "Bob", "Cy")), needs
+    assert texts(s.hear("where am I", None, 2.0)) == ["Ann is on space 1 of 5, Bob on 1, Cy on 1."]
+    before = s.final_state()
+    assert texts(s.hear("I lay down my phase", None, 3.0)) == [WHO_SAID]
+    assert s.final_state() == before
+    assert texts(s.hear("what phase do I need", "Cy", 4.0)) == ["Cy needs phase 1, 2 sets of 3."]
+    # with turns kept, the player whose turn it is asked
+    kept = phase10(turns=True)
+    assert texts(kept.hear("what phase do I need", None, 1.0)) == [
+        "Bob needs phase 1, 2 sets of 3."]
+
+
+def test_phase10_score_is_a_short_standing_not_the_board():
+    s = phase10()
+    s.hear("I lay down my phase", "Bob", 1.0)
+    s.hear("I'm out", "Bob", 2.0)
+    s.hear("yes", "Cy", 3.0)
+    s.hear("no", "Ann", 4.0)
+    assert texts(s.hear("what's the score", "Ann", 5.0)) == [
+        "Bob is on space 4 of 5, Cy on 3, Ann on 2."]
+    assert texts(s.hear("read the board", "Ann", 6.0))[0].startswith("The board: 1, 2, 3, 4, 10.")
+
+
+def test_a_refused_undo_says_what_stands_and_whose_turn_it_is():
+    s = timed()
+    s.hear("flip my 7", "Ann", 1.0)
+    s.hear("undo", "Bob", 2.0)
+    assert texts(s.hear("no", "Ann", 3.0))[0] == (
+        "The move stays: Ann flips 7. It's Ann's turn, 1 flip left.")
+    s.hear("undo", "Bob", 4.0)
+    said = texts(s.tick(4.0 + 6.0))
+    assert said[0] == "No answer, so no. The move stays: Ann flips 7. It's Ann's turn, 1 flip left."
+    assert "OK." not in said
+
+
+def test_thats_all_heard_within_the_referees_own_invitation_is_its_echo():
+    """After the win the referee says "... or that's all to finish." into the
+    room: those words heard within its sentence are not a player leaving."""
+    from referee.speech.hearing.recognizers import Transcript
+    from referee.speech.listen import understand
+    from referee.table import WITHIN
+
+    s = short_box()
+    table = Table(s, voice=EspeakVoice(), show=lambda _: None, gate=False)
+    table.start()
+    for n, (who, text) in enumerate(SHORT_GAME):
+        table.hear_text(text, who, table.busy_until + 1 + n)
+    invitation = table.spoken[-1]
+    assert invitation.text.endswith("or that's all to finish.")
+    heard = understand(s.matcher, Transcript("that's all", 1.0), "Ann")
+    inside = table.hear_intent(heard, Transcript("that's all", 1.0), invitation.end - 1.0,
+                               invitation.end - 0.2, invitation.end + 0.3, None, "mic")
+    assert inside.dropped == WITHIN
+    assert not s.left
+    after = table.hear_intent(heard, Transcript("that's all", 1.0), invitation.end + 1.0,
+                              invitation.end + 1.8, invitation.end + 2.3, "Ann", "mic")
+    assert after.dropped is None
+    assert s.left

@@ -45,7 +45,7 @@ from referee.engine.turn7 import (
 from referee.gamelog import Record
 from referee.games.base import SetupError
 from referee.games.turn7 import Turn7Options, Turn7Spec, deck_after, odds
-from referee.session import Session, replay_records
+from referee.session import AFTER_THE_END, Session, replay_records
 
 PLAYERS = ("Ann", "Bob", "Cy")
 
@@ -682,14 +682,30 @@ def test_a_reported_card_with_the_virtual_deck_is_refused():
     assert says(s, "nine") == ["I deal the cards in this game: say hit or stay."]
 
 
+def test_a_life_saver_held_alone_is_said_and_a_modifier_alone_is_plain():
+    """A Life Saver held before any number (kept from a Turn Three, given by
+    another player): "what does Bob have" and "read the table" say it; a lone
+    plus card reads plainly."""
+    from referee.engine.turn7 import Hand
+
+    s, _, _ = session()
+    s.game._states.append(s.game.state.with_hand("Bob", Hand(lifesaver=True)).with_hand(
+        "Cy", Hand(modifiers=("+4",))))  # (a state the deal could reach; set directly)
+    assert says(s, "what do I have", "Bob") == [
+        "Bob has a Life Saver and no numbers yet; still in."]
+    assert says(s, "what does Cy have", "Bob") == ["Cy has plus 4, worth 4; still in."]
+    table = " ".join(says(s, "read the table", "Ann"))
+    assert "Bob has a Life Saver and no numbers yet" in table
+    assert "Cy has plus 4, worth 4" in table
+
+
 def test_questions_at_any_time():
     s, _, _ = session(top=["5", "6", "7", "lifesaver", "x2", "+4"])
     says(s, "hit")
     assert says(s, "what do I have", "Bob") == [
-        "Bob has 5 and a Life Saver: 5; still in."]
+        "Bob has 5 and a Life Saver; still in."]
     says(s, "hit")  # Cy: times 2
-    assert says(s, "what does Cy have", "Bob") == ["Cy has 6 and times 2: 6, doubled 12: 12; "
-                                                   "still in."]
+    assert says(s, "what does Cy have", "Bob") == ["Cy has 6 and times 2, worth 12; still in."]
     assert says(s, "how many cards are left") == ["89 cards left in the deck; 0 cards in the "
                                                   "discard pile."]
     assert says(s, "who is still in") == ["Still in: Bob, Cy and Ann."]
@@ -706,8 +722,8 @@ def test_a_whole_round_is_scored_with_how_each_score_was_made():
         says(s, line)
     assert says(s, "stay")[0] == "Bob stays with 24."
     said = says(s, "stay", "Ann")
-    assert said[1] == ("Round 1 scores. Bob: 12, doubled 24: 24. Cy: bust, 0. "
-                       "Ann: 6, plus 4: 10. Totals: Ann 10, Bob 24, Cy 0."), said
+    assert said[1] == ("Round 1 scores. Bob: 12, doubled 24, makes 24. Cy: bust, 0. "
+                       "Ann: 6, plus 4, makes 10. Totals: Ann 10, Bob 24, Cy 0."), said
     assert said[2] == "Round 2: Bob deals."
 
 
@@ -767,11 +783,11 @@ def test_a_whole_game_by_voice_with_a_physical_deck(tmp_path):
     session, shown = turn7_by_voice("clean", tmp_path)
     said = [line.split("referee: ", 1)[1] for line in shown if "referee: " in line]
     assert "Cy is locked with 7." in said, shown
-    assert "Bob has 9: 9; still in." in said, shown
+    assert "Bob has 9; still in." in said, shown
     assert "Bob stays with 21." in said, shown
     assert any(s.startswith("Ann: 0 percent chance to bust. Staying scores 4;")
                for s in said), shown
-    assert said[-1] == "Ann wins with 26!", shown
+    assert said[-2:] == ["Ann wins with 26!", AFTER_THE_END], shown
     assert session.final_state() == {
         "winner": ["Ann"], "rounds": 1, "turn": None,
         "players": {"Ann": {"total": 26, "rounds": [26]}, "Bob": {"total": 21, "rounds": [21]},
@@ -808,7 +824,7 @@ def test_a_game_from_an_audio_script_with_the_virtual_deck(tmp_path, capsys):
     # seed 140 deals Bob a 12, Cy a 10, Ann a 12, and then Bob's hit is an 11
     assert said[1:4] == ["Bob: a 12.", "Cy: a 10.", "Ann: a 12."]
     assert "Bob: an 11, for 23." in said, out
-    assert "Cy has 10: 10; still in." in said, out
+    assert "Cy has 10; still in." in said, out
     assert "Cy stays with 10." in said, out
     assert json.loads(out[-1])["turn"] == "Ann"
 

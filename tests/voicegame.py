@@ -28,10 +28,12 @@ def meaning(intent: Intent) -> dict[str, Any]:
             if v is not None}
 
 
-def voice_game(session: Session, game: str, moves: Sequence[tuple[str, str]], yes_id: str,
+def voice_game(session: Session, game: str, moves: Sequence[tuple[str, ...]], yes_id: str,
                condition: str, tmp_path: Path,
                means: Mapping[str, Intent] | None = None) -> list[str]:
-    """Play ``moves`` ((fixture id, its text), in order) in ``condition``'s room;
+    """Play ``moves`` ((fixture id, its text[, the seat it is said at]), in order) in
+    ``condition``'s room (a move with a seat comes from that player's seat
+    microphone; the others from the table's one microphone);
     returns what the table showed. ``means``: what a move stands for when it is
     not its fixture's intent (a "no" that answers the game's own question is the
     move it makes), to answer "did you say ...?" rightly."""
@@ -48,12 +50,13 @@ def voice_game(session: Session, game: str, moves: Sequence[tuple[str, str]], ye
                   show=shown.append)
     clock = [0.0]
 
-    def say(audio: Audio) -> None:
+    def say(audio: Audio, seat: str | None = None) -> None:
         """Speak once the referee has finished, and let it answer."""
         at = max(clock[0], table.busy_until) + 1.0
         table.advance(at)
         end = at + audio.seconds
-        table.hear_audio(audio, at, end, end + DEFAULT_END_SILENCE)
+        table.hear_audio(audio, at, end, end + DEFAULT_END_SILENCE, seat,
+                         "seat" if seat else "mic")
         clock[0] = end + DEFAULT_END_SILENCE
         table.advance(clock[0])
 
@@ -65,7 +68,7 @@ def voice_game(session: Session, game: str, moves: Sequence[tuple[str, str]], ye
     yes = load_wav(fixture(COMMITTED_VOICE, cases[yes_id], condition))
     no = room(EspeakVoice().render("no"), "no")
     table.start()
-    for i, (uid, text) in enumerate(moves):
+    for i, (uid, text, *seat) in enumerate(moves):
         tries = [load_wav(fixture(COMMITTED_VOICE, cases[uid], condition))]
         if cases[uid].intent.kind != "query":  # a question needs no repeat
             tries += [room(EspeakVoice().render(text), f"{i:02d}a"),
@@ -73,11 +76,11 @@ def voice_game(session: Session, game: str, moves: Sequence[tuple[str, str]], ye
                       room(PiperVoice().render(text), f"{i:02d}c")]
         for attempt in tries:
             before = session.game.state
-            say(attempt)
+            say(attempt, *seat)
             if session.question is not None:
                 wanted = (means or {}).get(uid, cases[uid].intent)
                 meant = meaning(session.question.intent) == meaning(wanted)
-                say(yes if meant else no)
+                say(yes if meant else no, *seat)
             if session.game.state != before or session.over:
                 break
     return shown

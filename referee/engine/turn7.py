@@ -185,23 +185,31 @@ def round_score(numbers: Iterable[int], modifiers: Iterable[str], *, turn7: bool
 
 
 def score_parts(hand: Hand) -> str:
-    """How a round score was made, in words: "27, doubled 54, plus 4: 58".
+    """How a round score was made, in words a listener can follow: "27,
+    doubled 54, plus 4, makes 58".
 
     >>> score_parts(Hand((12, 9, 6), ("x2", "+4"), status="stayed"))
-    '27, doubled 54, plus 4: 58'
+    '27, doubled 54, plus 4, makes 58'
+    >>> score_parts(Hand((), ("+4",), status="stayed"))
+    'plus 4, makes 4'
+    >>> score_parts(Hand((12, 9), status="stayed"))
+    '21'
     >>> score_parts(Hand((5,), status="bust"))
     'bust, 0'
     """
     if hand.status == "bust":
         return "bust, 0"
     base = sum(hand.numbers)
-    parts = [str(base)]
-    if "x2" in hand.modifiers:
+    parts = [str(base)] if hand.numbers else []
+    if "x2" in hand.modifiers and hand.numbers:
         parts.append(f"doubled {base * 2}")
     parts += [f"plus {m[1:]}" for m in hand.modifiers if m in BONUSES]
     if hand.status == "turn7":
         parts.append(f"plus {TURN7_BONUS} for Turn 7")
-    return ", ".join(parts) + ("" if len(parts) == 1 else f": {hand.score()}")
+    if not parts:
+        return "0"
+    plain = len(parts) == 1 and bool(hand.numbers)
+    return ", ".join(parts) + ("" if plain else f", makes {hand.score()}")
 
 
 # --- actions ---------------------------------------------------------------------------

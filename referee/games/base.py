@@ -395,6 +395,18 @@ class GameSpec(ABC):
         others = [p for p in game.players if p != player]
         return {"other": (others or list(game.players))[0]}
 
+    def unnamed(self, game: Game[Any]) -> str | None:
+        """Whose an utterance is when nothing says who spoke: the player the game
+        waits for (whose turn it is); None when it waits for nobody in
+        particular (the session then asks who, or answers for everyone)."""
+        return game.current_player()
+
+    def reset(self, game: Game[Any]) -> str:
+        """What the players put back on the real table before a new game
+        ("Everyone, flip all your tiles back up."); '' when there is nothing
+        to put back (the referee held the dice or the cards)."""
+        return ""
+
     def where_we_are(self, game: Game[Any], at: float) -> str:
         """What the table needs to hear to pick the game up again (on resume)."""
         return self.answer("turn", None, game, at)

@@ -218,12 +218,26 @@ class Phase10Spec(GameSpec):
     def opening(self, game: Game[Any]) -> str:
         state: Phase10State = game.state
         twist = ("I draw Twist cards and say them in your headphones" if self.virtual
-                 else "Twist cards are drawn from the holder and kept secret")
+                 else "you draw Twist cards from the holder and keep them secret")
         turns = " I keep the turns: say next when your turn is over." if self.config.turns \
             else ""
         start = " ".join(self.announce(e, game) for e in self.rules.start_events(state))
         return (f"Phase 10 Twist for {spoken_list(state.players)}, on a board of "
                 f"{len(self.board.spaces)} spaces; {twist}.{turns} {start}")
+
+    def reset(self, game: Game[Any]) -> str:
+        twist = "" if self.virtual else ", put the Twist cards back in the holder"
+        return (f"Everyone, put your pawns back at the start{twist}, "
+                "and shuffle all the cards.")
+
+    def unnamed(self, game: Game[Any]) -> str | None:
+        """Without kept turns the referee waits for nobody in particular between
+        reports: nothing tells whose an unnamed move or "where am I" is."""
+        state: Phase10State = game.state
+        if (self.config.turns or state.drawing or state.choosing or state.unreported
+                or state.unscored):
+            return game.current_player()
+        return None
 
     def where_we_are(self, game: Game[Any], at: float) -> str:
         state: Phase10State = game.state
@@ -512,22 +526,25 @@ class Phase10Spec(GameSpec):
 
     # --- questions ---------------------------------------------------------------------------
     def answer(self, what: str, player: str | None, game: Game[Any], at: float) -> str:
+        """``player`` None: the question did not say whose ("where am I" from
+        someone unknown): where everyone stands, what everyone needs."""
         state: Phase10State = game.state
-        asker = player or self._asker(game)
-        if what == "where":
-            return self._where(state, asker)
+        if what in ("where", "score"):
+            return self._standing(state) if player is None else self._where(state, player)
         if what == "need":
-            return self._need(state, asker)
-        if what in ("board", "score"):
-            if what == "score" and player is not None:
-                return self._where(state, player)
+            if player is None and not state.over:
+                return " ".join(self._need(state, p) for p in state.players)
+            return self._need(state, player or self._asker(game))
+        if what == "board":
             return self._board(state)
         if what == "leader":
             return self._leader(state)
         if what == "dealer":
             return f"{state.players[state.dealer]} deals hand {state.hand}."
         if what == "mytwist":
-            return self._my_twist(state, asker)
+            if player is None:
+                return "Whose Twist card? Please ask again with your name."
+            return self._my_twist(state, player)
         if what == "turn":
             return self._whose(game)
         if what == "time":
@@ -577,6 +594,21 @@ class Phase10Spec(GameSpec):
             return f"{player} is on a Twist space: phase {low}, phase {high}, or a Twist card."
         done = " It is down." if seat.laid else ""
         return f"{player} needs {_phase(seat.phase)}.{done}"
+
+    def _standing(self, state: Phase10State) -> str:
+        """Where everyone stands, the furthest first: "Bob is on space 6 of 14,
+        Ann on 5, Cy on 2." (the board itself: "read the board")."""
+        seats = sorted(state.players, key=lambda p: -state.seat(p).space)
+        last = len(self.board.spaces)
+
+        def where(player: str, first: bool) -> str:
+            space = state.seat(player).space
+            if space > self.board.last:
+                return f"{player} {'is ' if first else ''}past Phase 10"
+            return f"{player} {'is on space' if first else 'on'} {space + 1}" + (
+                f" of {last}" if first else "")
+
+        return sentence(", ".join(where(p, i == 0) for i, p in enumerate(seats))) + "."
 
     def _board(self, state: Phase10State) -> str:
         spaces = ", ".join("Twist" if p is None else str(p) for p in self.board.spaces)

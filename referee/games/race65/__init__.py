@@ -146,6 +146,9 @@ class Race65Spec(GameSpec):
             return SetTile(speaker, intent["owner"], int(intent["tile"]), down)
         raise ValueError(f"no action for intent {intent}")
 
+    def reset(self, game: Game[Any]) -> str:
+        return "Everyone, flip all your tiles back up."
+
     def where_we_are(self, game: Game[Any], at: float) -> str:
         """Whose turn it is, and the time left when turns are timed."""
         text = super().where_we_are(game, at)

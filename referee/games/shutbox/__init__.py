@@ -189,6 +189,9 @@ class ShutBoxSpec(GameSpec):
         first = game.current_player()
         return f"{text} Order of play: {order}. {first}, {self._roll_prompt()}"
 
+    def reset(self, game: Game[Any]) -> str:
+        return "Open all the tiles of the box again."
+
     def _roll_prompt(self) -> str:
         return "roll and tell me what you rolled." if self.physical else "say roll."
 

@@ -79,7 +79,6 @@ from referee.engine.turn7 import (
     expected_after_hit,
     full_deck,
     is_card,
-    score_parts,
 )
 from referee.games.base import (
     GameSpec,
@@ -296,6 +295,10 @@ class Turn7Spec(GameSpec):
         return (f"Turn 7 for {spoken_list(state.players)}, to {self.config.target}: {deck}."
                 f"{timer} Round 1: {state.players[state.dealer]} deals.")
 
+    def reset(self, game: Game[Any]) -> str:
+        """Real cards go back into the deck; a virtual deck has nothing to put back."""
+        return "Everyone, gather all the cards and shuffle the deck." if self.physical else ""
+
     def where_we_are(self, game: Game[Any], at: float) -> str:
         text = self.answer("turn", None, game, at)
         if self.config.turn_seconds and game.deadline() is not None:
@@ -506,17 +509,24 @@ class Turn7Spec(GameSpec):
         return game.current_player() or game.players[0]
 
     def _hand(self, state: Turn7State, player: str) -> str:
+        """What a player holds, said plainly: "Bob has 10 and plus 4, worth 14;
+        still in." (a held Life Saver too); the worth only when it is not
+        plain from the cards."""
         hand = state.hand(player)
         if hand.status == "out":
             return f"{player} sits out this sudden-death round."
         if not hand.row and hand.status == "active":
-            return f"{player} has no cards yet."
+            held = "a Life Saver and " if hand.lifesaver else ""
+            return f"{player} has {held}no cards yet." if not held else \
+                f"{player} has {held}no numbers yet; still in."
         cards = [*map(str, hand.numbers), *(card_name(m) for m in hand.modifiers)]
         if hand.lifesaver:
             cards.append("a Life Saver")
         status = {"active": "still in", "stayed": "stayed", "locked": "locked",
                   "bust": "bust", "turn7": "Turn 7"}[hand.status]
-        return f"{player} has {spoken_list(cards)}: {score_parts(hand)}; {status}."
+        plain = len(hand.numbers) <= 1 and not hand.modifiers and hand.status != "turn7"
+        worth = "" if plain or hand.status == "bust" else f", worth {hand.score()}"
+        return f"{player} has {spoken_list(cards)}{worth}; {status}."
 
     def _score(self, state: Turn7State, player: str) -> str:
         hand = state.hand(player)
