@@ -4,7 +4,9 @@
   short waits between the other duties; each utterance it finds (with its
   seat, if the table has seat microphones) goes to the table.
 * Typed lines are always accepted too, so a helper can type for a player and
-  the game goes on if the microphone fails.
+  the game goes on if the microphone fails. At a terminal they are read with
+  a line editor (:mod:`referee.terminal`: history, editing, a prompt that
+  printed lines go above).
 * Microphone lost (no sound for a second, or the stream died): the referee
   says so and pauses the timer; it tries to reopen the device every two
   seconds and says when it is back, resuming the timer.
@@ -34,6 +36,13 @@ from referee.session import MAX_CHARS, Said
 from referee.speech.hearing.mic import Microphone, MicrophoneError
 from referee.speech.speaking.tts import VoiceError
 from referee.table import Table
+from referee.terminal import (
+    EOF_MARK,
+    INTERRUPT_MARK,
+    TerminalKeyboard,
+    printed_above_the_prompt,
+    wanted,
+)
 from referee.textplay import SpeakerError, split_speaker
 
 log = logging.getLogger(__name__)
@@ -146,6 +155,13 @@ class LiveLoop:
         self._stopped = False
         #: Ctrl-D was pressed once at a terminal: a second one ends the game.
         self._eof_asked = False
+        #: The line editor, when the keyboard and the screen are a terminal.
+        self.terminal: TerminalKeyboard | None = None
+        if keyboard is not None and wanted(keyboard.fileno()):
+            try:
+                self.terminal = TerminalKeyboard()
+            except Exception as error:  # no line editor here: plain lines, as from a pipe
+                log.debug("no line editor: %s", error)
         if microphone is not None:
             microphone.on_pause = table.pause  # decode ahead while the end silence runs
             microphone.judge = table.judge  # and end at once, or wait longer, by the words
@@ -155,6 +171,17 @@ class LiveLoop:
         return self._base + (self.clock() - self._t0) * self.speed
 
     def run(self, greet: bool = True) -> None:
+        if self.terminal is None:
+            self._run(greet)
+            return
+        self.terminal.start()
+        try:
+            with printed_above_the_prompt():
+                self._run(greet)
+        finally:
+            self.terminal.close()
+
+    def _run(self, greet: bool) -> None:
         if greet:
             self.table.start()
         if self.microphone is not None:
@@ -190,6 +217,8 @@ class LiveLoop:
     # --- keyboard ---------------------------------------------------------------------
     def _keyboard(self, timeout: float) -> bool:
         """Handle typed lines; False when the keyboard closed (the table is done)."""
+        if self.terminal is not None:
+            return self._edited(timeout)
         if self.keyboard is None:
             if timeout:
                 time.sleep(timeout)
@@ -204,13 +233,7 @@ class LiveLoop:
                 self._line(self._pending.decode("utf-8", errors="replace"))
                 self._pending = b""
             if os.isatty(fd):
-                if not self.session.over and not self._eof_asked:
-                    # Ctrl-D at a terminal, perhaps by mistake: ask before ending the game.
-                    self._eof_asked = True
-                    self.table.say([Said(self.now(), "Press Ctrl-D again to end the game; "
-                                         "type anything else to go on.", "problem")])
-                    return True
-                return False  # (a microphone does not keep a table that typed Ctrl-D)
+                return self._ctrl_d()
             # The keyboard closed: go on listening if there is a microphone.
             self.keyboard = None
             return self.microphone is not None
@@ -222,6 +245,30 @@ class LiveLoop:
         if len(self._pending) > MAX_CHARS * 8:
             self._line(self._pending.decode("utf-8", errors="replace"))
             self._pending = b""
+        return True
+
+    def _ctrl_d(self) -> bool:
+        """Ctrl-D at a terminal, perhaps by mistake: during a game the referee
+        asks first; after it (or pressed again) the table leaves. Whether to go on."""
+        if not self.session.over and not self._eof_asked:
+            self._eof_asked = True
+            self.table.say([Said(self.now(), "Press Ctrl-D again to end the game; "
+                                 "type anything else to go on.", "problem")])
+            return True
+        return False  # (a microphone does not keep a table that typed Ctrl-D)
+
+    def _edited(self, timeout: float) -> bool:
+        """Lines from the line editor (:meth:`_keyboard` at a terminal)."""
+        assert self.terminal is not None
+        for line in self.terminal.lines(timeout):
+            if line == INTERRUPT_MARK:
+                raise KeyboardInterrupt
+            if line == EOF_MARK:
+                if not self._ctrl_d():
+                    return False
+                continue
+            self._eof_asked = False
+            self._line(line)
         return True
 
     def _line(self, line: str) -> None:

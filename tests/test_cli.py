@@ -452,3 +452,39 @@ def test_audio_library_messages_go_to_a_file_not_the_terminal(tmp_path):
     assert "a warning of the referee" in result.stderr
     assert "after the game" in result.stderr
     assert "underrun occurred" in noise.read_text()
+
+
+def test_typed_play_at_a_terminal_edits_lines_and_keeps_the_half_typed_one(tmp_path):
+    """At a terminal (a pseudo-terminal here) typed play has a line editor: the
+    left arrow moves back to fix a typo, Up brings back the last line, and a
+    countdown printed while a line is half typed goes above the prompt, which
+    is drawn again with the half-typed words under it."""
+    import pty
+
+    keyboard, terminal = pty.openpty()
+    env = {**_without_audio(tmp_path), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    game = subprocess.Popen(
+        [sys.executable, "-m", "referee", "play", "race65", "--rules", "phase-one",
+         "--input", "text", "--voice", "none", "--no-log"],
+        stdin=terminal, stdout=terminal, stderr=subprocess.PIPE, cwd=ROOT, env=env)
+    os.close(terminal)
+    try:
+        assert "Ann starts." in _read_until(keyboard, "Ann starts.")
+        os.write(keyboard, b"flip my")  # ... and the countdown comes meanwhile
+        shown = _read_until(keyboard, "10 seconds.")
+        assert "10 seconds." in shown
+        assert "> flip my" in _read_until(keyboard, "> flip my", timeout=5)  # drawn again
+        os.write(keyboard, b" thre\x1b[De\r")  # "thre", left arrow, "e": "three"
+        assert "Ann, 3 down." in _read_until(keyboard, "Ann, 3 down.")
+        os.write(keyboard, b"\x1b[A\x7f\x7f\x7f\x7f\x7fnine\r")  # Up: "flip my three" again
+        assert "Bob, 9 down." in _read_until(keyboard, "Bob, 9 down.")
+        time.sleep(0.5)  # (as a person would: the prompt is drawn again first)
+        os.write(keyboard, b"\x04")
+        assert "Press Ctrl-D again" in _read_until(keyboard, "Press Ctrl-D again")
+        time.sleep(0.5)
+        os.write(keyboard, b"\x04")
+        assert game.wait(timeout=30) == 0
+    finally:
+        if game.poll() is None:
+            game.kill()
+        os.close(keyboard)

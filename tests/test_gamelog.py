@@ -21,6 +21,7 @@ from referee.engine.race65 import TileCorrected, TileSet, TurnLost
 from referee.gamelog import (
     RECORD_TYPES,
     ClockRecord,
+    DelayRecord,
     EventRecord,
     GameHeader,
     GameLog,
@@ -66,7 +67,12 @@ def test_a_killed_game_resumes_with_the_same_state_and_time_left(tmp_path):
     game.stdin.write("flip my seven\n")
     game.stdin.flush()
     wait_for(game.stdout, "Ann, 7 down.")
-    time.sleep(2.5)  # heartbeats go to the log while Ann's timer runs
+    # Ann's timer starts once the opening has been read (printed, at reading
+    # speed); heartbeats then go to the log while it runs.
+    deadline = time.monotonic() + 20
+    while '"clock"' not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1.5)
     os.kill(game.pid, signal.SIGKILL)  # a crash: no clean-up, no final write
     game.wait(timeout=10)
 
@@ -77,7 +83,9 @@ def test_a_killed_game_resumes_with_the_same_state_and_time_left(tmp_path):
     flips = [r for r in logged.records if isinstance(r, EventRecord) and r.event == "TileFlipped"]
     assert flips[0].fields == {"by": "Ann", "owner": "Ann", "tile": 7, "down": True,
                                "flips_left": 1}
-    left = math.ceil(15 - logged.last_time)
+    # Ann's clock started once the opening was read (printed, at reading speed).
+    started = max(r.until for r in logged.records if isinstance(r, DelayRecord))
+    left = math.ceil(15 - (logged.last_time - started))
 
     result = referee("resume", str(log), *QUIET, "--json", stdin="flip my eight\n")
     assert result.returncode == 0, result.stderr
