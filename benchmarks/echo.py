@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from benchmarks.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, fixture, utterances
+from referee.progress import Bar
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.echo import cancel_echo
 from referee.speech.hearing.recognizers import make_recognizer
@@ -77,7 +78,9 @@ def main() -> None:
             right_raw = right_aec = 0
             removed: list[float] = []
             seconds = spent = 0.0
-            for case in cases:
+            bar = Bar(len(cases), f"{name} at +{ratio} dB")
+            for n, case in enumerate(cases):
+                bar(n)
                 player = load_wav(fixture(name, case, "clean")).samples.astype(np.float64)
                 echo = echo_path * (np.sqrt(np.mean(player**2)) / np.sqrt(np.mean(echo_path**2))
                                     * 10 ** (ratio / 20))
@@ -99,6 +102,7 @@ def main() -> None:
                 aec_intent = hear_audio(recognizer, matcher, Audio(clean.samples[cut]), "Ann")[0]
                 right_raw += raw_intent.intent == case.intent
                 right_aec += aec_intent.intent == case.intent
+            bar.close()
             n = len(cases)
             print(f"| {name}{mark} | +{ratio} dB | {right_raw}/{n} | {right_aec}/{n} | "
                   f"{np.median(removed):.1f} dB | {spent / seconds * 1000:.1f} ms |", flush=True)

@@ -50,6 +50,7 @@ from benchmarks.fixtures import CONDITIONS, PAD_SECONDS, utterances
 from benchmarks.fixtures import fixture as fixture_path
 from benchmarks.recognition import PLAYERS, percentile
 from referee.games.race65 import Race65Options, Race65Spec
+from referee.progress import Bar
 from referee.session import Session, sentences
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.mic import (
@@ -267,7 +268,9 @@ def live_responses(count: int) -> tuple[list[float], float] | None:
         worker.start()
         time.sleep(1.0)
         times: list[float] = []
-        for case in commands:
+        bar = Bar(len(commands), "commands played into the room")
+        for n, case in enumerate(commands):
+            bar(n)
             heard, said = len(microphone.ends), len(output.started)
             subprocess.run(["paplay", str(fixture_path("piper-joe", case, "clean"))],
                            env=env, check=True, timeout=30)
@@ -285,6 +288,7 @@ def live_responses(count: int) -> tuple[list[float], float] | None:
                 if first is not None:
                     lead = first_sound(voice.render(output.started[said][1]))
                     times.append(first - end + lead)
+        bar.close()
         latency = float(microphone._stream.latency)
         loop.stop()
         worker.join(timeout=5)

@@ -68,6 +68,7 @@ from benchmarks.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, Utterance, fix
 from benchmarks.recognition import PLAYERS, percentile
 from referee.gamelog import DroppedRecord, EventRecord, InputRecord, Record, SaidRecord
 from referee.games.race65 import Race65Options, Race65Spec
+from referee.progress import Bar
 from referee.session import Session
 from referee.speech.audio import RATE, Audio, PlaybackTrack, frame_energies, load_wav
 from referee.speech.hearing.mic import Microphone
@@ -354,7 +355,9 @@ def run_ratio(ratio_db: float, args: argparse.Namespace, seed: int) -> Tally:
             + [("silence", None), ("noise", None)] * 2
         )
         rng.shuffle(plan)
-        for kind, detail in plan:
+        bar = Bar(len(plan), f"steps at {ratio_db:+g} dB")
+        for n, (kind, detail) in enumerate(plan):
+            bar(n)
             if bench.session.over:
                 break
             if kind in ("over", "quiet"):
@@ -366,6 +369,7 @@ def run_ratio(ratio_db: float, args: argparse.Namespace, seed: int) -> Tally:
                 bench.other(load_wav(fixture(voice, case, "clean")), tally, f"talk {case.text!r}")
             else:
                 bench.other(noise if kind == "noise" else None, tally, kind)
+        bar.close()
         bench.phantoms(tally)
         tally.output_latency = float(bench.output._stream.latency)
         bench.loop.stop()

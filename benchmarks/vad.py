@@ -46,6 +46,7 @@ from benchmarks.fixtures import (
     utterances,
 )
 from benchmarks.recognition import PLAYERS
+from referee.progress import Bar
 from referee.speech.audio import RATE, Audio, frame_energies, speech_bounds
 from referee.speech.hearing.mic import MAX_UTTERANCE, PREROLL, Segmenter
 from referee.speech.hearing.recognizers import make_recognizer
@@ -229,7 +230,9 @@ def main() -> None:
           "cut at 8 s | end decided after the speech, p50 | seconds per minute of audio |"
           + heard_columns)
     print("|---|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if hearing else ""))
-    for condition in args.conditions:
+    bar = Bar(len(args.conditions), "rooms (each: build, detect, score)")
+    for done, condition in enumerate(args.conditions):
+        bar(done)
         stream, truth = build_stream(condition, args.voices, args.count)
         minutes = len(stream) / RATE / 60
         t = time.perf_counter()
@@ -247,6 +250,7 @@ def main() -> None:
             print(f"| {condition} | {name} | {s['found']}/{s['commands']} | {s['utterances']} | "
                   f"{s['empty']} | {s['stuck']} | {1000 * s['late_p50']:.0f} ms | "
                   f"{spent / minutes:.2f} |" + heard)
+    bar.close()
 
 
 if __name__ == "__main__":

@@ -99,7 +99,7 @@ def test_a_hard_game_is_won_by_a_confirmed_call_with_the_referee_hearing_itself(
     for name, _, seconds, text in rows:
         audio = load_wav(voice_dir / name)
         assert audio.seconds == pytest.approx(float(seconds), abs=0.01)
-        assert audio.seconds > 0.3 * len(text.split())
+        assert audio.seconds > 0.25 * len(text.split())  # real speech, not a click
 
 
 def test_without_the_gate_the_referees_own_voice_changes_the_game(tmp_path):
