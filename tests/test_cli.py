@@ -488,3 +488,15 @@ def test_typed_play_at_a_terminal_edits_lines_and_keeps_the_half_typed_one(tmp_p
         if game.poll() is None:
             game.kill()
         os.close(keyboard)
+
+
+def test_a_benchmark_shows_its_progress_then_its_table():
+    """``./run bench vad`` (small here): a progress bar on stderr while it runs,
+    the table on stdout."""
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.vad", "--conditions", "clean", "--count", "2"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "100.0 %  1/1" in result.stderr
+    assert "rooms" in result.stderr
+    assert result.stdout.startswith("| room | detector |")
