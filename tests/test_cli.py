@@ -346,19 +346,26 @@ def _read_until(fd: int, text: str, timeout: float = 30) -> str:
     return seen.decode("utf-8", "replace")
 
 
-def test_ctrl_d_at_a_terminal_asks_before_ending_the_game(tmp_path):
-    """At a real terminal (a pseudo-terminal here) one Ctrl-D may be a slip:
-    the referee asks; typing goes on; a second Ctrl-D ends the game."""
+def _typed_at_a_terminal(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[bytes], int, int]:
+    """``referee play ARGS`` typed at a pseudo-terminal (its output to a pipe):
+    the game, the keyboard's file descriptor and the output's."""
     import pty
 
     keyboard, terminal = pty.openpty()
     game = subprocess.Popen(
-        [sys.executable, "-m", "referee", "play", "race65", "--input", "text", "--voice", "none",
+        [sys.executable, "-m", "referee", "play", *args, "--input", "text", "--voice", "none",
          "--no-log"], stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         cwd=ROOT, env=_without_audio(tmp_path))
     os.close(terminal)
     assert game.stdout is not None
-    out = game.stdout.fileno()
+    return game, keyboard, game.stdout.fileno()
+
+
+def test_ctrl_d_at_a_terminal_asks_before_ending_the_game(tmp_path):
+    """At a real terminal (a pseudo-terminal here) one Ctrl-D may be a slip:
+    the referee asks; typing goes on; a second Ctrl-D ends the game."""
+
+    game, keyboard, out = _typed_at_a_terminal(tmp_path, "race65")
     try:
         assert "Ann starts." in _read_until(out, "Ann starts.")
         os.write(keyboard, b"\x04")
@@ -402,19 +409,12 @@ def test_a_live_game_stays_at_the_table_after_the_win_until_thats_all(tmp_path):
 
 
 def test_ctrl_d_after_the_win_leaves_at_once(tmp_path):
-    import pty
 
     from tests.test_table_commands import SHORT_GAME
 
-    keyboard, terminal = pty.openpty()
-    game = subprocess.Popen(
-        [sys.executable, "-m", "referee", "play", "shut-the-box", "--players", "Ann", "Bob",
-         "--dice", "physical", "--order", "given", "--input", "text", "--voice", "none",
-         "--no-log"], stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        cwd=ROOT, env=_without_audio(tmp_path))
-    os.close(terminal)
-    assert game.stdout is not None
-    out = game.stdout.fileno()
+    game, keyboard, out = _typed_at_a_terminal(
+        tmp_path, "shut-the-box", "--players", "Ann", "Bob", "--dice", "physical",
+        "--order", "given")
     try:
         assert "roll and tell me" in _read_until(out, "roll and tell me")
         for who, text in SHORT_GAME:
