@@ -241,6 +241,8 @@ class Session:
         self._ended = False
         #: The table said it is done ("that's all"): the table loop ends.
         self.left = False
+        #: Events this session has logged (a replay compares it with the log's).
+        self.events_logged = 0
         deadline = self.game.deadline()
         if deadline is not None:
             self._turn_limit = deadline - at
@@ -259,6 +261,8 @@ class Session:
         return frozenset() if self.over else self.spec.moments(self.game)
 
     def _log(self, record: Record) -> None:
+        if isinstance(record, EventRecord):
+            self.events_logged += 1
         if self.record is not None:
             self.record(record)
 
@@ -853,11 +857,21 @@ def replay_records(
     last = session.now
     records = list(records)
     session._replayed_chance = [r.outcome for r in records if isinstance(r, ChanceRecord)]
-    session._chance(session.now)  # what the game started with (a deal)
+    # What the game started with (a deal): logged as events when it started.
+    session.events_logged += len(session._chance(session.now))
+    events = 0
     for record in records:
         at = record.at
         last = max(last, at)
-        if isinstance(record, InputRecord):
+        if isinstance(record, EventRecord):
+            # An event the rebuilt game has not made yet can only be the
+            # clock's (a timeout): its deadline, rebuilt from times rounded to
+            # the millisecond, may fall a hair after the logged time. Run the
+            # clock that far, before any later record acts on the timer.
+            events += 1
+            if session.events_logged < events:
+                session.tick(at + REPLAY_SLACK)
+        elif isinstance(record, InputRecord):
             heard = Heard(record.text, record.intent, record.score, record.message)
             before = session.game.depth
             try:

@@ -728,3 +728,16 @@ def test_random_bytes_are_not_a_game_log(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
     assert "is empty" in referee("replay", str(empty)).stderr
+
+
+def test_a_timeout_whose_rebuilt_deadline_falls_a_hair_late_still_comes_before_the_next_record():
+    """A real log (the microphone lost and back, an undo, then Bob's time runs
+    out; killed just after): the deadline rebuilt from millisecond times is
+    25.147000000000002, the log's "Time!" and the next turn's reading delay are
+    at 25.147. The replay used to apply the delay first, which held the clock:
+    no "Time!", and resume would have gone on in Bob's turn."""
+    log = ROOT / "tests" / "data" / "logs" / "timeout-a-hair-after-its-log-time.jsonl"
+    session, _, logged, replayed = _replayed(log)
+    assert logged[-3:] == ["Time!", "Bob loses the turn.", "Ann's turn, 15 seconds."]
+    assert replayed == logged
+    assert session.game.current_player() == "Ann"

@@ -47,6 +47,7 @@ import hashlib
 import json
 import logging
 import math
+import os
 import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -722,12 +723,28 @@ class Result:
         return best.logprob / best.length - self.free.logprob / self.free.length
 
 
+#: The encoder's threads by default (see :func:`encoder_threads`).
+ENCODER_THREADS = 2
+
+
+def encoder_threads() -> int:
+    """The encoder's intra-op threads: :data:`ENCODER_THREADS`, or the
+    ``REFEREE_ENCODER_THREADS`` environment variable (a whole number from 1 to
+    16; anything else is ignored), which the measurements of docs/results.md
+    use to compare settings."""
+    value = os.environ.get("REFEREE_ENCODER_THREADS", "")
+    return int(value) if value.isdigit() and 1 <= int(value) <= 16 else ENCODER_THREADS
+
+
 class WhisperScorer:
     """Whisper tiny.en: encoder in CTranslate2, decoder and search in NumPy."""
 
-    def __init__(self, folder: Path, threads: int = 2, beam: int = 8,
+    def __init__(self, folder: Path, threads: int | None = None, beam: int = 8,
                  adapter: Sequence[Lora] | None = None) -> None:
         import ctranslate2
+
+        if threads is None:  # (REFEREE_ENCODER_THREADS: for measuring, issue #36 item 19)
+            threads = encoder_threads()
 
         self.folder = folder
         self.beam = beam
