@@ -391,6 +391,12 @@ class Session:
             return self.players[0]
         return self.spec.unnamed(self.game) or SOMEONE
 
+    def is_stop(self, text: str) -> bool:
+        """Whether a typed line is "stop" (the table cuts its voice; a script,
+        never spoken, says it was silent)."""
+        return self.matcher.match(clean_text(text)[:MAX_CHARS],
+                                  self.attribute(None)).kind == "stop"
+
     def label(self, speaker: str | None) -> str:
         """The name to print for what ``speaker`` said ("someone" when nothing tells)."""
         who = self.attribute(speaker)

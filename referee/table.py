@@ -62,13 +62,11 @@ from rapidfuzz.distance import LCSseq
 
 from referee.gamelog import DroppedRecord, ErrorRecord
 from referee.session import (
-    MAX_CHARS,
     NOT_MOVES,
     NOT_SPEAKING,
     SURE_SCORE,
     Said,
     Session,
-    clean_text,
     sentences,
 )
 from referee.speech.audio import Audio, AudioError, load_wav
@@ -443,8 +441,7 @@ class Table:
         a typed "stop" cuts the referee's voice as a spoken one does, and says
         so when there was nothing to cut."""
         self.advance(at)
-        stop = self.session.matcher.match(
-            clean_text(text)[:MAX_CHARS], self.session.attribute(None)).kind == "stop"
+        stop = self.session.is_stop(text)
         if stop and self.busy_until > at:
             self.cut(at)
         elif stop:

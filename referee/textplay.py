@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from referee.session import MAX_CHARS, NOT_SPEAKING, Said, Session
+from referee.session import NOT_SPEAKING, Said, Session
 
 _SCRIPT_LINE = re.compile(r"^\s*\[\s*([-+]?\d+(?:\.\d*)?)\s*\]\s?(.*)$")
 _PREFIX = re.compile(r"^\s*([^\W\d][\w' .-]{0,40}?)\s*:\s*(.*)$")
@@ -93,7 +93,7 @@ def run_script(
         for said in session.tick(now):
             emit(format_said(said))
         emit(f"[{now:.1f}] {who}: {text if len(text) <= 80 else text[:77] + '...'}")
-        if session.matcher.match(text[:MAX_CHARS], session.attribute(speaker)).kind == "stop":
+        if session.is_stop(text):
             emit(format_said(Said(now, NOT_SPEAKING, "answer")))  # (a script is never spoken)
         for said in session.hear(text, speaker, now):
             emit(format_said(said))

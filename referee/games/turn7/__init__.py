@@ -516,9 +516,9 @@ class Turn7Spec(GameSpec):
         if hand.status == "out":
             return f"{player} sits out this sudden-death round."
         if not hand.row and hand.status == "active":
-            held = "a Life Saver and " if hand.lifesaver else ""
-            return f"{player} has {held}no cards yet." if not held else \
-                f"{player} has {held}no numbers yet; still in."
+            if hand.lifesaver:
+                return f"{player} has a Life Saver and no numbers yet; still in."
+            return f"{player} has no cards yet."
         cards = [*map(str, hand.numbers), *(card_name(m) for m in hand.modifiers)]
         if hand.lifesaver:
             cards.append("a Life Saver")
