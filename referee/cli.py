@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 from referee import __version__
 from referee.games import GAMES, SetupError, find_game
-from referee.games.base import GameSpec, Tool
+from referee.games.base import GameSpec, Tool, check_players
 from referee.session import Session
 from referee.speech.hearing.mic import DEFAULT_END_SILENCE
 from referee.speech.understanding.intents import IntentMatcher
@@ -266,6 +266,25 @@ def _adapter_state() -> str:
             f"({adapter.path}, {origin}); --model base hears without it")
 
 
+def _encoder_state() -> str:
+    """How the encoder computes on this CPU, and whether that is how the
+    figures of docs/results.md were computed."""
+    from referee.speech.hearing.whisper import encoder_compute, int8_kernels
+
+    if encoder_compute() == "float32":
+        return ("float32 (REFEREE_ENCODER_COMPUTE): the same on every CPU, slower, and not "
+                "the int8 the figures in docs/results.md come from")
+    kernels = int8_kernels()
+    if kernels == "vnni":
+        return ("int8 on this CPU's VNNI instructions: bit for bit as on the machines the "
+                "figures in docs/results.md come from")
+    if kernels == "avx2":
+        return ("int8 without VNNI instructions (AVX2 only): close to, not the same as, the "
+                "CPUs the figures in docs/results.md come from (about 3 decisions in 100 "
+                "differ, between acting, asking and not hearing)")
+    return "int8; this CPU's instructions are unknown here (see docs/results.md)"
+
+
 def cmd_doctor() -> int:
     """Say what would be used, and why, without starting a game."""
     import shutil
@@ -291,6 +310,7 @@ def cmd_doctor() -> int:
         except ModelError as error:
             print(f"whisper: unusable: {error}")
         print(f"whisper model in use: {_adapter_state()}")
+        print(f"whisper encoder: {_encoder_state()}")
     vosk_model = find_vosk_model()
     print(f"vosk: {f'model {vosk_model}' if vosk_model else f'no model in {MODELS_DIR}'}")
     print(f"pocketsphinx: US English model in {pocketsphinx_model_dir()}")
@@ -370,12 +390,16 @@ def _check_script_audio(args: argparse.Namespace, spec: GameSpec) -> None:
 
 
 def cmd_hear(args: argparse.Namespace) -> int:
-    spec = make_spec(args, args.game)
-    speaker = args.speaker or spec.players[0]
-    match = [p for p in spec.players if p.casefold() == speaker.casefold()]
+    spec = make_spec(args, args.game)  # checks the names and the options
+    # The players as named, not as the game would seat them (Shut the Box rolls
+    # for the order): who speaks by default, who "player one" is and what
+    # Whisper is told ("Ann and Bob play Shut the Box.") are the same every run.
+    players = check_players(args.players, spec.min_players, spec.max_players)
+    speaker = args.speaker or players[0]
+    match = [p for p in players if p.casefold() == speaker.casefold()]
     if not match:
         raise SetupError(f"The speaker {speaker} is not one of the players.")
-    matcher = IntentMatcher.for_phrases(spec.phrase_file, spec.players)
+    matcher = IntentMatcher.for_phrases(spec.phrase_file, players)
     if args.text is not None:
         print(json.dumps(matcher.match(args.text, match[0]).to_json()), flush=True)
         return 0

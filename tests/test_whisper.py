@@ -11,6 +11,7 @@ import shutil
 import struct
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -38,6 +39,7 @@ from referee.speech.hearing.whisper import (
     Tokens,
     WhisperScorer,
     check_model_files,
+    int8_kernels,
     log_mel,
     read_ctranslate2,
     select,
@@ -451,3 +453,86 @@ def test_everyday_wordings_of_a_move_or_question_are_heard(whisper, matcher):
             wrong.append((text, transcript.text, heard.intent))
     assert not wrong
     assert right >= len(wordings) - 1
+
+
+# --- the same on every CPU (issue #36, item 19) -------------------------------------------------
+
+#: Hears recordings in a process of its own (CTranslate2 chooses its kernels
+#: once per process, from the environment) and saves the encoder's outputs.
+_HEAR_IN_A_PROCESS = """
+import json, sys
+import numpy as np
+from referee.speech.audio import load_wav
+from referee.speech.hearing.recognizers import make_recognizer
+from referee.speech.listen import hear_audio
+from referee.speech.understanding.intents import IntentMatcher
+game, encoded_to, *files = sys.argv[1:]
+matcher = IntentMatcher.for_game(game, ["Ann", "Bob"])
+recognizer = make_recognizer(matcher.phrases)
+encoded = []
+for name in files:
+    audio = load_wav(name)
+    print(json.dumps(hear_audio(recognizer, matcher, audio, "Ann")[0].to_json()), flush=True)
+    encoded.append(recognizer.scorer.encode(audio.samples.astype(np.float32) / 32768.0))
+np.save(encoded_to, np.stack(encoded))
+"""
+
+#: oneDNN's int8 kernels as on a CPU without VNNI instructions (AMD EPYC
+#: before Zen 4, Intel before Ice Lake), which a CPU with them can run too.
+WITHOUT_VNNI = {"ONEDNN_MAX_CPU_ISA": "AVX2", "CT2_USE_MKL": "0"}
+
+
+def _hear_in_a_process(env: dict[str, str], game: str, files: list[Path],
+                       encoded_to: Path) -> list[dict[str, Any]]:
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _HEAR_IN_A_PROCESS, game, str(encoded_to), *map(str, files)],
+        env={**os.environ, **env}, capture_output=True, text=True, timeout=600, check=True)
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_int8_kernels_are_read_from_the_cpus_flags(monkeypatch):
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    vnni = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n"
+    assert int8_kernels(vnni) == "vnni"
+    assert int8_kernels("flags\t\t: fpu avx2 avx_vnni\n") == "vnni"  # Intel's desktop VNNI
+    assert int8_kernels("flags\t\t: fpu sse2 avx avx2 fma\n") == "avx2"
+    assert int8_kernels("Features\t: fp asimd\n") == ""  # an Arm CPU: not known here
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")  # what the test below stands in with
+    assert int8_kernels(vnni) == "avx2"
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE_VNNI")
+    assert int8_kernels(vnni) == "vnni"
+
+
+def test_a_cpu_without_vnni_hears_differently_but_never_a_wrong_move(tmp_path):
+    """Every committed Shut the Box recording heard with the int8 kernels of
+    this CPU and with those of a CPU without VNNI instructions: the encoder's
+    numbers differ (where this CPU has VNNI), so a borderline recording may be
+    asked about instead of acted on, or missed; what either acts on is what
+    was said. (The figures: docs/results.md, "Which CPU and backend".)"""
+    cases = [u for u in utterances("shut-the-box") if u.intent.kind != "none"]
+    files = [clean_path(COMMITTED_VOICE, u) for u in cases]
+    here = _hear_in_a_process({}, "shut-the-box", files, tmp_path / "here.npy")
+    other = _hear_in_a_process(WITHOUT_VNNI, "shut-the-box", files, tmp_path / "other.npy")
+    if int8_kernels() == "vnni":  # the other kernels really ran
+        assert np.abs(np.load(tmp_path / "here.npy") - np.load(tmp_path / "other.npy")).max() > 0
+    for run in (here, other):
+        acted = [(Intent.from_json(h["intent"]), u.intent) for h, u in zip(run, cases, strict=True)
+                 if h["score"] >= SURE_SCORE]
+        assert all(heard == said for heard, said in acted)
+        assert len(acted) >= len(cases) // 2
+
+
+def test_the_float32_encoder_computes_the_same_whatever_the_kernels(tmp_path):
+    """``REFEREE_ENCODER_COMPUTE=float32``: the encoder's output with and
+    without VNNI kernels agrees to a thousandth (the int8 outputs differ by
+    whole units in places), so it hears the same on every CPU."""
+    files = [clean_path(COMMITTED_VOICE, u) for u in utterances("shut-the-box")[:4]]
+    float32 = {"REFEREE_ENCODER_COMPUTE": "float32"}
+    for name, env in (("a", float32), ("b", {**float32, **WITHOUT_VNNI})):
+        _hear_in_a_process(env, "shut-the-box", files, tmp_path / f"{name}.npy")
+    difference = np.abs(np.load(tmp_path / "a.npy") - np.load(tmp_path / "b.npy")).max()
+    assert difference < 1e-3

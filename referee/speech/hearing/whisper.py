@@ -736,15 +736,57 @@ def encoder_threads() -> int:
     return int(value) if value.isdigit() and 1 <= int(value) <= 16 else ENCODER_THREADS
 
 
+#: The encoder's CTranslate2 compute type by default (see :func:`encoder_compute`).
+ENCODER_COMPUTE = "int8"
+#: The compute types the encoder may run with.
+COMPUTE_TYPES = ("int8", "float32")
+
+
+def encoder_compute() -> str:
+    """The encoder's compute type: :data:`ENCODER_COMPUTE`, or the
+    ``REFEREE_ENCODER_COMPUTE`` environment variable (one of
+    :data:`COMPUTE_TYPES`; anything else is ignored), which the measurements
+    of docs/results.md use to compare them (issue #36, item 19)."""
+    value = os.environ.get("REFEREE_ENCODER_COMPUTE", "")
+    return value if value in COMPUTE_TYPES else ENCODER_COMPUTE
+
+
+def int8_kernels(cpuinfo: str | None = None) -> str:
+    """Which int8 matrix products CTranslate2 runs the encoder with on this CPU,
+    as far as it changes what is heard (issue #36, item 19; docs/results.md,
+    "Which CPU and backend"): "vnni" where the CPU has VNNI instructions
+    (AVX-512 VNNI or AVX-VNNI: the encoder's output was bit for bit the same
+    on an AMD EPYC with oneDNN and an Intel Xeon with MKL), "avx2" without
+    them (products that saturate: other numbers, and a few decisions
+    differ), "" where unknown (not Linux, or not x86). ``cpuinfo``: the text
+    of ``/proc/cpuinfo`` (read when None). oneDNN's ``ONEDNN_MAX_CPU_ISA``
+    below VNNI (``AVX2``, which the measurements use to stand in for such a
+    CPU) counts as a CPU without them."""
+    limit = os.environ.get("ONEDNN_MAX_CPU_ISA", "ALL").upper()
+    limited = limit != "ALL" and not any(k in limit for k in ("VNNI", "AMX", "AVX10"))
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(errors="replace")
+        except OSError:
+            return ""
+    flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines()
+                  if line.startswith("flags")), [])
+    if ("avx512_vnni" in flags or "avx_vnni" in flags) and not limited:
+        return "vnni"
+    return "avx2" if "avx2" in flags else ""
+
+
 class WhisperScorer:
     """Whisper tiny.en: encoder in CTranslate2, decoder and search in NumPy."""
 
     def __init__(self, folder: Path, threads: int | None = None, beam: int = 8,
-                 adapter: Sequence[Lora] | None = None) -> None:
+                 adapter: Sequence[Lora] | None = None, compute: str | None = None) -> None:
         import ctranslate2
 
         if threads is None:  # (REFEREE_ENCODER_THREADS: for measuring, issue #36 item 19)
             threads = encoder_threads()
+        #: How the encoder computes: "int8" or "float32" (:func:`encoder_compute`).
+        self.compute = compute or encoder_compute()
 
         self.folder = folder
         self.beam = beam
@@ -765,7 +807,7 @@ class WhisperScorer:
         config = json.loads((folder / "config.json").read_text())
         self.suppress = set(config.get("suppress_ids", []))
         self.encoder = ctranslate2.models.Whisper(
-            str(folder), device="cpu", compute_type="int8", intra_threads=threads
+            str(folder), device="cpu", compute_type=self.compute, intra_threads=threads
         )
         self.tokens = Tokens(folder / "tokenizer.json")
         # The decoder's weights only (copied: the file's other 30 MB can go).
