@@ -36,7 +36,7 @@ from referee.speech.hearing.recognizers import (
 from referee.speech.hearing.whisper import Decoder, Tokens, WhisperScorer, read_ctranslate2
 from referee.speech.training.data import Dataset, benchmark_sentences
 from referee.speech.training.model import TableDecoder
-from referee.speech.training.sentences import draw
+from referee.speech.training.sentences import SHORT_MIX, draw
 from referee.speech.training.train import Settings, train
 from referee.speech.training.voices import (
     HeldOutVoice,
@@ -46,6 +46,7 @@ from referee.speech.training.voices import (
     speak,
 )
 from referee.speech.understanding.intents import IntentMatcher
+from referee.speech.understanding.numbers import UNITS
 from referee.speech.understanding.templates import normalise_words
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,6 +115,26 @@ def test_the_shipped_adapter_was_trained_on_no_benchmark_voice() -> None:
             assert all(abs(float(scale) - voice.length_scale) > 0.035 - 1e-9
                        for scale in voices["piper"])
     assert {"espeak", "piper", "kokoro"} <= set(voices)
+
+
+def test_the_one_word_set_is_moves_said_in_a_word_and_words_that_are_none() -> None:
+    """``SHORT_MIX``: most lines are a move of their own game said in one word
+    or one slot ("seven", "hit", "five and six"), bare numbers the most common;
+    the rest are single words and near misses (their transcripts are taught,
+    whatever they mean)."""
+    lines = draw(600, 11, mix=SHORT_MIX)
+    moves = [line for line in lines if line.kind == "short"]
+    assert 0.65 < len(moves) / len(lines) < 0.85
+    assert {line.kind for line in lines} == {"short", "word", "near"}
+    for line in moves:
+        matcher = IntentMatcher.for_game(line.game, line.players)
+        heard = matcher.match(line.said, line.players[0])
+        assert heard.kind != "none", line
+        assert heard.score == 1.0, line
+        assert len(line.said.split()) <= 2 or " and " in line.said, line
+    numbers = [line for line in moves if line.target.rstrip(".?")[:1].isdigit()
+               or line.said.casefold().split()[0] in UNITS]
+    assert len(numbers) > len(moves) / 3
 
 
 def test_no_benchmark_sentence_is_a_training_line() -> None:
@@ -191,11 +212,12 @@ def load_arrays(model: TableDecoder) -> tuple[dict[str, tuple[np.ndarray, np.nda
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    """``referee train ears`` on 12 lines: synthesised, encoded, trained, written."""
+    """``referee train ears`` on 12 lines and 4 of the one-word set:
+    synthesised, encoded, trained, written."""
     folder = tmp_path_factory.mktemp("ears")
     out = folder / "adapter.npz"
-    code = main(["train", "ears", "--lines", "12", "--epochs", "1", "--workers", "1",
-                 "--data", str(folder / "data"), "--out", str(out)])
+    code = main(["train", "ears", "--lines", "12", "--short", "4", "--epochs", "1",
+                 "--workers", "1", "--data", str(folder / "data"), "--out", str(out)])
     assert code == 0
     return folder, dict(load(out).report)
 
@@ -207,8 +229,14 @@ def test_training_runs_end_to_end_and_the_referee_hears_with_it(
     data = Dataset(folder / "data")
     assert len(data) == 12
     assert data.encoding(0).shape == (400, 384)
+    both = Dataset(folder / "data", folder / "short-2027-4")  # the one-word set's own seed
+    assert len(both) == 16
+    assert both.encoding(15).shape == (400, 384)
+    assert [e.index for e in both.examples] == [*range(12), *range(4)]
     assert report["steps"] == 1
     assert report["data"]["lines"] == 12
+    assert report["data"]["short"] == 4
+    assert report["data"]["used"] == 16
     monkeypatch.setenv(ADAPTER_ENV, str(folder / "adapter.npz"))
     recognizer = make_recognizer(race65.phrases)
     assert isinstance(recognizer, WhisperRecognizer)

@@ -182,11 +182,13 @@ def _stored(folder: Path, worker: int) -> int:
 
 
 def build(folder: Path, count: int, seed: int, exclude: Iterable[str] = (), workers: int = 2,
-          progress: Callable[[int, int], None] | None = None) -> list[Line]:
-    """Draw ``count`` lines and build their examples into ``folder`` (shards of
-    encodings and their descriptions). ``exclude``: sentences never to train on."""
+          progress: Callable[[int, int], None] | None = None,
+          mix: dict[str, float] | None = None) -> list[Line]:
+    """Draw ``count`` lines (of ``mix``: :data:`~referee.speech.training.sentences.MIX`
+    by default) and build their examples into ``folder`` (shards of encodings
+    and their descriptions). ``exclude``: sentences never to train on."""
     folder.mkdir(parents=True, exist_ok=True)
-    lines = draw(count, seed, exclude)
+    lines = draw(count, seed, exclude, mix)
     jobs = [(folder, w, seed, list(range(w, count, workers)), lines[w::workers])
             for w in range(workers)]
     if workers == 1:
@@ -211,28 +213,31 @@ def _done(folder: Path, workers: int) -> int:
 
 
 class Dataset:
-    """A built training set: encodings (memory-mapped) and their examples."""
+    """Built training sets, one after the other: encodings (memory-mapped)
+    and their examples."""
 
-    def __init__(self, folder: Path) -> None:
-        if not (folder / "complete").exists():
-            raise FileNotFoundError(f"{folder} holds no complete training set")
+    def __init__(self, folder: Path, *more: Path) -> None:
         self.folder = folder
         self.shards: list[npt.NDArray[np.float16]] = []
         self.examples: list[Example] = []
         self._where: list[tuple[int, int]] = []
-        for shard in sorted(folder.glob("shard*.npy")):
-            store = np.load(shard, mmap_mode="r")
-            self.shards.append(store)
-            with shard.with_suffix(".jsonl").open() as meta:
-                for row, text in enumerate(meta):
-                    item = json.loads(text)
-                    item["players"] = tuple(item["players"])
-                    self.examples.append(Example(**item))
-                    self._where.append((len(self.shards) - 1, row))
-        # In the order the lines were drawn, whichever worker made them.
-        order = sorted(range(len(self.examples)), key=lambda i: self.examples[i].index)
-        self.examples = [self.examples[i] for i in order]
-        self._where = [self._where[i] for i in order]
+        for part in (folder, *more):
+            if not (part / "complete").exists():
+                raise FileNotFoundError(f"{part} holds no complete training set")
+            examples: list[Example] = []
+            where: list[tuple[int, int]] = []
+            for shard in sorted(part.glob("shard*.npy")):
+                self.shards.append(np.load(shard, mmap_mode="r"))
+                with shard.with_suffix(".jsonl").open() as meta:
+                    for row, text in enumerate(meta):
+                        item = json.loads(text)
+                        item["players"] = tuple(item["players"])
+                        examples.append(Example(**item))
+                        where.append((len(self.shards) - 1, row))
+            # In the order the lines were drawn, whichever worker made them.
+            order = sorted(range(len(examples)), key=lambda i: examples[i].index)
+            self.examples += [examples[i] for i in order]
+            self._where += [where[i] for i in order]
 
     def __len__(self) -> int:
         return len(self.examples)

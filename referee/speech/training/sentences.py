@@ -35,6 +35,7 @@ from referee.speech.understanding.numbers import join_numbers, number_to_words
 from referee.speech.understanding.templates import (
     Expansion,
     PhraseSet,
+    SlotRef,
     Word,
     load_phrases,
     normalise_words,
@@ -66,6 +67,11 @@ NAMES = (
 TABLES = 400
 #: Kinds of line and how often each is drawn.
 MIX = {"command": 0.72, "talk": 0.12, "word": 0.06, "near": 0.05, "referee": 0.05}
+#: The mix of the one-word set (``referee train ears --short``): moves said in
+#: one word ("seven", "hit", "stop"), which the main mix draws rarely (15
+#: bare numbers in 12,000 lines), with the single words and near misses that
+#: must stay table talk beside them.
+SHORT_MIX = {"short": 0.75, "word": 0.15, "near": 0.10}
 
 #: Sentences that open with one of these are questions: Whisper ends them with "?".
 _QUESTION_WORDS = frozenset({
@@ -92,7 +98,7 @@ class Line:
 
     said: str
     target: str
-    #: "command", "talk", "word", "near" or "referee".
+    #: "command", "short" (a move in one word), "talk", "word", "near" or "referee".
     kind: str
     game: str
     players: tuple[str, ...]
@@ -227,6 +233,50 @@ def command(game: str, players: tuple[str, ...], rng: random.Random) -> Line:
                 "command", game, players)
 
 
+@cache
+def _one_word_moves(game: str, players: tuple[str, ...]) -> tuple[tuple[Expansion, ...], ...]:
+    """The game's sentences of one word or one slot, in three groups (see
+    :data:`SHORT_GROUPS`): numbers and lists said bare ("seven", "five and
+    six"), the game's own moves in a word ("hit", "roll", "twist"), and what
+    every game shares ("yes", "stop", "rules"). A group may be empty; Phase
+    10's read-outs are left to the main set."""
+    phrases = phrases_for(game, players)
+    groups: tuple[list[Expansion], ...] = ([], [], [])
+    for intent in phrases.intents:
+        for expansion in intent.expansions:
+            if len(expansion) != 1:
+                continue
+            if isinstance(expansion[0], SlotRef):
+                if expansion[0].name != "cards":
+                    groups[0].append(expansion)
+            else:
+                shared = str(intent.fields["kind"]) in _shared_kinds()
+                groups[2 if shared else 1].append(expansion)
+    return tuple(tuple(g) for g in groups)
+
+
+#: How often each group of :func:`_one_word_moves` is drawn (among those a
+#: game has); a game's own words less often when it has only a few (Phase 10's
+#: "twist" and "next" would otherwise be a tenth of the set).
+SHORT_GROUPS = (0.6, 0.2, 0.2)
+
+
+def short(game: str, players: tuple[str, ...], rng: random.Random) -> Line:
+    """A move said in one word, as players say them when the game is under way:
+    a bare number as often as any other value of its slot ("seven" as often as
+    each call), a game's own word or a shared one."""
+    phrases = phrases_for(game, players)
+    groups = _one_word_moves(game, players)
+    shares = [0.0 if not group else weight * (min(1.0, len(group) / 6) if i == 1 else 1.0)
+              for i, (group, weight) in enumerate(zip(groups, SHORT_GROUPS, strict=True))]
+    chosen = groups[rng.choices(range(3), shares)[0]]
+    sizes = [1 if isinstance(e[0], Word) else
+             len(list(slot_values(phrases.slots[e[0].name], for_grammar=True))) for e in chosen]
+    words = _fill(phrases, rng.choices(chosen, sizes)[0], rng)
+    return Line(spoken(words, players), written(words, players, rng.random() < 0.6),
+                "short", game, players)
+
+
 def spoken(words: Sequence[str], players: Iterable[str]) -> str:
     """The words as a voice should read them (names as written, a comma after
     an addressed name so that the voice pauses as players do)."""
@@ -309,7 +359,10 @@ _FILL = {
     "opinion": ("amazing", "ridiculous", "so unfair", "brilliant", "too easy", "hilarious",
                 "strange", "a bit slow"),
 }
-#: Everyday single words said at a table; none a command, none a real-voice benchmark word.
+#: Everyday single words said at a table; none a real-voice benchmark word, and
+#: none a command when the list was made ("goodbye" became one with the leave
+#: intent; it stays, so that the same seed draws the same lines: what is taught
+#: is the transcript, whatever it means).
 WORDS = (
     "nice", "really", "maybe", "whatever", "cool", "sure", "wait", "hmm", "oops", "seriously",
     "awesome", "great", "lovely", "right", "wow-wee", "ouch", "honestly", "again", "exactly",
@@ -408,6 +461,7 @@ def draw(count: int, seed: int, exclude: Iterable[str] = (),
         game, players = rng.choice(tables)
         kind = rng.choices(kinds, shares)[0]
         line = (command(game, players, rng) if kind == "command"
+                else short(game, players, rng) if kind == "short"
                 else negative(kind, game, players, rng))
         if " ".join(normalise_words(line.said)) in banned:
             continue
