@@ -212,12 +212,13 @@ def load_arrays(model: TableDecoder) -> tuple[dict[str, tuple[np.ndarray, np.nda
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    """``referee train ears`` on 12 lines and 4 of the one-word set:
-    synthesised, encoded, trained, written."""
+    """``referee train ears`` on 12 lines, 4 of the one-word set and 2
+    negatives: synthesised, encoded, trained, written."""
     folder = tmp_path_factory.mktemp("ears")
     out = folder / "adapter.npz"
-    code = main(["train", "ears", "--lines", "12", "--short", "4", "--epochs", "1",
-                 "--workers", "1", "--data", str(folder / "data"), "--out", str(out)])
+    code = main(["train", "ears", "--lines", "12", "--short", "4", "--negatives", "2",
+                 "--epochs", "1", "--workers", "1", "--data", str(folder / "data"),
+                 "--out", str(out)])
     assert code == 0
     return folder, dict(load(out).report)
 
@@ -229,14 +230,17 @@ def test_training_runs_end_to_end_and_the_referee_hears_with_it(
     data = Dataset(folder / "data")
     assert len(data) == 12
     assert data.encoding(0).shape == (400, 384)
-    both = Dataset(folder / "data", folder / "short-2027-4")  # the one-word set's own seed
-    assert len(both) == 16
-    assert both.encoding(15).shape == (400, 384)
-    assert [e.index for e in both.examples] == [*range(12), *range(4)]
-    assert report["steps"] == 1
+    # the one-word set and the negatives, each with a seed of its own
+    sets = Dataset(folder / "data", folder / "short-2027-4", folder / "negatives-2028-2")
+    assert len(sets) == 18
+    assert sets.encoding(17).shape == (400, 384)
+    assert [e.index for e in sets.examples] == [*range(12), *range(4), *range(2)]
+    assert {e.kind for e in sets.examples[16:]} <= {"word", "near"}
+    assert report["steps"] == 2  # 17 trained on (the first of every 40 watched), 16 a batch
     assert report["data"]["lines"] == 12
     assert report["data"]["short"] == 4
-    assert report["data"]["used"] == 16
+    assert report["data"]["negatives"] == 2
+    assert report["data"]["used"] == 18
     monkeypatch.setenv(ADAPTER_ENV, str(folder / "adapter.npz"))
     recognizer = make_recognizer(race65.phrases)
     assert isinstance(recognizer, WhisperRecognizer)

@@ -48,6 +48,9 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
     ears.add_argument("--short", type=_count_or_zero, default=DEFAULT_SHORT, metavar="N",
                       help="more utterances, of moves said in one word and the single words "
                       f"beside them (default {DEFAULT_SHORT}: none; 2400 was measured)")
+    ears.add_argument("--negatives", type=_count_or_zero, default=0, metavar="N",
+                      help="more utterances of single words and near misses only, which "
+                      "are no move (default 0: none)")
     ears.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the random seed")
     ears.add_argument("--epochs", type=float, default=2.0, help="passes over the data")
     ears.add_argument("--rank", type=_positive, default=32, help="the adapters' rank")
@@ -99,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     from referee.progress import Bar
     from referee.speech.hearing.recognizers import find_whisper_model
     from referee.speech.training.data import Dataset, benchmark_sentences, build
-    from referee.speech.training.sentences import SHORT_MIX
+    from referee.speech.training.sentences import NEGATIVE_MIX, SHORT_MIX
     from referee.speech.training.train import Settings, train, write_adapter
     from referee.speech.training.voices import summary
 
@@ -110,6 +113,9 @@ def run(args: argparse.Namespace) -> int:
         (folder, args.lines, args.seed, None)]
     if args.short:
         sets.append((short, args.short, args.seed + 1, SHORT_MIX))
+    if args.negatives:  # a third seed: the other sets stay the same
+        sets.append((folder.with_name(f"negatives-{args.seed + 2}-{args.negatives}"),
+                     args.negatives, args.seed + 2, NEGATIVE_MIX))
     for where, count, seed, mix in sets:
         if not (where / "complete").exists():
             print(f"Synthesising {count} utterances into {where} ...", file=sys.stderr)
@@ -133,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
                             None if args.budget is None else 60 * args.budget,
                             log=lambda text: print(text, file=sys.stderr))
     report["data"] = {"folder": folder.name, "lines": args.lines, "used": len(data),
-                      "short": args.short,
+                      "short": args.short, "negatives": args.negatives,
                       "seed": args.seed, "kinds": _count(e.kind for e in data.examples),
                       "voices": summary(data.voices())}
     sha = write_adapter(adapter, args.out, report)

@@ -72,6 +72,9 @@ MIX = {"command": 0.72, "talk": 0.12, "word": 0.06, "near": 0.05, "referee": 0.0
 #: bare numbers in 12,000 lines), with the single words and near misses that
 #: must stay table talk beside them.
 SHORT_MIX = {"short": 0.75, "word": 0.15, "near": 0.10}
+#: The mix of the negatives set (``referee train ears --negatives``): lone
+#: words that are no move, for an adapter taught many one-word moves.
+NEGATIVE_MIX = {"word": 0.6, "near": 0.4}
 
 #: Sentences that open with one of these are questions: Whisper ends them with "?".
 _QUESTION_WORDS = frozenset({
