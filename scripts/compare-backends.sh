@@ -7,7 +7,7 @@
 # whether decisions repeat from one process to the next:
 #
 #   scripts/compare-backends.sh                       # MKL off against on
-#   scripts/compare-backends.sh REFEREE_ENCODER_THREADS=2 REFEREE_ENCODER_THREADS=2
+#   scripts/compare-backends.sh CT2_USE_MKL=0 CT2_USE_MKL=0
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp="$(mktemp -d)"

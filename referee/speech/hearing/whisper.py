@@ -723,19 +723,6 @@ class Result:
         return best.logprob / best.length - self.free.logprob / self.free.length
 
 
-#: The encoder's threads by default (see :func:`encoder_threads`).
-ENCODER_THREADS = 2
-
-
-def encoder_threads() -> int:
-    """The encoder's intra-op threads: :data:`ENCODER_THREADS`, or the
-    ``REFEREE_ENCODER_THREADS`` environment variable (a whole number from 1 to
-    16; anything else is ignored), which the measurements of docs/results.md
-    use to compare settings."""
-    value = os.environ.get("REFEREE_ENCODER_THREADS", "")
-    return int(value) if value.isdigit() and 1 <= int(value) <= 16 else ENCODER_THREADS
-
-
 #: The encoder's CTranslate2 compute type by default (see :func:`encoder_compute`).
 ENCODER_COMPUTE = "int8"
 #: The compute types the encoder may run with.
@@ -779,12 +766,10 @@ def int8_kernels(cpuinfo: str | None = None) -> str:
 class WhisperScorer:
     """Whisper tiny.en: encoder in CTranslate2, decoder and search in NumPy."""
 
-    def __init__(self, folder: Path, threads: int | None = None, beam: int = 8,
+    def __init__(self, folder: Path, threads: int = 2, beam: int = 8,
                  adapter: Sequence[Lora] | None = None, compute: str | None = None) -> None:
         import ctranslate2
 
-        if threads is None:  # (REFEREE_ENCODER_THREADS: for measuring, issue #36 item 19)
-            threads = encoder_threads()
         #: How the encoder computes: "int8" or "float32" (:func:`encoder_compute`).
         self.compute = compute or encoder_compute()
 

@@ -107,15 +107,15 @@ def run(args: argparse.Namespace) -> int:
     from referee.speech.training.voices import summary
 
     folder = args.data or ROOT / "cache" / "ears" / f"data-{args.seed}-{args.lines}"
-    # The one-word set: its own seed, so that the main set stays the same.
-    short = folder.with_name(f"short-{args.seed + 1}-{args.short}")
     sets: list[tuple[Path, int, int, dict[str, float] | None]] = [
         (folder, args.lines, args.seed, None)]
-    if args.short:
-        sets.append((short, args.short, args.seed + 1, SHORT_MIX))
-    if args.negatives:  # a third seed: the other sets stay the same
-        sets.append((folder.with_name(f"negatives-{args.seed + 2}-{args.negatives}"),
-                     args.negatives, args.seed + 2, NEGATIVE_MIX))
+    # The one-word set and the negatives beside it, each with a seed of its
+    # own, so that adding one leaves the other sets as they were.
+    extra = (("short", args.short, SHORT_MIX), ("negatives", args.negatives, NEGATIVE_MIX))
+    for offset, (name, size, drawn_as) in enumerate(extra, start=1):
+        if size:
+            own = args.seed + offset
+            sets.append((folder.with_name(f"{name}-{own}-{size}"), size, own, drawn_as))
     for where, count, seed, mix in sets:
         if not (where / "complete").exists():
             print(f"Synthesising {count} utterances into {where} ...", file=sys.stderr)
