@@ -19,10 +19,11 @@ from typing import Any, NoReturn
 
 from referee import __version__
 from referee.games import GAMES, SetupError, find_game
-from referee.games.base import GameSpec, Tool, check_players
+from referee.games.base import COMMAND_NAME_SCORE, GameSpec, Tool, check_players
 from referee.session import Session
 from referee.speech.hearing.mic import DEFAULT_END_SILENCE
 from referee.speech.understanding.intents import IntentMatcher
+from referee.speech.understanding.templates import TemplateError, load_phrases
 from referee.textplay import run_script
 
 #: Files longer than this (seconds) are recordings of a game: ``referee hear``
@@ -80,6 +81,10 @@ def voice_option(text: str) -> str:
             raise argparse.ArgumentTypeError(
                 f"unknown voice {part!r}: choose {', '.join(VOICES)}, or wav:DIR")
     return text
+
+
+#: The most players ``referee hear --phrases`` and ``referee phrases check`` take.
+MOST_PLAYERS = 8
 
 
 def _players_option(parser: argparse.ArgumentParser) -> None:
@@ -183,8 +188,12 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--json", action="store_true", help="end with the final state as JSON")
 
     hear = commands.add_parser("hear", help="show the intent of an utterance")
-    hear.add_argument("--game", default=next(iter(GAMES)),
-                      help=f"the game, with its default options (default {next(iter(GAMES))})")
+    heard_as = hear.add_mutually_exclusive_group()
+    heard_as.add_argument("--game", default=next(iter(GAMES)),
+                          help=f"the game, with its default options (default {next(iter(GAMES))})")
+    heard_as.add_argument("--phrases", type=Path, metavar="FILE.toml",
+                          help="any phrase file instead of a game's (try a new game's or a "
+                               "house rule's phrases: docs/phrases.md)")
     _players_option(hear)
     hear.add_argument("--speaker", metavar="NAME", help="who spoke (default: the first player)")
     source = hear.add_mutually_exclusive_group(required=True)
@@ -196,6 +205,14 @@ def build_parser() -> argparse.ArgumentParser:
     _ear_options(hear)
     hear.add_argument("--json", action="store_true",
                       help="one JSON object per line (the only output format)")
+    phrases = commands.add_parser("phrases", help="check a phrase file")
+    phrase_commands = phrases.add_subparsers(dest="phrases_command", metavar="ACTION")
+    check = phrase_commands.add_parser(
+        "check", help="its size, and the sentences that collide, tie or are not heard")
+    check.add_argument("phrase_file", type=Path, metavar="FILE.toml")
+    _players_option(check)
+    check.add_argument("--samples", type=within(int, 1, 10_000, "sentences"), default=20,
+                       metavar="N", help="sentences drawn from each template (default 20)")
     models = commands.add_parser("models", help="list or install speech models")
     model_commands = models.add_subparsers(dest="models_command", metavar="ACTION")
     listing = model_commands.add_parser("list", help="installed and installable models")
@@ -390,22 +407,55 @@ def _check_script_audio(args: argparse.Namespace, spec: GameSpec) -> None:
 
 
 def cmd_hear(args: argparse.Namespace) -> int:
-    spec = make_spec(args, args.game)  # checks the names and the options
-    # The players as named, not as the game would seat them (Shut the Box rolls
-    # for the order): who speaks by default, who "player one" is and what
-    # Whisper is told ("Ann and Bob play Shut the Box.") are the same every run.
-    players = check_players(args.players, spec.min_players, spec.max_players)
+    if args.phrases is not None:  # any phrase file, no game
+        players = check_players(args.players, 1, MOST_PLAYERS)
+        phrases = load_phrases(args.phrases, players)
+        commands = IntentMatcher(load_phrases(args.phrases, ()), ())
+        for name in players:
+            word = phrases.said_word(name)
+            if word is not None:
+                raise SetupError(f"{name!r} is a word of {args.phrases.name} (\"{word}\"): a "
+                                 "player called so would be heard in every sentence with it. "
+                                 "Please choose another name.")
+            heard = commands.match(name, name)
+            if heard.kind != "none" and heard.score >= COMMAND_NAME_SCORE:
+                raise SetupError(f"{name!r} is also a command of {args.phrases.name}; please "
+                                 "choose another name.")
+    else:
+        spec = make_spec(args, args.game)  # checks the names and the options
+        # The players as named, not as the game would seat them (Shut the Box
+        # rolls for the order): who speaks by default, who "player one" is and
+        # what Whisper is told ("Ann and Bob play Shut the Box.") are the same
+        # every run.
+        players = check_players(args.players, spec.min_players, spec.max_players)
+        phrases = load_phrases(spec.phrase_file, players)
+    if args.phrases is not None and args.model is None and args.engine in (None, "whisper"):
+        # The table's adapter was taught the four games' sentences: it pulls a
+        # sentence of any other phrase file towards them (docs/phrases.md).
+        args.model = "base"
     speaker = args.speaker or players[0]
     match = [p for p in players if p.casefold() == speaker.casefold()]
     if not match:
         raise SetupError(f"The speaker {speaker} is not one of the players.")
-    matcher = IntentMatcher.for_phrases(spec.phrase_file, players)
+    matcher = IntentMatcher(phrases, players)
     if args.text is not None:
         print(json.dumps(matcher.match(args.text, match[0]).to_json()), flush=True)
         return 0
     if args.mic:
         return hear_microphone(args, matcher, match[0])
     return hear_files(args.files, matcher, match[0], args.engine, args.model)
+
+
+def cmd_phrases(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``referee phrases check FILE.toml``: the report; exit 1 if sentences collide."""
+    if args.phrases_command != "check":
+        parser.parse_args(["phrases", "--help"])
+    from referee.speech.understanding.check import check_phrases
+
+    players = check_players(args.players, 1, MOST_PLAYERS)
+    report = check_phrases(args.phrase_file, players, args.samples)
+    print("\n".join(report.lines()), flush=True)
+    return 1 if report.problems else 0
 
 
 def hear_microphone(args: argparse.Namespace, matcher: IntentMatcher, speaker: str) -> int:
@@ -537,6 +587,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from referee.tableplay import cmd_replay, cmd_resume
 
             return cmd_resume(args) if args.command == "resume" else cmd_replay(args)
+        if args.command == "phrases":
+            return cmd_phrases(args, parser)
         if args.command == "models":
             return cmd_models(args)
         if args.command == "doctor":
@@ -547,7 +599,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return train(args)
         if getattr(args, "tool", None) is not None:
             return int(args.tool(args))
-    except SetupError as error:
+    except (SetupError, TemplateError) as error:
         print(f"referee: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

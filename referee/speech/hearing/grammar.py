@@ -3,7 +3,9 @@ the intent matcher can never drift apart.
 
 * :func:`to_jsgf` keeps the templates' structure (alternatives, optional
   words, slot rules), which PocketSphinx compiles into a small, fast network.
-* :func:`phrase_list` expands every sentence, for Vosk's grammar list.
+* :func:`phrase_list` lists every sentence of the phrase file's compiled
+  network (:mod:`referee.speech.understanding.network`, as Whisper's search
+  walks it), for Vosk's grammar list.
 
 Both are restricted to the table: its players' names, the tiles, and only the
 slot values worth listening for (``grammar`` in the phrase file: a Race to 65
@@ -12,9 +14,8 @@ call is one of the targets).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-
+from referee.speech.understanding.network import Node, compile_phrases
+from referee.speech.understanding.network import sentences as network_sentences
 from referee.speech.understanding.numbers import join_numbers
 from referee.speech.understanding.templates import (
     _LEX,
@@ -22,7 +23,6 @@ from referee.speech.understanding.templates import (
     Slot,
     SlotRef,
     Word,
-    expand_phrases,
     normalise_words,
     slot_values,
     spoken_word,
@@ -78,7 +78,8 @@ def phrase_list(phrases: PhraseSet, most: int = MOST_SENTENCES) -> list[str]:
     """Every sentence of the grammar, sorted, without repeats; ValueError when
     there are more than ``most``."""
     sentences: set[str] = set()
-    for n, (words, _, _) in enumerate(expand_phrases(phrases, for_grammar=True)):
+    listed = network_sentences(compile_phrases(phrases), phrases.slots, for_grammar=True)
+    for n, words in enumerate(listed):
         if n >= most:
             raise ValueError(f"{phrases.title or phrases.game} has more than {most} sentences "
                              "to list")
@@ -104,37 +105,6 @@ def grammar_words(phrases: PhraseSet) -> set[str]:
     return words
 
 
-@dataclass(eq=False)
-class GrammarNode:
-    """A point in the phrase file's templates: what may come next (a word, a
-    slot), and whether a sentence may end here."""
-
-    children: dict[Word | SlotRef, GrammarNode] = field(default_factory=dict)
-    final: bool = False
-
-
-def grammar_tree(phrases: PhraseSet) -> GrammarNode:
-    """The templates as a prefix tree of words and slots; a list slot ("shut
-    {tiles...}") written out as one to ``most`` values with their joiners:
-    units, not every combination of values."""
-    root = GrammarNode()
-    for intent in phrases.intents:
-        for expansion in intent.expansions:
-            for unrolled in phrases.unroll(expansion):
-                node = root
-                for unit in unrolled:
-                    node = node.children.setdefault(unit, GrammarNode())
-                node.final = True
-    return root
-
-
-def tree_units(node: GrammarNode) -> Iterator[Word | SlotRef]:
-    """Every unit below ``node``."""
-    for unit, child in node.children.items():
-        yield unit
-        yield from tree_units(child)
-
-
 def unit_words(unit: Word | SlotRef, phrases: PhraseSet) -> list[str]:
     """What a unit of the tree can be said as: a word, or each value of a slot."""
     if isinstance(unit, Word):
@@ -146,7 +116,7 @@ def unit_words(unit: Word | SlotRef, phrases: PhraseSet) -> list[str]:
 
 class Prefixes:
     """Which word sequences are the start of a longer sentence of the grammar
-    ("flip my" of "flip my seven"), found in the templates' tree: never by
+    ("flip my" of "flip my seven"), found in the phrase file's network: never by
     listing every sentence (a read-out of cards has more than can be listed).
 
     >>> from referee.speech.understanding.intents import IntentMatcher
@@ -156,21 +126,22 @@ class Prefixes:
     """
 
     def __init__(self, phrases: PhraseSet) -> None:
-        self.root = grammar_tree(phrases)
+        network = compile_phrases(phrases)
+        self.root = network.start
         self._said = {unit: [tuple(w.split()) for w in unit_words(unit, phrases)]
-                      for unit in tree_units(self.root)}
+                      for unit in network.units()}
 
     def extendable(self, words: list[str]) -> bool:
         """Whether ``words`` is a sentence's start that can go on."""
         seen: set[tuple[int, int]] = set()
 
-        def walk(node: GrammarNode, at: int) -> bool:
+        def walk(node: Node, at: int) -> bool:
             if at == len(words):
-                return bool(node.children)
+                return bool(node.arcs)
             if (id(node), at) in seen:
                 return False
             seen.add((id(node), at))
-            for unit, child in node.children.items():
+            for unit, child in node.arcs:
                 for said in self._said[unit]:
                     rest = words[at:at + len(said)]
                     if tuple(rest) == said[:len(rest)]:

@@ -58,7 +58,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from referee.speech.hearing.grammar import GrammarNode, grammar_tree, tree_units, unit_words
+from referee.speech.hearing.grammar import unit_words
+from referee.speech.understanding.network import Node, compile_phrases
 from referee.speech.understanding.numbers import UNITS, join_numbers
 from referee.speech.understanding.templates import PhraseSet, SlotRef, Word
 
@@ -599,7 +600,7 @@ def repeats(words: Sequence[str]) -> bool:
 class _State:
     """Where a hypothesis is in the grammar."""
 
-    node: GrammarNode
+    node: Node
     #: Tokens still to come of the word being spelled.
     pending: tuple[int, ...]
     #: The spoken words so far (fillers are not words).
@@ -632,14 +633,16 @@ class Scored:
 
 
 class SentenceSearch:
-    """The phrase file's sentences as a prefix tree, searched token by token."""
+    """The phrase file's network (:func:`~referee.speech.understanding.network.compile_phrases`),
+    searched token by token."""
 
     def __init__(self, phrases: PhraseSet, tokens: Tokens) -> None:
         self.tokens = tokens
-        self.root = grammar_tree(phrases)
+        network = compile_phrases(phrases)
+        self.root = network.start
         #: Each unit's (spoken words, token spellings) choices.
         self._choices: dict[Word | SlotRef, list[tuple[str, list[tuple[int, ...]]]]] = {}
-        for unit in tree_units(self.root):
+        for unit in network.units():
             self._choices[unit] = [
                 (words, [tokens.encode(s) for s in spellings(words)])
                 for words in unit_words(unit, phrases)
@@ -648,7 +651,7 @@ class SentenceSearch:
         self.before = [tokens.encode(s) for f in phrases.fillers_before for s in spellings(f)]
         self.after = [tokens.encode(s) for f in phrases.fillers_after for s in spellings(f)]
         #: Where a sentence is once its closing filler is said: it can only end.
-        self.closed = GrammarNode(final=True)
+        self.closed = Node(final=True)
 
     def token_ids(self) -> set[int]:
         """Every token a sentence of the grammar can use."""
@@ -673,7 +676,7 @@ class SentenceSearch:
         if not state.begun:
             for form in self.before:
                 yield form[0], _State(node, form[1:], words, begun=True)
-        for unit, child in node.children.items():
+        for unit, child in node.arcs:
             listed = isinstance(unit, SlotRef) and unit.many
             for said, forms in self._choices[unit]:
                 if listed and repeats((*words, said)):
@@ -938,7 +941,7 @@ class _Greedy:
 
 
 class _Beam:
-    """A beam search over the grammar's prefix tree.
+    """A beam search over the grammar's network.
 
     Scores include ``bonus`` per token, so that a short sentence does not win
     only by being short; a hypothesis is given up once it falls :data:`SLACK`

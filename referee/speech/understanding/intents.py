@@ -1,15 +1,19 @@
 """From a transcript to a structured intent, with a score.
 
-The matcher compares the transcript's words with every expansion of every
-template of the game's phrase file (see :mod:`referee.speech.understanding.templates`) by a
-weighted word-level edit distance:
+The matcher compares the transcript's words with every sentence of the
+game's phrase file (see :mod:`referee.speech.understanding.templates`) by a
+weighted word-level edit distance, without listing the sentences: it aligns
+the transcript with each intent's compiled network
+(:mod:`referee.speech.understanding.network`), so its time grows with the
+templates' size, not with the number of sentences they stand for:
 
 * a template word missing from the transcript costs its weight, an extra
   transcript word costs its own weight (1 for an unknown word, so "please" or
   a misheard filler barely matters, a number or a name much more);
 * a slot matches one token of its kind whose value is in the slot's list
-  (a tile, a call number, a player); it is never fuzzily substituted, so a
-  misheard number is never silently turned into another number;
+  (a tile, a call number, a player), or the words of a value of several
+  ("life saver", "plus 4"); it is never fuzzily substituted, so a misheard
+  number is never silently turned into another number;
 * a list slot (``{tiles...}``) is tried with one to ``most`` values, and a
   joiner word ("and") after one of its values costs nothing;
 * a literal word may match a misspelling of itself (rapidfuzz ratio >= 0.75)
@@ -20,7 +24,9 @@ weight)``. Candidates are grouped by the intent they would produce (after
 resolving "my", "your", names and the speaker). The ranking is deterministic:
 
 * the best intent is returned when it scores at least ``accept`` and no other
-  intent comes within ``margin`` of it;
+  intent comes within ``margin`` of it (and within ``MARGIN_COST`` of its
+  cost: a margin in score alone grows with the sentence, and a long command
+  would tie with itself less one adjective);
 * several intents within ``margin`` of the best, all above ``floor``, give an
   ``ambiguous`` intent with the candidates: the caller asks, never guesses;
 * otherwise the ``none`` intent.
@@ -35,7 +41,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -44,9 +50,9 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from referee.speech.understanding.meaning import NONE, Intent, ambiguous
+from referee.speech.understanding.network import Network, compile_intent
 from referee.speech.understanding.numbers import join_numbers
 from referee.speech.understanding.templates import (
-    Expansion,
     Fills,
     IntentTemplate,
     PhraseSet,
@@ -63,6 +69,10 @@ ADDRESSEE = "$addressee"
 ACCEPT = 0.75
 FLOOR = 0.6
 MARGIN = 0.05
+#: ... and in cost, whatever the sentence's length: less than any plain word
+#: (weight 1) weighs, so one word more or less is never a tie. Up to a
+#: sentence weighing 15 (most commands) the relative margin is the smaller.
+MARGIN_COST = 0.75
 FUZZY_WORD = 0.75
 UNKNOWN_WORD_WEIGHT = 1.5
 MAX_WORDS = 40
@@ -109,10 +119,45 @@ class _Candidate:
     score: float
     intent: Intent
     near_miss: list[tuple[str, str]] = field(default_factory=list)
+    #: The larger of the sentence's and the transcript's weight (the score's divisor).
+    weight: float = 1.0
 
     @property
     def key(self) -> str:
         return json.dumps(self.intent.to_json(), sort_keys=True)
+
+
+#: An alignment so far: its cost, the template's weight it covered, the slots
+#: said (in order) and the near misses (slot name, token).
+_Label = tuple[float, float, tuple[tuple[SlotRef, str], ...], tuple[tuple[str, str], ...]]
+
+
+def _fills(said: Sequence[tuple[SlotRef, str]]) -> Fills:
+    """The slot tokens of an alignment: one per slot, the values in order for a list."""
+    fills: Fills = {}
+    for ref, value in said:
+        if ref.many:
+            before = fills.get(ref.name, ())
+            fills[ref.name] = (*before, value) if isinstance(before, tuple) else (value,)
+        else:
+            fills[ref.name] = value
+    return fills
+
+
+class _Compiled:
+    """An intent's network ready to align with: each node's arcs with their
+    weights and targets as indices, and the heaviest way to the end from each."""
+
+    def __init__(self, network: Network, weigh: Callable[[Word | SlotRef], float]) -> None:
+        self.nodes = network.nodes
+        index = {id(node): i for i, node in enumerate(self.nodes)}
+        self.arcs = [[(unit, weigh(unit), index[id(target)]) for unit, target in node.arcs]
+                     for node in self.nodes]
+        self.heaviest = [0.0] * len(self.nodes)
+        for i in reversed(range(len(self.nodes))):
+            ways = [w + self.heaviest[t] for _, w, t in self.arcs[i]]
+            if ways or self.nodes[i].final:
+                self.heaviest[i] = max(ways, default=0.0)
 
 
 _SPLIT = re.compile(r"[^\w'\u2019-]+")
@@ -135,37 +180,29 @@ class IntentMatcher:
         self.accept = accept
         self.floor = floor
         self.margin = margin
-        slot = phrases.slots.get("player")
-        self._names = dict(slot.values) if slot is not None and slot.kind == "player" else {}
+        slot = phrases.player_slot
+        self._names = dict(slot.values) if slot is not None else {}
         self._names.update({" ".join(normalise_words(p)): p for p in self.players})
         self._multiword = sorted(
             (tuple(k.split()) for k in self._names if " " in k), key=len, reverse=True
         )
         self._vocabulary = phrases.vocabulary()
-        self._templates = [
-            (intent, unrolled)
-            for intent in phrases.intents
-            for expansion in intent.expansions
-            for unrolled in phrases.unroll(expansion, joiners=False)
-        ]
-        #: Which sentence of the phrase file each unrolled one comes from: the
-        #: lengths of one list slot are one sentence, so they never compete
-        #: ("... and a wild" with or without the "a" in the read-out).
-        self._origins = [
-            (i, e)
-            for i, intent in enumerate(phrases.intents)
-            for e, expansion in enumerate(intent.expansions)
-            for _ in phrases.unroll(expansion, joiners=False)
-        ]
-        #: The words that may pass for free after a value of each list slot.
-        self._joiners = {
-            name: frozenset(t.text for e in slot.joiner for t in e if isinstance(t, Word))
-            for name, slot in phrases.slots.items() if slot.most > 1
-        }
-        self._all_joiners = frozenset().union(*self._joiners.values())
-        self._weights = [
-            [self._template_weight(t) for t in expansion] for _, expansion in self._templates
-        ]
+        #: Each intent's network (:mod:`~referee.speech.understanding.network`):
+        #: the matcher aligns a transcript with it, never with its sentences.
+        self._networks = [_Compiled(compile_intent(phrases, intent), self._template_weight)
+                          for intent in phrases.intents]
+        #: The values of more than one word of each slot, by each of their words.
+        self._long_values: dict[str, dict[str, list[tuple[str, tuple[str, ...]]]]] = {}
+        for name, slot in phrases.slots.items():
+            for key in slot.values:
+                words = tuple(key.split())
+                if len(words) > 1 and slot.kind != "player":
+                    for word in dict.fromkeys(words):
+                        self._long_values.setdefault(name, {}).setdefault(word, []).append(
+                            (key, words))
+        self._longest = {name: max(len(words) for entries in values.values()
+                                   for _, words in entries)
+                         for name, values in self._long_values.items()}
         #: ``match(text, speaker) -> Heard``, remembering recent transcripts.
         self.match = lru_cache(maxsize=512)(self._match)
 
@@ -232,7 +269,7 @@ class IntentMatcher:
         if tok.kind == "number":
             return 4.0
         if tok.kind in ("player", "possessive"):
-            slot = self.phrases.slots.get("player")
+            slot = self.phrases.player_slot
             return slot.weight if slot else 4.0
         if tok.kind == "word":
             return self.phrases.word_weight(tok.text)
@@ -277,56 +314,133 @@ class IntentMatcher:
             return 0.0, tok.text, True
         return float("inf"), None, False
 
-    def _align(
-        self, expansion: Expansion, weights: list[float], toks: list[_Tok], tok_weights: list[float]
-    ) -> tuple[float, Fills, list[tuple[str, str]]]:
-        n, m = len(expansion), len(toks)
-        cost = [[0.0] * (m + 1) for _ in range(n + 1)]
-        back = [[""] * (m + 1) for _ in range(n + 1)]
-        for i in range(1, n + 1):
-            cost[i][0] = cost[i - 1][0] + weights[i - 1]
-            back[i][0] = "d"
-        for j in range(1, m + 1):
-            cost[0][j] = cost[0][j - 1] + tok_weights[j - 1]
-            back[0][j] = "i"
-        subs: dict[tuple[int, int], tuple[str | None, bool]] = {}
-        for i in range(1, n + 1):
-            token, w = expansion[i - 1], weights[i - 1]
-            row, prev = cost[i], cost[i - 1]
-            free = self._joiners.get(token.name, frozenset()) if (
-                isinstance(token, SlotRef) and token.many) else frozenset()
-            for j in range(1, m + 1):
-                best, move = prev[j] + w, "d"
-                inserted = row[j - 1] + (0.0 if toks[j - 1].text in free else tok_weights[j - 1])
-                if inserted < best:
-                    best, move = inserted, "i"
-                sub_cost, value, near = self._substitute(token, toks[j - 1], w)
-                if prev[j - 1] + sub_cost < best:
-                    best, move = prev[j - 1] + sub_cost, "s"
-                    subs[(i, j)] = (value, near)
-                row[j] = best
-                back[i][j] = move
-        fills: Fills = {}
-        near_misses: list[tuple[str, str]] = []
-        i, j = n, m
-        while i > 0 or j > 0:
-            move = back[i][j]
-            if move == "s":
-                token = expansion[i - 1]
-                value, near = subs[(i, j)]
-                if isinstance(token, SlotRef) and value is not None:
-                    if near:
-                        near_misses.append((token.name, value))
-                    elif token.many:  # read backwards: put each value before the later ones
-                        fills[token.name] = (value, *fills.get(token.name, ()))
-                    else:
-                        fills[token.name] = value
-                i, j = i - 1, j - 1
-            elif move == "d":
-                i -= 1
-            else:
-                j -= 1
-        return cost[n][m], fills, near_misses
+    def _slot_matches(self, ref: SlotRef, toks: list[_Tok], j: int, weight: float
+                      ) -> list[tuple[int, float, str, bool]]:
+        """How a slot can match the transcript from token ``j``: (tokens
+        taken, cost, value, near miss) for each way. A value of several words
+        ("life saver", "plus 4") is matched as the template's own words are: a
+        word misheard ("life savor"), left out or put in costs its share of
+        the slot's weight, up to half of it; a value of one word (a number, a
+        name, a colour) only as it is."""
+        out = []
+        values = self._long_values.get(ref.name)
+        if values and not ref.possessive:
+            window = toks[j:j + 1 + self._longest[ref.name]]
+            candidates: dict[str, tuple[str, ...]] = {}
+            for tok in window:
+                for key, words in values.get(tok.text, ()):
+                    candidates[key] = words
+                if tok.kind == "unknown" and len(tok.text) >= 3:
+                    for word, entries in values.items():
+                        if len(word) >= 3 and fuzz.ratio(word, tok.text) >= FUZZY_WORD * 100:
+                            candidates.update(entries)
+            for key, words in candidates.items():
+                for taken, cost in self._value_alignments(words, toks, j, weight):
+                    out.append((taken, cost, key, False))
+        cost, value, near = self._substitute(ref, toks[j], weight)
+        if value is not None and cost != float("inf"):
+            out.append((1, cost, value, near))
+        return out
+
+    def _value_alignments(self, words: tuple[str, ...], toks: list[_Tok], j: int,
+                          weight: float) -> list[tuple[int, float]]:
+        """(tokens taken, cost) for each stretch of the transcript from ``j``
+        that says the value's words with at most half its weight amiss, its
+        first token one of the value's words."""
+        share = weight / len(words)
+        units = [Word(w) for w in words]
+        if all(self._substitute(u, toks[j], share)[0] == float("inf") for u in units):
+            return []  # a word put in before the value is the sentence's, not the value's
+        found = []
+        for taken in range(1, min(len(words) + 1, len(toks) - j) + 1):
+            stretch = toks[j:j + taken]
+            row = [share * i for i in range(len(units) + 1)]
+            for tok in stretch:
+                extra = self._token_weight(tok)
+                new = [row[0] + extra]
+                for i, unit in enumerate(units, start=1):
+                    said = self._substitute(unit, tok, share)[0]
+                    new.append(min(row[i] + extra, new[i - 1] + share, row[i - 1] + said))
+                row = new
+            if row[-1] <= weight / 2:
+                found.append((taken, row[-1]))
+        return found
+
+    def _align(self, net: _Compiled, toks: list[_Tok], tok_weights: list[float],
+               total_u: float) -> list[_Label]:
+        """The transcript aligned with an intent's network: a weighted edit
+        distance over the network's paths, by dynamic programming over
+        (node, tokens read). A label is (cost, template weight so far, slot
+        fills, near misses); a node keeps the labels no other beats on both
+        cost and weight (the score divides by the larger of the template's and
+        the transcript's weight, so a heavier path at the same cost is better).
+        Labels that cannot reach the floor are dropped as they are made.
+        Returns the labels at the final nodes after the last token."""
+        m, size = len(toks), len(net.nodes)
+        limit = 1.0 - self.floor
+        cols: list[list[list[_Label] | None]] = [[None] * size for _ in range(m + 1)]
+        cols[0][0] = [(0.0, 0.0, (), ())]
+        fuzzy: dict[tuple[str, int], float] = {}
+
+        def add(col: list[list[_Label] | None], at: int, label: _Label, first: bool) -> None:
+            cost, weight = label[0], label[1]
+            if cost > limit * max(weight + net.heaviest[at], total_u) + 1e-9:
+                return
+            miss = bool(label[3])
+            labels = col[at]
+            if labels is None:
+                col[at] = [label]
+                return
+            for other in labels:
+                if bool(other[3]) == miss and other[0] <= cost and other[1] >= weight and not (
+                        first and other[0] == cost and other[1] == weight):
+                    return
+            labels[:] = [o for o in labels if bool(o[3]) != miss or o[0] < cost or o[1] > weight]
+            labels.append(label)
+
+        for j in range(m + 1):
+            col = cols[j]
+            # Template words and slots left out, in the network's order.
+            for at in range(size):
+                labels = col[at]
+                if labels is None:
+                    continue
+                for unit, weight, target in net.arcs[at]:
+                    if isinstance(unit, Word):
+                        for cost, w, fills, misses in list(labels):
+                            add(col, target, (cost + weight, w + weight, fills, misses), True)
+            if j == m:
+                break
+            tok, after = toks[j], cols[j + 1]
+            for at in range(size):  # a transcript word the template does not have
+                labels = col[at]
+                if labels is not None:
+                    extra = 0.0 if tok.text in net.nodes[at].free else tok_weights[j]
+                    for cost, w, fills, misses in labels:
+                        add(after, at, (cost + extra, w, fills, misses), False)
+            for at in range(size):  # the template's word or slot said
+                labels = col[at]
+                if labels is None:
+                    continue
+                for unit, weight, target in net.arcs[at]:
+                    if isinstance(unit, Word):
+                        key = (unit.text, j)
+                        if key not in fuzzy:
+                            fuzzy[key] = self._substitute(unit, tok, weight)[0]
+                        if fuzzy[key] == float("inf"):
+                            continue
+                        for cost, w, fills, misses in labels:
+                            add(after, target, (cost + fuzzy[key], w + weight, fills, misses),
+                                False)
+                        continue
+                    for taken, extra, value, near in self._slot_matches(unit, toks, j, weight):
+                        for cost, w, fills, misses in labels:
+                            label = (cost + extra, w + weight,
+                                     fills if near else (*fills, (unit, value)),
+                                     (*misses, (unit.name, value)) if near else misses)
+                            add(cols[j + taken], target, label, False)
+        return [label for at in range(size) if net.nodes[at].final
+                for label in cols[m][at] or ()]
 
     # --- resolution ----------------------------------------------------------------
     def _resolve(self, template: IntentTemplate, fills: Fills, speaker: str) -> list[Intent]:
@@ -376,46 +490,41 @@ class IntentMatcher:
             return Heard(text, NONE, 0.0)
         tok_weights = [self._token_weight(t) for t in toks]
         total_u = sum(tok_weights)
-        joined = sum(w for t, w in zip(toks, tok_weights, strict=True)
-                     if t.text in self._all_joiners)
         best: dict[str, _Candidate] = {}
         near: _Candidate | None = None
-        per_origin: dict[tuple[int, int], tuple[float, list[_Candidate]]] = {}
-        for (template, expansion), weights, origin in zip(
-                self._templates, self._weights, self._origins, strict=True):
-            total_t = sum(weights)
-            # Cheap bound: the cost is at least the difference in weight (less
-            # the joiner words, which may be free).
-            if 1.0 - max(0.0, abs(total_t - total_u) - joined) / max(total_t, total_u) < self.floor:
-                continue
-            cost, fills, misses = self._align(expansion, weights, toks, tok_weights)
-            score = max(0.0, 1.0 - cost / max(total_t, total_u))
-            if score < self.floor:
-                continue
-            said = sum(len(v) if isinstance(v, tuple) else 1 for v in fills.values())
-            if said + len(misses) < sum(isinstance(t, SlotRef) for t in expansion):
-                continue  # a slot of the sentence was not said ("tell ... to flip 8")
-            if misses:
+        for template, net in zip(self.phrases.intents, self._networks, strict=True):
+            # The best alignment for each way of filling the slots: two readings
+            # of one template that differ in a slot are two candidates.
+            kept: dict[str, tuple[float, float, Fills]] = {}  # score, weight, fills
+            for cost, weight, slots_said, misses in self._align(net, toks, tok_weights, total_u):
+                score = max(0.0, 1.0 - cost / max(weight, total_u))
+                if score < self.floor:
+                    continue
+                fills = _fills(slots_said)
+                if any(isinstance(v, tuple) and set(v) <= self.phrases.slots[n].leave_out
+                       for n, v in fills.items()):
+                    continue  # a list of words that mean nothing ("a") lists nothing
+                if misses:
+                    for intent in self._resolve(template, fills, speaker):
+                        if near is None or score > near.score:
+                            near = _Candidate(score, intent, list(misses))
+                    continue
+                key = json.dumps(fills, sort_keys=True)
+                if key not in kept or score > kept[key][0]:
+                    kept[key] = (score, max(weight, total_u), fills)
+            for score, weight, fills in kept.values():
                 for intent in self._resolve(template, fills, speaker):
-                    if near is None or score > near.score:
-                        near = _Candidate(score, intent, misses)
-                continue
-            if origin in per_origin and per_origin[origin][0] >= score:
-                continue
-            per_origin[origin] = (score, [_Candidate(score, intent, misses) for intent
-                                          in self._resolve(template, fills, speaker)])
-        for _, candidates in per_origin.values():
-            for candidate in candidates:
-                key = candidate.key
-                if key not in best or candidate.score > best[key].score:
-                    best[key] = candidate
+                    key = json.dumps(intent.to_json(), sort_keys=True)
+                    if key not in best or score > best[key].score:
+                        best[key] = _Candidate(score, intent, weight=weight)
         ranked = sorted(best.values(), key=lambda c: (-c.score, c.key))
         top = ranked[0].score if ranked else 0.0
         if near is not None and near.score >= self.accept and near.score > top + self.margin:
             return Heard(text, NONE, round(top, 3), self._near_miss_message(near))
         if not ranked:
             return Heard(text, NONE, 0.0, self._hint(toks))
-        close = [c for c in ranked if c.score >= top - self.margin]
+        margin = min(self.margin, MARGIN_COST / ranked[0].weight)
+        close = [c for c in ranked if c.score >= top - margin]
         if len(close) > 1:
             return Heard(text, ambiguous(c.intent for c in close[:4]), round(top, 3))
         if top >= self.accept:

@@ -41,7 +41,7 @@ import re
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -84,55 +84,109 @@ class SlotRef:
 Token = Word | SlotRef
 Expansion = tuple[Token, ...]
 
+
+@dataclass(frozen=True)
+class Choice:
+    """Alternatives in a template: ``(a | b)``, or ``[a]`` (``a`` or nothing)."""
+
+    options: tuple[Parts, ...]
+
+    def __str__(self) -> str:
+        said = [" ".join(map(str, option)) for option in self.options if option]
+        inside = " | ".join(said)
+        return f"[{inside}]" if len(said) < len(self.options) else f"({inside})"
+
+
+#: A template's structure: words, slots and choices in a row.
+Part = Word | SlotRef | Choice
+Parts = tuple[Part, ...]
+
 _LEX = re.compile(r"\{(\w+)(\.\.\.)?\}('s)?|[()\[\]|]|[^\s()\[\]|{}]+")
+#: A slot with letters glued after it ("{drink}s"), which would read as a word "s".
+_GLUED = re.compile(r"\{\w+(\.\.\.)?\}(?!'s\b)\w+")
 
 
-def parse_template(template: str, keep_empty: bool = False) -> list[Expansion]:
-    """All token sequences a template stands for, in a deterministic order
-    (the empty one only if ``keep_empty``: a joiner may be nothing)."""
+def parse_tree(template: str) -> Parts:
+    """A template's structure, never expanded: its size grows with the
+    template's text, not with the sentences it stands for.
+
+    >>> [str(part) for part in parse_tree("flip [my] {tile}")]
+    ['flip', '[my]', '{tile}']
+    """
     pieces = [m.group(0) for m in _LEX.finditer(template)]
     consumed = "".join(pieces)
     if consumed != re.sub(r"\s+", "", template):
         raise TemplateError(f"cannot read template {template!r}")
+    glued = _GLUED.search(template)
+    if glued:
+        raise TemplateError(f"{glued.group(0)!r} in {template!r}: a slot takes no letters after "
+                            "it but 's; give the slot the forms said (\"lattes\") as values")
     pos = 0
 
-    def seq() -> list[Expansion]:
+    def seq() -> Parts:
         nonlocal pos
-        results: list[Expansion] = [()]
+        parts: list[Part] = []
         while pos < len(pieces) and pieces[pos] not in (")", "]", "|"):
             piece = pieces[pos]
             pos += 1
             if piece in ("(", "["):
                 options = alternatives(")" if piece == "(" else "]")
-                if piece == "[":
-                    options = [*options, ()]
+                parts.append(Choice((*options, ()) if piece == "[" else options))
             elif piece.startswith("{"):
                 match = _LEX.fullmatch(piece)
                 assert match is not None
-                options = [(SlotRef(match.group(1), bool(match.group(3)), bool(match.group(2))),)]
+                parts.append(SlotRef(match.group(1), bool(match.group(3)), bool(match.group(2))))
             else:
-                words = join_numbers(normalise_words(piece))
-                options = [tuple(Word(w) for w in words)]
-            results = [a + b for a in results for b in options]
-        return results
+                parts.extend(Word(w) for w in join_numbers(normalise_words(piece)))
+        return tuple(parts)
 
-    def alternatives(close: str) -> list[Expansion]:
+    def alternatives(close: str) -> tuple[Parts, ...]:
         nonlocal pos
-        options = seq()
+        options = [seq()]
         while pos < len(pieces) and pieces[pos] == "|":
             pos += 1
-            options.extend(seq())
+            options.append(seq())
         if pos >= len(pieces) or pieces[pos] != close:
             raise TemplateError(f"missing {close!r} in template {template!r}")
         pos += 1
-        return options
+        return tuple(options)
 
-    options = seq()
+    options = [seq()]
     while pos < len(pieces) and pieces[pos] == "|":
         pos += 1
-        options.extend(seq())
+        options.append(seq())
     if pos != len(pieces):
         raise TemplateError(f"unbalanced brackets in template {template!r}")
+    return options[0] if len(options) == 1 else (Choice(tuple(options)),)
+
+
+def expand_tree(parts: Parts) -> list[Expansion]:
+    """Every token sequence a template's structure stands for, in order."""
+    results: list[Expansion] = [()]
+    for part in parts:
+        if isinstance(part, Choice):
+            options = [e for option in part.options for e in expand_tree(option)]
+        else:
+            options = [(part,)]
+        results = [a + b for a in results for b in options]
+    return results
+
+
+def tree_tokens(parts: Parts) -> Iterator[Token]:
+    """Every word and slot of a template's structure, once each place it is."""
+    for part in parts:
+        if isinstance(part, Choice):
+            for option in part.options:
+                yield from tree_tokens(option)
+        else:
+            yield part
+
+
+def parse_template(template: str, keep_empty: bool = False) -> list[Expansion]:
+    """All token sequences a template stands for, in a deterministic order
+    (the empty one only if ``keep_empty``: a joiner may be nothing). For
+    tests, tools and training: the matcher and the grammars never expand."""
+    options = expand_tree(parse_tree(template))
     # Drop empty and repeated expansions (e.g. "[a] [a]") while keeping order.
     return list(dict.fromkeys(e for e in options if e or keep_empty))
 
@@ -217,7 +271,8 @@ class IntentTemplate:
     """One intent of a phrase file: its fields and its sentence expansions."""
 
     fields: Mapping[str, Any]
-    expansions: tuple[Expansion, ...]
+    #: Each template's structure (:func:`parse_tree`), never expanded.
+    trees: tuple[Parts, ...]
     #: The templates as written, for grammars that keep their structure.
     sentences: tuple[str, ...] = ()
     #: The moment this intent can be said (``when = "target"`` in the phrase file):
@@ -227,6 +282,12 @@ class IntentTemplate:
     #: one costs little (it is asked about, or only hushes the referee) and a
     #: missed one much. What "weaker" means is the recogniser's to say.
     lenient: bool = False
+
+    @cached_property
+    def expansions(self) -> tuple[Expansion, ...]:
+        """Every token sequence of the templates (for tests, tools and
+        training; the matcher and the grammars use the structure)."""
+        return tuple(dict.fromkeys(e for tree in self.trees for e in expand_tree(tree) if e))
 
 
 @dataclass(frozen=True)
@@ -248,16 +309,38 @@ class PhraseSet:
     #: A few of the game's commands as players say them ("flip my nine",
     #: "{player}, flip your two down"), for the recogniser's context.
     examples: tuple[str, ...] = ()
+    #: The file it was read from, as messages name it ("turn7/phrases.toml").
+    source: str = ""
 
     def vocabulary(self) -> frozenset[str]:
-        """Every literal word of every template, and of the list slots' joiners."""
+        """Every literal word of every template, of the list slots' joiners, and
+        of the slots' values of several words ("life saver")."""
         words: set[str] = set()
         for intent in self.intents:
-            for expansion in intent.expansions:
-                words.update(t.text for t in expansion if isinstance(t, Word))
+            for tree in intent.trees:
+                words.update(t.text for t in tree_tokens(tree) if isinstance(t, Word))
+        for slot in self.slots.values():
+            if slot.kind != "player":
+                words.update(w for key in slot.values if " " in key for w in key.split())
         for slot in self.slots.values():
             words.update(t.text for e in slot.joiner for t in e if isinstance(t, Word))
         return frozenset(words)
+
+    @property
+    def player_slot(self) -> Slot | None:
+        """The slot the table's names fill (``players = true``), whatever it is called."""
+        return next((slot for slot in self.slots.values() if slot.kind == "player"), None)
+
+    def said_word(self, name: str) -> str | None:
+        """The name as players say it when it is also a word of the phrases (a
+        template's word or a slot's value: "A", "Skip", "Red"), else None. A
+        player called so would be heard in every sentence with the word."""
+        said = " ".join(join_numbers(normalise_words(name)))
+        values = (key for slot in self.slots.values() if slot.kind != "player"
+                  for key in slot.values)
+        if said in self.vocabulary() or said in values:
+            return said
+        return None
 
     def unroll(self, expansion: Expansion, joiners: bool = True) -> list[Expansion]:
         """The expansion with each list slot written out as one to ``most``
@@ -308,8 +391,82 @@ class PhraseSet:
 
 @cache
 def _read_phrase_file(path: Path) -> dict[str, Any]:
-    with path.open("rb") as handle:
-        return tomllib.load(handle)
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as error:
+        raise TemplateError(f"{_named(path)}: not a phrase file: {error}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise TemplateError(f"{_named(path)}: cannot read it ({error})") from None
+
+
+def _named(path: Path) -> str:
+    """A phrase file as messages name it: a game's with its folder."""
+    return f"{path.parent.name}/{path.name}" if path.name == "phrases.toml" else path.name
+
+
+def where(path: Path, text: str) -> str:
+    """The file's name and the line where ``text`` first appears ("race65.toml,
+    line 12"), or the name alone."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines = []
+    for number, line in enumerate(lines, start=1):
+        if text and text in line:
+            return f"{_named(path)}, line {number}"
+    return _named(path)
+
+
+def _slot(name: str, spec: Mapping[str, Any], players: Sequence[str]) -> Slot:
+    """A slot of a phrase file from its table (``[slots.NAME]``)."""
+    weight = float(spec.get("weight", DEFAULT_SLOT_WEIGHT))
+    near_miss = str(spec.get("near_miss", ""))
+    said: dict[str, Any] = {}
+    for word in spec.get("words", ()):
+        said[str(word)] = str(word)
+    for word, value in dict(spec.get("values", {})).items():  # synonyms: in -> out
+        said[str(word)] = value
+    values: dict[str, Any] = {}
+    spoken: dict[str, str] = {}
+    for written, value in said.items():
+        key = " ".join(join_numbers(normalise_words(written)))
+        if not key:
+            raise TemplateError(f"the value {written!r} has no words")
+        values[key] = value
+        if " " in key or key.isdigit():
+            spoken[key] = " ".join(spoken_word(w) for w in key.split())
+    if "numbers" in spec:
+        low, high = spec["numbers"]
+        numbers = number_slot(name, int(low), int(high), weight, near_miss)
+        if values:  # a read-out: "three fives and a wild"
+            slot = Slot(name, "words", {**numbers.values, **values}, weight,
+                        {**numbers.spoken, **spoken}, near_miss=near_miss)
+        else:
+            slot = numbers
+        if "grammar" in spec:
+            slot = replace(slot, grammar=tuple(str(int(n)) for n in spec["grammar"]))
+    elif values:
+        slot = Slot(name, "words", values, weight, spoken, near_miss=near_miss)
+    elif spec.get("players"):
+        slot = player_slot(name, players, weight, near_miss)
+    else:
+        raise TemplateError("it has no values (numbers, words, values or players)")
+    most = int(spec.get("most", 1))
+    if most < 1:
+        raise TemplateError("most must be 1 or more")
+    joiner = tuple(parse_template(str(spec.get("joiner", "and")), keep_empty=True))
+    return replace(slot, most=most, joiner=joiner if most > 1 else ((),),
+                   leave_out=frozenset(map(str, spec.get("leave_out", ()))))
+
+
+def _check_slots(tree: Parts, slots: Mapping[str, Slot], sentence: str) -> None:
+    for token in tree_tokens(tree):
+        if isinstance(token, SlotRef) and token.name not in slots:
+            raise TemplateError(f"unknown slot {token} in {sentence!r}")
+        if isinstance(token, SlotRef) and token.many and slots[token.name].most < 2:
+            raise TemplateError(f"{token} in {sentence!r}: the slot {token.name!r} "
+                                "is not a list (give it most = 2 or more)")
 
 
 def _with_includes(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -347,31 +504,11 @@ def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
     data = _with_includes(_read_phrase_file(path), path)
     slots: dict[str, Slot] = {}
     for name, spec in data.get("slots", {}).items():
-        weight = float(spec.get("weight", DEFAULT_SLOT_WEIGHT))
-        near_miss = str(spec.get("near_miss", ""))
-        if "numbers" in spec and "words" in spec:  # a read-out: "three fives and a wild"
-            low, high = spec["numbers"]
-            numbers = number_slot(name, int(low), int(high), weight)
-            values = {**numbers.values, **{w: w for w in spec["words"]}}
-            slot = Slot(name, "words", values, weight, numbers.spoken, near_miss=near_miss)
-        elif "numbers" in spec:
-            low, high = spec["numbers"]
-            slot = number_slot(name, int(low), int(high), weight, near_miss)
-            if "grammar" in spec:
-                slot = replace(slot, grammar=tuple(str(int(n)) for n in spec["grammar"]))
-        elif "words" in spec:
-            values = {w: w for w in spec["words"]}
-            slot = Slot(name, "words", values, weight, near_miss=near_miss)
-        elif spec.get("players"):
-            slot = player_slot(name, players, weight, near_miss)
-        else:
-            raise TemplateError(f"slot {name!r} in {path.name} has no values")
-        most = int(spec.get("most", 1))
-        if most < 1:
-            raise TemplateError(f"slot {name!r} in {path.name}: most must be 1 or more")
-        joiner = tuple(parse_template(str(spec.get("joiner", "and")), keep_empty=True))
-        slots[name] = replace(slot, most=most, joiner=joiner if most > 1 else ((),),
-                              leave_out=frozenset(map(str, spec.get("leave_out", ()))))
+        try:
+            slots[name] = _slot(name, spec, players)
+        except (TypeError, ValueError) as error:  # TemplateError is a ValueError
+            raise TemplateError(f"{where(path, f'slots.{name}')}: slot {name!r}: "
+                                f"{error}") from None
     weights = {word: float(w) for word, w in data.get("weights", {}).items()}
     intents = []
     for entry in data.get("intents", []):
@@ -379,31 +516,29 @@ def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
         when = entry.get("when")
         lenient = entry.get("lenient", False)
         if not isinstance(lenient, bool):
-            raise TemplateError(f"lenient in {path.name} is true or false, not {lenient!r}")
+            raise TemplateError(f"{where(path, 'lenient')}: lenient is true or false, "
+                                f"not {lenient!r}")
         fields = {k: v for k, v in entry.items() if k not in ("sentences", "when", "lenient")}
         if "kind" not in fields or not sentences:
-            raise TemplateError(f"an intent in {path.name} lacks a kind or sentences")
-        expansions: list[Expansion] = []
+            raise TemplateError(f"{where(path, str(sentences[:1]) if sentences else '')}: "
+                                "an intent lacks a kind or sentences")
+        trees = []
         for sentence in sentences:
-            for expansion in parse_template(sentence):
-                for token in expansion:
-                    if isinstance(token, SlotRef) and token.name not in slots:
-                        raise TemplateError(f"unknown slot {token} in {sentence!r}")
-                    if isinstance(token, SlotRef) and token.many and slots[token.name].most < 2:
-                        raise TemplateError(f"{token} in {sentence!r}: the slot {token.name!r} "
-                                            "is not a list (give it most = 2 or more)")
-                expansions.append(expansion)
-        intents.append(
-            IntentTemplate(fields, tuple(dict.fromkeys(expansions)), tuple(sentences),
-                           None if when is None else str(when), lenient)
-        )
+            try:
+                tree = parse_tree(str(sentence))
+                _check_slots(tree, slots, str(sentence))
+            except TemplateError as error:
+                raise TemplateError(f"{where(path, str(sentence))}: {error}") from None
+            trees.append(tree)
+        intents.append(IntentTemplate(fields, tuple(trees), tuple(sentences),
+                                      None if when is None else str(when), lenient))
     hints = {str(word): str(text) for word, text in data.get("hints", {}).items()}
     fillers = data.get("fillers", {})
     game = str(data.get("game", path.parent.name))
     return PhraseSet(game, slots, weights, tuple(intents), hints, str(data.get("title", "")),
                      tuple(map(str, fillers.get("before", []))),
                      tuple(map(str, fillers.get("after", []))),
-                     tuple(map(str, data.get("examples", []))))
+                     tuple(map(str, data.get("examples", []))), _named(path))
 
 
 @cache
