@@ -87,7 +87,8 @@ class Network:
 
 
 class _Builder:
-    """Thompson's construction: fragments joined by empty arcs (``None``)."""
+    """Thompson's construction: fragments joined by empty arcs (kept in ``empty``
+    until :meth:`finish` takes them out)."""
 
     def __init__(self, slots: Mapping[str, Slot], joiners: bool, source: str) -> None:
         self.slots, self.joiners, self.source = slots, joiners, source
