@@ -412,15 +412,15 @@ def cmd_hear(args: argparse.Namespace) -> int:
         phrases = load_phrases(args.phrases, players)
         commands = IntentMatcher(load_phrases(args.phrases, ()), ())
         for name in players:
+            heard = commands.match(name, name)
+            if heard.kind != "none" and heard.score >= COMMAND_NAME_SCORE:
+                raise SetupError(f"{name!r} is also a command of {args.phrases.name}; please "
+                                 "choose another name.")
             word = phrases.said_word(name)
             if word is not None:
                 raise SetupError(f"{name!r} is a word of {args.phrases.name} (\"{word}\"): a "
                                  "player called so would be heard in every sentence with it. "
                                  "Please choose another name.")
-            heard = commands.match(name, name)
-            if heard.kind != "none" and heard.score >= COMMAND_NAME_SCORE:
-                raise SetupError(f"{name!r} is also a command of {args.phrases.name}; please "
-                                 "choose another name.")
     else:
         spec = make_spec(args, args.game)  # checks the names and the options
         # The players as named, not as the game would seat them (Shut the Box

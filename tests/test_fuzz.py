@@ -72,4 +72,11 @@ def test_a_name_that_is_a_command_is_refused(game, name):
 
 
 def test_names_that_only_look_like_words_are_kept():
-    assert Race65Spec(["Turn", "Hint"]).players == ("Turn", "Hint")  # no such command in Race to 65
+    assert Race65Spec(["Hint", "Skip"]).players == ("Hint", "Skip")  # not Race to 65's words
+
+
+def test_a_name_that_is_a_word_of_the_games_sentences_is_refused():
+    """ "Turn" is no command of Race to 65 but a word of its sentences ("turn
+    my seven"): a player called so would be heard in each of them (#37)."""
+    with pytest.raises(SetupError, match="'Turn' is a word of Race to 65's commands"):
+        Race65Spec(["Turn", "Bob"])

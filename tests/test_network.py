@@ -219,7 +219,10 @@ def test_a_short_reading_that_ties_is_still_asked_about():
 
 
 def test_a_name_that_is_a_word_of_the_games_commands_is_refused():
-    with pytest.raises(SetupError, match=r"'Skip' is a word of Phase 10 Twist's commands"):
+    """The issue's player "A": a word of Phase 10 Twist's read-outs ("a wild")."""
+    with pytest.raises(SetupError, match=r"'A' is a word of Phase 10 Twist's commands"):
+        find_game("phase10-twist")(["A", "Ann"])
+    with pytest.raises(SetupError, match=r"'Skip' is also something players say"):
         find_game("phase10-twist")(["Skip", "Ann"])
     find_game("phase10-twist")(["Skipper", "Ann"])  # a longer form is fine
 
@@ -280,17 +283,17 @@ def test_hear_phrases_hears_any_phrase_file_without_a_game(tmp_path):
     intent = json.loads(done.stdout)["intent"]
     assert (intent["kind"], intent["drink"], intent["size"], intent["temperature"]) == (
         "order", "cold brew", "medium", "iced")
-    refused = referee("hear", "--phrases", str(CAFE), "--players", "Latte", "Bob",
-                      "--text", "hi")
+    refused = referee("hear", "--phrases", str(CAFE), "--players", "Chai", "Bob",
+                      "--text", "hi")  # a word of "chai latte"
     assert refused.returncode == 2
-    assert "'Latte' is a word of cafe.toml" in refused.stderr
+    assert "'Chai' is a word of cafe.toml" in refused.stderr
 
 
-def test_hear_phrases_refuses_a_name_that_is_a_command():
-    done = referee("hear", "--phrases", str(CAFE), "--players", "Never Mind", "Bob",
-                   "--text", "hi")
+@pytest.mark.parametrize("name", ["Never Mind", "Latte"])
+def test_hear_phrases_refuses_a_name_that_is_a_command(name):
+    done = referee("hear", "--phrases", str(CAFE), "--players", name, "Bob", "--text", "hi")
     assert done.returncode == 2
-    assert "'Never Mind' is also a command of cafe.toml" in done.stderr
+    assert f"'{name}' is also a command of cafe.toml" in done.stderr
 
 
 def test_hear_phrases_hears_a_recording_with_a_big_grammar(tmp_path):

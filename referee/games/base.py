@@ -282,23 +282,23 @@ class GameSpec(ABC):
     def _refuse_command_names(self) -> None:
         """A name that is a whole command of the game ("Stop", "Help", "Yes",
         "Hint") would shadow the command, and one that is a word of its phrases
-        ("A", "My", "Skip" in Phase 10 Twist) would take that word from every
-        sentence: both refused."""
+        ("A" in Phase 10 Twist's read-outs, "Turn" in Race to 65) would take
+        that word from every sentence: both refused."""
         from referee.speech.understanding.intents import IntentMatcher
 
         commands = IntentMatcher.for_phrases(self.phrase_file, ())
         for name in self.players:
+            heard = commands.match(name, name)
+            if heard.kind != "none" and heard.score >= COMMAND_NAME_SCORE:
+                raise SetupError(f"{name!r} is also something players say to the referee "
+                                 f"({self.describe_intent(heard.intent)}); please choose "
+                                 "another name.")
             word = commands.phrases.said_word(name)
             if word is not None:
                 title = commands.phrases.title or self.name
                 raise SetupError(f"{name!r} is a word of {title}'s commands (\"{word}\"): a "
                                  "player called so would be heard in every sentence with it. "
                                  "Please choose another name, or a longer form of it.")
-            heard = commands.match(name, name)
-            if heard.kind != "none" and heard.score >= COMMAND_NAME_SCORE:
-                raise SetupError(f"{name!r} is also something players say to the referee "
-                                 f"({self.describe_intent(heard.intent)}); please choose "
-                                 "another name.")
 
     def first_player(self) -> str | None:
         """The player ``--first`` names, as written at the table (None if not given)."""

@@ -44,7 +44,12 @@ def _jsgf_body(template: str) -> str:
 
 
 def to_jsgf(phrases: PhraseSet, name: str = "referee") -> str:
-    """A JSGF grammar whose public rule is every command of the phrase file."""
+    """A JSGF grammar whose public rule is every command of the phrase file,
+    written from its templates as they are (as compact as the compiled
+    network). Written from the network instead, a rule per node, the same
+    sentences made PocketSphinx decide otherwise on 77 of 776 held-out
+    Race to 65 utterances, for 2 commands fewer right and 3 wrong moves more
+    (#37): so the templates it is."""
     bodies = [f"( {_jsgf_body(s)} )" for intent in phrases.intents for s in intent.sentences]
     lines = ["#JSGF V1.0;", f"grammar {name};", f"public <command> = {' | '.join(bodies)};"]
     for slot_name, slot in phrases.slots.items():
