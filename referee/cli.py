@@ -455,7 +455,7 @@ def cmd_phrases(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     players = check_players(args.players, 1, MOST_PLAYERS)
     report = check_phrases(args.phrase_file, players, args.samples)
     print("\n".join(report.lines()), flush=True)
-    return 1 if report.problems else 0
+    return 0 if report.clean else 1
 
 
 def hear_microphone(args: argparse.Namespace, matcher: IntentMatcher, speaker: str) -> int:

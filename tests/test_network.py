@@ -20,7 +20,7 @@ from referee.speech.hearing.recognizers import (
     whisper_features,
 )
 from referee.speech.understanding import network
-from referee.speech.understanding.check import draw
+from referee.speech.understanding.check import check_phrases, draw
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.meaning import Intent
 from referee.speech.understanding.network import compile_phrases, sentence_count
@@ -241,7 +241,8 @@ def test_phrases_check_reports_the_size_of_a_big_grammar():
     assert "cafe.toml: 10 intents" in done.stdout
     sentences = next(line for line in done.stdout.splitlines() if "sentences:" in line)
     assert int(sentences.split()[1].replace(",", "")) > 10**11
-    assert "no problems" in done.stdout
+    assert "sentences two intents share: none" in done.stdout
+    assert "all heard right" in done.stdout
 
 
 def test_phrases_check_finds_a_sentence_two_intents_share(tmp_path):
@@ -250,7 +251,21 @@ def test_phrases_check_finds_a_sentence_two_intents_share(tmp_path):
                  "lights.toml")
     done = referee("phrases", "check", str(path))
     assert done.returncode == 1
-    assert "'lights on' (lights.toml, line 3) is heard as" in done.stdout
+    assert "sentences two intents share: 1\n    'lights on' (lights.toml, line 3 and line 6)" in (
+        done.stdout)
+    assert "'lights on' (lights.toml, line 3) is heard as 2 intents at once" in done.stdout
+
+
+def test_a_shared_sentence_is_found_however_rarely_it_would_be_drawn(tmp_path):
+    """Two intents of 10^6 sentences each that share exactly one."""
+    values = ", ".join(f'"w{n}"' for n in range(100))
+    path = write(tmp_path, f'[slots.a]\nwords = [{values}]\n[slots.b]\nwords = [{values}]\n'
+                 '[[intents]]\nkind = "one"\nsentences = ["{a} {a} {a} x"]\n'
+                 '[[intents]]\nkind = "two"\nsentences = ["w7 {b} w9 (x | y)"]\n')
+    report = check_phrases(path, [], samples=3)
+    assert len(report.shared) == 1
+    assert report.shared[0].startswith("'w7 w")
+    assert report.shared[0].split("'")[1].endswith(" w9 x")
 
 
 @pytest.mark.parametrize(

@@ -652,20 +652,26 @@ class WhisperRecognizer(Recognizer):
 
 def similarity(free: str, sentence: str) -> float:
     """How alike Whisper's own transcript and a sentence of the grammar are written,
-    0..100 (numbers as digits, punctuation and case ignored).
+    0..100 (numbers as digits, plural ones too: "fives" as Whisper's "5s";
+    punctuation and case ignored).
 
     >>> similarity("Flip Bob's 8-pound.", "flip bob's eight down") > 80
     True
     >>> similarity("The pizza is here.", "that's right") < 50
     True
+    >>> similarity("I lay down my Phase 3 5s and 3 7s.", "i lay down my phase three fives "
+    ...            "and three sevens")
+    100.0
     """
     from rapidfuzz import fuzz
 
+    from referee.speech.hearing.whisper import PLURAL_NUMBERS
     from referee.speech.understanding.numbers import join_numbers
     from referee.speech.understanding.templates import normalise_words
 
     def plain(text: str) -> str:
-        return " ".join(join_numbers(normalise_words(text)))
+        words = join_numbers(normalise_words(text))
+        return " ".join(f"{PLURAL_NUMBERS[w]}s" if w in PLURAL_NUMBERS else w for w in words)
 
     return float(fuzz.ratio(plain(free), plain(sentence)))
 

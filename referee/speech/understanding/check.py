@@ -2,30 +2,41 @@
 where its sentences collide, before anyone plays with it.
 
 The size comes from the compiled networks (:mod:`~referee.speech.understanding.network`),
-never from listing sentences; the collisions from sentences drawn at random
-from each template (seeded: the same report every run) and matched as a
-player's words would be: a sentence heard as another intent than its own is
-a collision, one heard as two at once an ambiguity, one not heard at all a
-template the matcher cannot reach.
+never from listing sentences. Sentences two intents share are found exactly,
+by walking their networks side by side (intents listened for at different
+moments never meet). Then sentences drawn at random from each template
+(seeded: the same report every run) are matched as a player's words would
+be: one heard as another intent than its own, as two at once, or not at all
+is reported.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from referee.speech.understanding.intents import IntentMatcher
-from referee.speech.understanding.network import compile_intent, compile_phrases, sentence_count
+from referee.speech.understanding.network import (
+    Network,
+    compile_intent,
+    compile_phrases,
+    compile_trees,
+    sentence_count,
+)
 from referee.speech.understanding.templates import (
     Choice,
     IntentTemplate,
     Parts,
     PhraseSet,
+    Slot,
     SlotRef,
+    Token,
+    Word,
     load_phrases,
     spoken_word,
     where,
@@ -47,8 +58,15 @@ class Report:
     nodes: int
     arcs: int
     build_s: float
+    #: Sentences two intents both have (found exactly, from their networks).
+    shared: list[str] = field(default_factory=list)
     checked: int = 0
+    #: What the sentences drawn from the templates were heard as, when wrong.
     problems: list[str] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not self.shared and not self.problems
 
     def lines(self) -> list[str]:
         slots = ", ".join(f"{name} ({n})" for name, n in self.slots.items()) or "none"
@@ -57,9 +75,12 @@ class Report:
             f"  slots: {slots}",
             f"  sentences: {self.sentences:,} ({self.sentences:.1e})",
             f"  compiled: {self.nodes:,} nodes, {self.arcs:,} arcs, in {self.build_s:.2f} s",
-            f"  checked {self.checked:,} sentences drawn from the templates: "
-            + (f"{len(self.problems)} problems" if self.problems else "no problems"),
-            *(f"  {problem}" for problem in self.problems),
+            "  sentences two intents share: " + (f"{len(self.shared)}" if self.shared
+                                                   else "none"),
+            *(f"    {shared}" for shared in self.shared),
+            f"  sentences drawn from the templates and matched: {self.checked:,}, "
+            + (f"{len(self.problems)} heard wrong" if self.problems else "all heard right"),
+            *(f"    {problem}" for problem in self.problems),
         ]
 
 
@@ -91,6 +112,42 @@ def _fixed(intent: IntentTemplate) -> dict[str, object]:
             and not isinstance(v, list)}
 
 
+def _said(unit: Token, slots: Mapping[str, Slot]) -> set[str]:
+    """The words an arc can be said as (a slot's values as spoken)."""
+    if isinstance(unit, Word):
+        return {spoken_word(unit.text)}
+    slot = slots[unit.name]
+    suffix = "'s" if unit.possessive else ""
+    return {slot.words_for(v) + suffix for v in slot.values}
+
+
+def shared_sentence(a: Network, b: Network, slots: Mapping[str, Slot]) -> str | None:
+    """A sentence both networks have, if any (the shortest; a value of several
+    words only meets the same value): the networks walked side by side."""
+    said = {unit: _said(unit, slots) for net in (a, b) for unit in net.units()}
+    start = (id(a.start), id(b.start))
+    nodes = {id(n): n for net in (a, b) for n in net.nodes}
+    came: dict[tuple[int, int], tuple[tuple[int, int], str] | None] = {start: None}
+    todo = deque([start])
+    while todo:
+        here = todo.popleft()
+        left, right = nodes[here[0]], nodes[here[1]]
+        if left.final and right.final:
+            words = []
+            while came[here] is not None:
+                here, word = came[here]  # type: ignore[misc]
+                words.append(word)
+            return " ".join(reversed(words))
+        for unit_a, target_a in left.arcs:
+            for unit_b, target_b in right.arcs:
+                common = said[unit_a] & said[unit_b]
+                pair = (id(target_a), id(target_b))
+                if common and pair not in came:
+                    came[pair] = (here, min(common))
+                    todo.append(pair)
+    return None
+
+
 def check_phrases(path: Path, players: Sequence[str], samples: int = SAMPLES,
                   seed: int = 0) -> Report:
     """Compile the phrase file, measure it, and match sentences drawn from it."""
@@ -107,6 +164,20 @@ def check_phrases(path: Path, players: Sequence[str], samples: int = SAMPLES,
         sentence_count(whole, phrases.slots),
         sum(len(n.nodes) for n in networks) + len(whole.nodes),
         sum(n.arcs for n in networks) + whole.arcs, build_s)
+    # Sentences two intents share (exactly, from their networks): asked about
+    # every time they are said, unless the intents are listened for at
+    # different moments of the game.
+    full = [compile_trees(intent.trees, phrases.slots) for intent in phrases.intents]
+    for i, first in enumerate(phrases.intents):
+        for j in range(i + 1, len(phrases.intents)):
+            second = phrases.intents[j]
+            if first.when is not None and second.when is not None and first.when != second.when:
+                continue
+            example = shared_sentence(full[i], full[j], phrases.slots)
+            if example is not None:
+                report.shared.append(
+                    f"{example!r} ({where(path, first.sentences[0])} and "
+                    f"{where(path, second.sentences[0]).rsplit(', ', 1)[-1]})")
     rng = random.Random(seed)
     speaker = players[0] if players else ""
     seen: set[str] = set()

@@ -412,9 +412,10 @@ def where(path: Path, text: str) -> str:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         lines = []
-    for number, line in enumerate(lines, start=1):
-        if text and text in line:
-            return f"{_named(path)}, line {number}"
+    for wanted in (f'"{text}"', text):  # a template as a string of the file first
+        for number, line in enumerate(lines, start=1):
+            if text and wanted in line:
+                return f"{_named(path)}, line {number}"
     return _named(path)
 
 
