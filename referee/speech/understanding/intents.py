@@ -11,9 +11,11 @@ templates' size, not with the number of sentences they stand for:
   transcript word costs its own weight (1 for an unknown word, so "please" or
   a misheard filler barely matters, a number or a name much more);
 * a slot matches one token of its kind whose value is in the slot's list
-  (a tile, a call number, a player), or the words of a value of several
-  ("life saver", "plus 4"); it is never fuzzily substituted, so a misheard
-  number is never silently turned into another number;
+  (a tile, a call number, a player); it is never fuzzily substituted, so a
+  misheard number is never silently turned into another number; a value of
+  several words ("life saver") is matched as the template's own words are
+  (one misheard, left out or put in costs its share of the slot's weight,
+  up to half of it);
 * a list slot (``{tiles...}``) is tried with one to ``most`` values, and a
   joiner word ("and") after one of its values costs nothing;
 * a literal word may match a misspelling of itself (rapidfuzz ratio >= 0.75)

@@ -11,12 +11,15 @@ the syntax of hassil:
   possessive form of a name slot;
 * ``{tiles...}``: a list slot, one to ``most`` values of a slot declared with
   ``most = N``, separated by the slot's ``joiner`` (a template, "and" by
-  default): "shut 3 4 and 5". It stays one token in the templates; the intent
-  matcher and the recognisers' grammars unroll it into at most ``most``
-  values (:meth:`PhraseSet.unroll`), never into every combination of values.
-  A slot may have both ``numbers`` and ``words`` (Phase 10 Twist's read-out,
-  "three fives and a wild"), and ``leave_out``: values heard but kept out of
-  the intent ("a", "and").
+  default): "shut 3 4 and 5". It stays one token in the templates; the
+  compiled network (:mod:`referee.speech.understanding.network`) gives it
+  ``most`` places, never every combination of values.
+  A slot's values are ``numbers = [low, high]``, ``words`` (a value may be
+  several words: "life saver"), a ``values`` table of what is said and what
+  it means (synonyms: ``lifesaver = "lifesaver"``, ``"life saver" =
+  "lifesaver"``), or ``players = true``; a slot may have both ``numbers`` and
+  ``words`` (Phase 10 Twist's read-out, "three fives and a wild"), and
+  ``leave_out``: values heard but kept out of the intent ("a", "and").
 
 Intent fields are JSON values; a string field ``"{slot}"`` takes the value of
 that slot (null when the sentence has none; for a list slot, the list of the
@@ -26,9 +29,10 @@ values said, in order), a list of them
 ``include = ["common"]`` adds the intents of ``common.toml`` (conversation and
 questions every game shares).
 
-From the same file come the intent matcher (:mod:`referee.speech.understanding.intents`)
-and, through :func:`expand_phrases`, every sentence the recogniser's grammar
-allows, so the two never drift apart.
+A template is read into its structure (:func:`parse_tree`), never into its
+sentences; from the same structure come the intent matcher
+(:mod:`referee.speech.understanding.intents`) and the recognisers' grammars,
+so they never drift apart. docs/phrases.md is the guide to writing one.
 
 >>> [" ".join(map(str, e)) for e in parse_template("[i] flip (my|the) {tile}")]
 ['i flip my {tile}', 'i flip the {tile}', 'flip my {tile}', 'flip the {tile}']
