@@ -14,15 +14,13 @@ call is one of the targets).
 
 from __future__ import annotations
 
-from referee.speech.understanding.network import Node, compile_phrases
+from referee.speech.understanding.network import Node, compile_phrases, said_as
 from referee.speech.understanding.network import sentences as network_sentences
 from referee.speech.understanding.numbers import join_numbers
 from referee.speech.understanding.templates import (
     _LEX,
     PhraseSet,
     Slot,
-    SlotRef,
-    Word,
     normalise_words,
     slot_values,
     spoken_word,
@@ -110,15 +108,6 @@ def grammar_words(phrases: PhraseSet) -> set[str]:
     return words
 
 
-def unit_words(unit: Word | SlotRef, phrases: PhraseSet) -> list[str]:
-    """What a unit of the tree can be said as: a word, or each value of a slot."""
-    if isinstance(unit, Word):
-        return [spoken_word(unit.text)]
-    slot = phrases.slots[unit.name]
-    suffix = "'s" if unit.possessive else ""
-    return [slot.words_for(v) + suffix for v in slot_values(slot, for_grammar=True)]
-
-
 class Prefixes:
     """Which word sequences are the start of a longer sentence of the grammar
     ("flip my" of "flip my seven"), found in the phrase file's network: never by
@@ -133,7 +122,7 @@ class Prefixes:
     def __init__(self, phrases: PhraseSet) -> None:
         network = compile_phrases(phrases)
         self.root = network.start
-        self._said = {unit: [tuple(w.split()) for w in unit_words(unit, phrases)]
+        self._said = {unit: [tuple(w.split()) for w in said_as(unit, phrases.slots, True)]
                       for unit in network.units()}
 
     def extendable(self, words: list[str]) -> bool:

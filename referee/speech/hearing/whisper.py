@@ -58,8 +58,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from referee.speech.hearing.grammar import unit_words
-from referee.speech.understanding.network import Node, compile_phrases
+from referee.speech.understanding.network import Node, compile_phrases, said_as
 from referee.speech.understanding.numbers import UNITS, join_numbers
 from referee.speech.understanding.templates import PhraseSet, SlotRef, Word
 
@@ -645,7 +644,7 @@ class SentenceSearch:
         for unit in network.units():
             self._choices[unit] = [
                 (words, [tokens.encode(s) for s in spellings(words)])
-                for words in unit_words(unit, phrases)
+                for words in said_as(unit, phrases.slots, for_grammar=True)
             ]
         self.punctuation = [tokens.encode(p)[0] for p in PUNCTUATION]
         self.before = [tokens.encode(s) for f in phrases.fillers_before for s in spellings(f)]

@@ -26,6 +26,7 @@ from referee.speech.understanding.network import (
     compile_intent,
     compile_phrases,
     compile_trees,
+    said_as,
     sentence_count,
 )
 from referee.speech.understanding.templates import (
@@ -35,8 +36,6 @@ from referee.speech.understanding.templates import (
     PhraseSet,
     Slot,
     SlotRef,
-    Token,
-    Word,
     load_phrases,
     spoken_word,
     where,
@@ -92,13 +91,13 @@ def draw(phrases: PhraseSet, tree: Parts, rng: random.Random) -> str:
             words.append(draw(phrases, rng.choice(part.options), rng))
         elif isinstance(part, SlotRef):
             slot = phrases.slots[part.name]
-            values = list(slot.values)
+            values = said_as(SlotRef(part.name), phrases.slots)
             said: list[str] = []
             for n in range(rng.randint(1, slot.most) if part.many else 1):
                 if n:
                     said.extend(spoken_word(t.text) for t in rng.choice(slot.joiner)
                                 if not isinstance(t, SlotRef))
-                said.append(slot.words_for(rng.choice(values)))
+                said.append(rng.choice(values))
             words.append(" ".join(said) + ("'s" if part.possessive else ""))
         else:
             words.append(spoken_word(part.text))
@@ -112,19 +111,10 @@ def _fixed(intent: IntentTemplate) -> dict[str, object]:
             and not isinstance(v, list)}
 
 
-def _said(unit: Token, slots: Mapping[str, Slot]) -> set[str]:
-    """The words an arc can be said as (a slot's values as spoken)."""
-    if isinstance(unit, Word):
-        return {spoken_word(unit.text)}
-    slot = slots[unit.name]
-    suffix = "'s" if unit.possessive else ""
-    return {slot.words_for(v) + suffix for v in slot.values}
-
-
 def shared_sentence(a: Network, b: Network, slots: Mapping[str, Slot]) -> str | None:
     """A sentence both networks have, if any (the shortest; a value of several
     words only meets the same value): the networks walked side by side."""
-    said = {unit: _said(unit, slots) for net in (a, b) for unit in net.units()}
+    said = {unit: set(said_as(unit, slots)) for net in (a, b) for unit in net.units()}
     start = (id(a.start), id(b.start))
     nodes = {id(n): n for net in (a, b) for n in net.nodes}
     came: dict[tuple[int, int], tuple[tuple[int, int], str] | None] = {start: None}

@@ -157,9 +157,8 @@ class _Compiled:
                      for node in self.nodes]
         self.heaviest = [0.0] * len(self.nodes)
         for i in reversed(range(len(self.nodes))):
-            ways = [w + self.heaviest[t] for _, w, t in self.arcs[i]]
-            if ways or self.nodes[i].final:
-                self.heaviest[i] = max(ways, default=0.0)
+            self.heaviest[i] = max((w + self.heaviest[t] for _, w, t in self.arcs[i]),
+                                   default=0.0)
 
 
 _SPLIT = re.compile(r"[^\w'\u2019-]+")
@@ -382,7 +381,9 @@ class IntentMatcher:
         limit = 1.0 - self.floor
         cols: list[list[list[_Label] | None]] = [[None] * size for _ in range(m + 1)]
         cols[0][0] = [(0.0, 0.0, (), ())]
+        # What each template word and slot costs against token j, worked out once.
         fuzzy: dict[tuple[str, int], float] = {}
+        slotted: dict[tuple[SlotRef, int], list[tuple[int, float, str, bool]]] = {}
 
         def add(col: list[list[_Label] | None], at: int, label: _Label, first: bool) -> None:
             cost, weight = label[0], label[1]
@@ -402,7 +403,7 @@ class IntentMatcher:
 
         for j in range(m + 1):
             col = cols[j]
-            # Template words and slots left out, in the network's order.
+            # Template words left out (a slot never is), in the network's order.
             for at in range(size):
                 labels = col[at]
                 if labels is None:
@@ -435,7 +436,9 @@ class IntentMatcher:
                             add(after, target, (cost + fuzzy[key], w + weight, fills, misses),
                                 False)
                         continue
-                    for taken, extra, value, near in self._slot_matches(unit, toks, j, weight):
+                    if (unit, j) not in slotted:
+                        slotted[(unit, j)] = self._slot_matches(unit, toks, j, weight)
+                    for taken, extra, value, near in slotted[(unit, j)]:
                         for cost, w, fills, misses in labels:
                             label = (cost + extra, w + weight,
                                      fills if near else (*fills, (unit, value)),

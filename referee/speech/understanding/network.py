@@ -278,18 +278,21 @@ def sentence_count(network: Network, slots: Mapping[str, Slot],
     return below[id(network.start)]
 
 
+def said_as(unit: Token, slots: Mapping[str, Slot], for_grammar: bool = False) -> list[str]:
+    """What an arc can be said as: its word, or each value of its slot (for a
+    grammar, only those worth listening for)."""
+    if isinstance(unit, Word):
+        return [spoken_word(unit.text)]
+    slot = slots[unit.name]
+    suffix = "'s" if unit.possessive else ""
+    return [slot.words_for(v) + suffix for v in slot_values(slot, for_grammar)]
+
+
 def sentences(network: Network, slots: Mapping[str, Slot],
               for_grammar: bool = False) -> Iterator[str]:
     """Every sentence of the network as spoken words, one at a time (for a
     recogniser that wants them listed: Vosk), depth first."""
-    said: dict[Token, list[str]] = {}
-    for unit in network.units():
-        if isinstance(unit, Word):
-            said[unit] = [spoken_word(unit.text)]
-        else:
-            slot = slots[unit.name]
-            suffix = "'s" if unit.possessive else ""
-            said[unit] = [slot.words_for(v) + suffix for v in slot_values(slot, for_grammar)]
+    said = {unit: said_as(unit, slots, for_grammar) for unit in network.units()}
     stack: list[tuple[Node, tuple[str, ...]]] = [(network.start, ())]
     while stack:
         node, words = stack.pop()
