@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.fixtures import DEV_VOICES, GAMES
+from referee.games import matcher_for
 from referee.speech.hearing.recognizers import whisper_features
 from referee.speech.understanding.intents import IntentMatcher
 
@@ -48,7 +49,7 @@ TUNING_KINDS = ("command", "talk", "paraphrase-dev")
 def rows_of(path: str, game: str) -> list[dict[str, Any]]:
     """The tuning rows of one benchmark dump, with their label and features."""
     players = GAMES[game][1]
-    matcher = IntentMatcher.for_game(game, players)
+    matcher = matcher_for(game, players)
     out = []
     with open(path) as handle:
         dumped = json.load(handle)

@@ -23,13 +23,13 @@ import numpy as np
 import numpy.typing as npt
 
 from benchmarks.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, fixture, utterances
+from referee.games import matcher_for
 from referee.progress import Bar
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.echo import cancel_echo
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import hear_audio
 from referee.speech.speaking.tts import EspeakVoice
-from referee.speech.understanding.intents import IntentMatcher
 
 RATIOS_DB = (0, 6, 12)
 OPENING = ("Race to 65, phase-seven easy. Ann against Bob. 2 flips per turn, no timer. "
@@ -56,7 +56,7 @@ def main() -> None:
     parser.add_argument("--voices", nargs="+", default=[COMMITTED_VOICE, HELD_OUT_VOICES[1]])
     parser.add_argument("--count", type=int, default=30, help="commands per voice")
     args = parser.parse_args()
-    matcher = IntentMatcher.for_game("race65", ["Ann", "Bob"])
+    matcher = matcher_for("race65", ["Ann", "Bob"])
     recognizer = make_recognizer(matcher.phrases)
     voice = EspeakVoice()
     opening, later = voice.render(OPENING), voice.render(LATER)

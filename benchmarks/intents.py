@@ -18,8 +18,8 @@ import statistics
 import time
 from pathlib import Path
 
+from referee.games import matcher_for
 from referee.progress import Bar
-from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.meaning import Intent
 from referee.speech.understanding.templates import expand_phrases
 
@@ -28,7 +28,7 @@ TABLE_TALK = Path(__file__).resolve().parent.parent / "tests" / "data" / "table_
 
 
 def main() -> None:
-    matcher = IntentMatcher.for_game("race65", PLAYERS)
+    matcher = matcher_for("race65", PLAYERS)
     phrases = matcher.phrases
     rows: list[tuple[str, int, int, list[float]]] = []
 

@@ -26,11 +26,11 @@ from pathlib import Path
 
 from benchmarks.fixtures import ROOT, apply_condition
 from benchmarks.recognition import best_meaning
+from referee.games import matcher_for
 from referee.progress import Bar
 from referee.speech.audio import load_wav
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import understand
-from referee.speech.understanding.intents import IntentMatcher
 
 VOICES = ROOT.parent / "shared" / "real-voices" / "speech_commands_v0.01"
 DIGITS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
@@ -61,7 +61,7 @@ def main() -> None:
     args = parser.parse_args()
     if not VOICES.is_dir():
         raise SystemExit(f"The real voices are not here ({VOICES}).")
-    matcher = IntentMatcher.for_game("race65", ["Ann", "Bob"])
+    matcher = matcher_for("race65", ["Ann", "Bob"])
     recognizer = make_recognizer(matcher.phrases, args.engine, args.model)
     print(f"Engine: {recognizer.describe()}")
     print()

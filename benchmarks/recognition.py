@@ -58,6 +58,7 @@ from benchmarks.fixtures import (
     fixture,
     utterances,
 )
+from referee.games import matcher_for
 from referee.progress import Bar
 from referee.session import SURE_SCORE
 from referee.speech.audio import load_wav
@@ -164,7 +165,7 @@ def _matcher(phrases: PhraseSet, moments: frozenset[str]) -> IntentMatcher:
 def run(game: str, engine: str | None, model: str | None, voices: list[str],
         conditions: list[str], paraphrase_conditions: list[str]) -> tuple[list[Row], str]:
     players = GAMES[game][1]
-    matcher = IntentMatcher.for_game(game, players)
+    matcher = matcher_for(game, players)
     recognizer = make_recognizer(matcher.phrases, engine, model)
     rows: list[Row] = []
     rooms = list(dict.fromkeys([*conditions, *paraphrase_conditions]))
@@ -211,7 +212,7 @@ def best_meaning(matcher: IntentMatcher, extra: dict[str, Any], heard: str,
 def load_rows(path: str, game: str) -> list[Row]:
     """An earlier run's rows from its ``--dump`` (the best sentence's meaning
     worked out again where the dump is older than it)."""
-    matcher = IntentMatcher.for_game(game, GAMES[game][1])
+    matcher = matcher_for(game, GAMES[game][1])
     with open(path) as handle:
         dumped = json.load(handle)
     rows = []
@@ -229,7 +230,7 @@ def rejudge(rows: list[Row], game: str, calibration: Calibration) -> list[Row]:
     follows from them (:func:`~referee.speech.hearing.recognizers.decide`)
     without decoding again."""
     players = GAMES[game][1]
-    matcher = IntentMatcher.for_game(game, players)
+    matcher = matcher_for(game, players)
 
     def heard_at(sentence: str) -> float:
         return calibration.threshold(matcher.match(sentence, players[0]).intent.kind,

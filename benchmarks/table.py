@@ -49,6 +49,7 @@ from benchmarks import audioserver
 from benchmarks.fixtures import CONDITIONS, PAD_SECONDS, utterances
 from benchmarks.fixtures import fixture as fixture_path
 from benchmarks.recognition import PLAYERS, percentile
+from referee.games import matcher_for
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.progress import Bar
 from referee.session import Session, sentences
@@ -63,7 +64,6 @@ from referee.speech.hearing.mic import (
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import Listener, understand
 from referee.speech.speaking.tts import Output, make_voice, sound_span
-from referee.speech.understanding.intents import IntentMatcher
 from referee.table import ECHO_TAIL, Table
 
 HARD = Race65Options(difficulty="hard")
@@ -114,7 +114,7 @@ def response_times(voice_name: str, condition: str) -> tuple[list[Response], int
     room noise that follows it (babble keeps a voice detector busy) has no
     time.
     """
-    matcher = IntentMatcher.for_game("race65", PLAYERS)
+    matcher = matcher_for("race65", PLAYERS)
     recognizer = make_recognizer(matcher.phrases, ENGINE)
     voice = make_voice(voice_name)
     spec = Race65Spec(PLAYERS, HARD)

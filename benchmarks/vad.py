@@ -46,13 +46,13 @@ from benchmarks.fixtures import (
     utterances,
 )
 from benchmarks.recognition import PLAYERS
+from referee.games import matcher_for
 from referee.progress import Bar
 from referee.speech.audio import RATE, Audio, frame_energies, speech_bounds
 from referee.speech.hearing.mic import MAX_UTTERANCE, PREROLL, Segmenter
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import understand
 from referee.speech.training.rooms import active_power
-from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.meaning import Intent
 
 END_SILENCE = 0.25
@@ -186,7 +186,7 @@ class Hearing:
     """The default recogniser hearing each utterance as the table would."""
 
     def __init__(self) -> None:
-        self.matcher = IntentMatcher.for_game("race65", PLAYERS)
+        self.matcher = matcher_for("race65", PLAYERS)
         self.recognizer = make_recognizer(self.matcher.phrases)
 
     def intent(self, audio: Audio) -> Intent:

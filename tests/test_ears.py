@@ -17,6 +17,7 @@ import torch
 
 from benchmarks.fixtures import BABBLE_TALKERS, HELD_OUT_VOICES, VOICES, Espeak, Piper
 from referee.cli import main
+from referee.games import matcher_for
 from referee.speech.audio import load_wav
 from referee.speech.hearing import adapter as adapter_module
 from referee.speech.hearing.adapter import (
@@ -62,7 +63,7 @@ def model_dir() -> Path:
 
 @pytest.fixture(scope="module")
 def race65() -> IntentMatcher:
-    return IntentMatcher.for_game("race65", ["Ann", "Bob"])
+    return matcher_for("race65", ["Ann", "Bob"])
 
 
 def _spec(voice: Espeak | Piper) -> VoiceSpec:
@@ -127,7 +128,7 @@ def test_the_one_word_set_is_moves_said_in_a_word_and_words_that_are_none() -> N
     assert 0.65 < len(moves) / len(lines) < 0.85
     assert {line.kind for line in lines} == {"short", "word", "near"}
     for line in moves:
-        matcher = IntentMatcher.for_game(line.game, line.players)
+        matcher = matcher_for(line.game, line.players)
         heard = matcher.match(line.said, line.players[0])
         assert heard.kind != "none", line
         assert heard.score == 1.0, line

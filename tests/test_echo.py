@@ -12,11 +12,11 @@ import pytest
 
 from benchmarks.echo import room
 from benchmarks.fixtures import COMMITTED_VOICE, fixture, utterances
+from referee.games import matcher_for
 from referee.speech.audio import RATE, Audio, PlaybackTrack, load_wav
 from referee.speech.hearing.echo import FRAME, DelayFinder, EchoCanceller, available, cancel_echo
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import hear_audio
-from referee.speech.understanding.intents import IntentMatcher
 
 pytestmark = pytest.mark.skipif(not available(), reason="libspeexdsp is not installed")
 
@@ -66,7 +66,7 @@ def test_a_command_said_over_the_referee_is_heard_only_with_the_canceller(refere
     mic[start : start + len(player)] += player
     heard = Audio(np.clip(mic * 0.5, -32768, 32767).astype(np.int16))
     clean = cancel_echo(heard, Audio(referee_voice))
-    matcher = IntentMatcher.for_game("race65", ["Ann", "Bob"])
+    matcher = matcher_for("race65", ["Ann", "Bob"])
     recognizer = make_recognizer(matcher.phrases)
     cut = slice(start, start + len(player) + RATE // 4)
     as_heard = hear_audio(recognizer, matcher, Audio(heard.samples[cut]), "Ann")[0]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.games import GAMES
+from referee.games import GAMES, matcher_for
 from referee.games.race65 import Race65Spec
 from referee.speech.understanding.intents import ADDRESSEE, IntentMatcher
 from referee.speech.understanding.meaning import Intent
@@ -24,7 +24,7 @@ PLAYERS = ["Ann", "Bob"]
 
 @pytest.fixture(scope="module")
 def matcher() -> IntentMatcher:
-    return IntentMatcher.for_game("race65", PLAYERS)
+    return matcher_for("race65", PLAYERS)
 
 
 def flip(owner, tile, direction=None):
@@ -153,7 +153,7 @@ def test_every_template_sentence_gives_exactly_its_own_intent():
 
 def test_sentences_with_multi_word_names_match():
     players = ["Mary Ann", "Bob"]
-    matcher = IntentMatcher.for_game("race65", players)
+    matcher = matcher_for("race65", players)
     heard = matcher.match("Mary Ann, flip your four down", "Bob")
     assert heard.intent == flip("Mary Ann", 4, "down")
     assert matcher.match("flip mary ann's 4 up", "Bob").intent == flip("Mary Ann", 4, "up")
@@ -214,7 +214,7 @@ def test_two_nearly_equal_readings_are_ambiguous_never_a_guess(matcher):
 def test_your_is_left_to_the_session_at_a_table_of_three():
     """Whom "your" means with three players depends on the conversation (the
     session resolves it: tests/test_plugin.py); the matcher says so."""
-    matcher = IntentMatcher.for_game("race65", ["Ann", "Bob", "Cy"])
+    matcher = matcher_for("race65", ["Ann", "Bob", "Cy"])
     heard = matcher.match("flip your four up", "Ann")
     assert heard.intent == flip(ADDRESSEE, 4, "up")
     assert matcher.match("Cy, flip your four up", "Ann").intent == flip("Cy", 4, "up")
@@ -223,7 +223,7 @@ def test_your_is_left_to_the_session_at_a_table_of_three():
 def test_ranking_is_deterministic(matcher):
     texts = ["Bob's", "flip seven eight", "tell to flip eight", "my"]
     first = [matcher._match(t, "Ann") for t in texts]
-    again = [IntentMatcher.for_game("race65", PLAYERS)._match(t, "Ann") for t in texts]
+    again = [matcher_for("race65", PLAYERS)._match(t, "Ann") for t in texts]
     assert first == again
 
 
@@ -309,7 +309,7 @@ def test_the_typed_intent_is_a_value_with_one_text_form():
 
 @pytest.fixture(scope="module")
 def box() -> IntentMatcher:
-    return IntentMatcher.for_game("shut-the-box", PLAYERS)
+    return matcher_for("shut-the-box", PLAYERS)
 
 
 def shut(*tiles):

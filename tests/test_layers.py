@@ -143,3 +143,92 @@ def test_the_runtime_check_sees_a_game_in_the_runtime(tmp_path):
                    "from referee.games.race65 import Race65Spec\n"
                    "def f(intent):\n    return intent['caller']\n")
     assert game_specific(bad, game_words()) == {"referee.games.race65", "caller"}
+
+
+# --- no import cycle ---------------------------------------------------------------------
+
+
+def import_graph(top: Path) -> dict[str, set[str]]:
+    """The package under ``top``: each module and the modules of the package it
+    imports, at any depth of the file (an import inside a function counts: it
+    is an arrow all the same)."""
+    modules: dict[str, Path] = {}
+    for path in top.rglob("*.py"):
+        parts = list(path.relative_to(top.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        named: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                named |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*up, *([node.module] if node.module else [])])
+                named |= {base, *(f"{base}.{alias.name}" for alias in node.names)}
+        graph[name] = set()
+        for other in named:
+            while other and other not in modules:
+                other = other.rpartition(".")[0]
+            if other and other != name:
+                graph[name].add(other)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other, round and round (the
+    strongly connected components of more than one module, by Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(name: str) -> None:
+        index[name] = low[name] = len(index)
+        stack.append(name)
+        for other in sorted(graph[name]):
+            if other not in index:
+                visit(other)
+                low[name] = min(low[name], low[other])
+            elif other in stack:
+                low[name] = min(low[name], index[other])
+        if low[name] == index[name]:
+            group = []
+            while True:
+                other = stack.pop()
+                group.append(other)
+                if other == name:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return found
+
+
+def test_no_module_of_the_referee_imports_itself_round_a_cycle():
+    graph = import_graph(ROOT / "referee")
+    assert len(graph) >= 50
+    assert "referee.speech.understanding.intents" in graph["referee.games"]
+    assert cycles(graph) == []
+
+
+def test_the_cycle_check_sees_a_cycle_through_an_import_in_a_function(tmp_path):
+    """The matcher once imported the game registry inside a method, which
+    closed a seven-file cycle; the check above finds one like it."""
+    top = tmp_path / "pkg"
+    (top / "games").mkdir(parents=True)
+    (top / "__init__.py").write_text("")
+    (top / "games" / "__init__.py").write_text("from pkg.games.base import Spec\n")
+    (top / "games" / "base.py").write_text("from pkg.intents import Matcher\nclass Spec: ...\n")
+    (top / "intents.py").write_text("class Matcher:\n    def for_game(self):\n"
+                                    "        from . import games\n")
+    (top / "alone.py").write_text("import json\n")
+    assert cycles(import_graph(top)) == [["pkg.games", "pkg.games.base", "pkg.intents"]]

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
+from referee.games import matcher_for
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.mic import (
     MAX_UTTERANCE,
@@ -21,7 +22,6 @@ from referee.speech.hearing.mic import (
 )
 from referee.speech.hearing.recognizers import PocketSphinxRecognizer
 from referee.speech.listen import hear_audio
-from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.meaning import Intent
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,7 +48,7 @@ def test_a_stream_is_cut_into_its_utterances_which_are_understood():
     data, starts = stream_of(cases)
     found = segment(chunks(data))
     assert len(found) == len(cases)
-    matcher = IntentMatcher.for_game("race65", ["Ann", "Bob"])
+    matcher = matcher_for("race65", ["Ann", "Bob"])
     recognizer = PocketSphinxRecognizer(matcher.phrases)
     for utterance, case, start in zip(found, cases, starts, strict=True):
         assert abs(utterance.start - start) < 0.5
@@ -229,7 +229,7 @@ def test_speech_that_goes_on_after_a_pause_is_decoded_whole():
     gap = np.zeros(int(0.2 * RATE), dtype=np.int16)  # shorter than the end silence
     quiet = np.zeros(RATE, dtype=np.int16)
     data = np.concatenate([quiet, flip, gap, down, quiet]).astype("<i2").tobytes()
-    recognizer = PocketSphinxRecognizer(IntentMatcher.for_game("race65", ["Ann", "Bob"]).phrases)
+    recognizer = PocketSphinxRecognizer(matcher_for("race65", ["Ann", "Bob"]).phrases)
     listener = Listener(recognizer)
     segmenter = Segmenter(0.5, on_pause=listener.pause)
     found = [u for chunk in chunks(data, 320) for u in segmenter.feed(chunk)]
@@ -338,7 +338,7 @@ def _listen(data: bytes, judged: bool) -> tuple[list[tuple[float, str]], PocketS
     """(when each utterance was handed over, its words) with or without judging words."""
     from referee.speech.listen import Listener
 
-    matcher = IntentMatcher.for_game("race65", ["Ann", "Bob"])
+    matcher = matcher_for("race65", ["Ann", "Bob"])
     recognizer = PocketSphinxRecognizer(matcher.phrases)
     listener = Listener(recognizer, matcher)
     segmenter = Segmenter(on_pause=listener.pause, judge=listener.judge if judged else None)
@@ -376,7 +376,7 @@ def test_what_follows_a_command_answered_early_is_an_utterance_of_its_own():
     # By meaning: decoded ahead, PocketSphinx writes the second "put my seven"
     # since "put my six down" joined the phrase file (the same flip, matched
     # loosely, so the referee asks before playing it).
-    matcher = IntentMatcher.for_game("race65", ["Ann", "Bob"])
+    matcher = matcher_for("race65", ["Ann", "Bob"])
     assert [matcher.match(t, "Ann").intent for _, t in judged] == [
         Intent.of("query", what="score", player="Ann"),
         Intent.of("flip", owner="Ann", tile=7, direction=None)]
@@ -390,7 +390,7 @@ def test_what_follows_a_command_answered_early_is_an_utterance_of_its_own():
 def test_the_listener_judges_the_words_decoded_ahead(text, verdict):
     from referee.speech.listen import Listener
 
-    matcher = IntentMatcher.for_game("race65", ["Ann", "Bob"])
+    matcher = matcher_for("race65", ["Ann", "Bob"])
     listener = Listener(PocketSphinxRecognizer(matcher.phrases), matcher)
     assert listener.judge() is None  # nothing decoded ahead yet
     listener.pause(load_wav(clean_path(COMMITTED_VOICE, {c.text: c for c in utterances()}[text])))
@@ -409,7 +409,7 @@ def test_no_speech_is_lost_whatever_the_pauses(seed):
     for _ in range(6):
         parts += [cases[int(rng.integers(len(cases)))].text, float(rng.uniform(0.05, 1.0))]
     data = _joined(*parts)
-    matcher = IntentMatcher.for_game("race65", ["Ann", "Bob"])
+    matcher = matcher_for("race65", ["Ann", "Bob"])
     from referee.speech.listen import Listener
 
     listener = Listener(PocketSphinxRecognizer(matcher.phrases), matcher)
@@ -434,7 +434,7 @@ def test_stop_over_the_referee_is_looked_for_sooner():
     from referee.speech.listen import Listener
 
     data = _joined(0.5, "stop", 1.0)
-    matcher = IntentMatcher.for_game("race65", ["Ann", "Bob"])
+    matcher = matcher_for("race65", ["Ann", "Bob"])
     listener = Listener(PocketSphinxRecognizer(matcher.phrases), matcher)
 
     def judge() -> str | None:

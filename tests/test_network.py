@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.games import SetupError, find_game
+from referee.games import SetupError, find_game, matcher_for
 from referee.speech.hearing.recognizers import (
     CALIBRATION,
     LENGTH_CAP,
@@ -47,7 +47,7 @@ def write(tmp_path: Path, text: str, name: str = "phrases.toml") -> Path:
 
 @pytest.mark.parametrize("game", ["race65", "turn7"])
 def test_the_network_holds_exactly_the_sentences_the_templates_stand_for(game):
-    phrases = IntentMatcher.for_game(game, ["Ann", "Bob"]).phrases
+    phrases = matcher_for(game, ["Ann", "Bob"]).phrases
     listed = {words for words, _, _ in expand_phrases(phrases)}
     assert sentence_count(compile_phrases(phrases), phrases.slots) == len(listed)
 
@@ -128,7 +128,7 @@ def reference_score(matcher: IntentMatcher, text: str) -> float:
 def test_the_network_scores_as_aligning_with_every_sentence_would(game):
     """Sentences of the game with a word left out, put in or swapped: the
     network's best score is the best over every sentence."""
-    matcher = IntentMatcher.for_game(game, ["Ann", "Bob"])
+    matcher = matcher_for(game, ["Ann", "Bob"])
     rng = random.Random(37)
     words = [*sorted(matcher.phrases.vocabulary() - {"and"}), "um", "please", "banana"]
     templates = [t for i in matcher.phrases.intents for t in i.trees]
@@ -174,12 +174,12 @@ def test_the_network_scores_as_aligning_with_every_sentence_would(game):
     ],
 )
 def test_turn_sevens_special_cards_are_values_of_several_words(text, intent):
-    matcher = IntentMatcher.for_game("turn7", ["Ann", "Bob"])
+    matcher = matcher_for("turn7", ["Ann", "Bob"])
     assert matcher.match(text, "Ann").intent == intent
 
 
 def test_a_value_of_one_word_is_never_taken_for_a_misheard_one():
-    matcher = IntentMatcher.for_game("turn7", ["Ann", "Bob"])
+    matcher = matcher_for("turn7", ["Ann", "Bob"])
     assert matcher.match("I got a lick", "Ann").kind == "none"
 
 
@@ -211,7 +211,7 @@ def test_a_long_command_does_not_tie_with_itself_less_one_word(tmp_path):
 
 
 def test_a_short_reading_that_ties_is_still_asked_about():
-    matcher = IntentMatcher.for_game("race65", ["Ann", "Bob"])
+    matcher = matcher_for("race65", ["Ann", "Bob"])
     assert matcher.match("Bob's", "Ann").kind == "ambiguous"
 
 

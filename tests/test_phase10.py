@@ -846,12 +846,12 @@ def test_twist_choices_and_end_of_hand_reports_are_heard_only_at_their_moment():
     """ "phase two" is a choice only on a Twist space, "I made it" a report only at
     the end of a hand: the real recogniser on the committed recordings."""
     from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
+    from referee.games import matcher_for
     from referee.speech.audio import load_wav
     from referee.speech.hearing.recognizers import make_recognizer
     from referee.speech.listen import understand
-    from referee.speech.understanding.intents import IntentMatcher
 
-    matcher = IntentMatcher.for_game("phase10-twist", PLAYERS)
+    matcher = matcher_for("phase10-twist", PLAYERS)
     assert matcher.phrases.moments == {"choose", "report", "points", "turns"}
     recognizer = make_recognizer(matcher.phrases, "whisper")
     cases = {u.id: u for u in utterances("phase10-twist")}

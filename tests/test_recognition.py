@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
+from referee.games import matcher_for
 from referee.games.race65 import Race65Spec
 from referee.speech.audio import load_wav
 from referee.speech.hearing.grammar import grammar_words, phrase_list, to_jsgf
@@ -31,7 +32,7 @@ PLAYERS = ["Ann", "Bob"]
 
 @pytest.fixture(scope="module")
 def matcher() -> IntentMatcher:
-    return IntentMatcher.for_game("race65", PLAYERS)
+    return matcher_for("race65", PLAYERS)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +90,7 @@ def test_unknown_names_get_a_generated_pronunciation():
 
 def test_a_table_of_unusual_names_is_recognised():
     players = ["Zoltan", "Priya"]
-    matcher = IntentMatcher.for_game("race65", players)
+    matcher = matcher_for("race65", players)
     recognizer = PocketSphinxRecognizer(matcher.phrases)
     assert {"priya", "priya's"} <= set(recognizer.added_words)  # not in the dictionary
     assert recognizer.decoder.lookup_word("zoltan") is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from referee.games import matcher_for
 from referee.speech.audio import Audio, load_wav
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import hear_audio
@@ -16,12 +17,11 @@ from referee.speech.speaking.tts import (
     WavDirOutput,
     make_voice,
 )
-from referee.speech.understanding.intents import IntentMatcher
 
 
 @pytest.fixture(scope="module")
 def ears():
-    matcher = IntentMatcher.for_game("race65", ["Ann", "Bob"])
+    matcher = matcher_for("race65", ["Ann", "Bob"])
     return make_recognizer(matcher.phrases), matcher
 
 

@@ -886,9 +886,9 @@ def test_with_the_hit_house_rule_the_referee_deals_the_card_when_time_runs_out()
 
 
 def test_targets_and_card_reports_are_phrases_of_their_moment_only():
-    from referee.speech.understanding.intents import IntentMatcher
+    from referee.games import matcher_for
 
-    phrases = IntentMatcher.for_game("turn7", PLAYERS).phrases
+    phrases = matcher_for("turn7", PLAYERS).phrases
     assert phrases.moments == {"target", "card"}
     anytime = {str(i.fields["kind"]) for i in phrases.only(frozenset()).intents}
     assert {"hit", "stay", "query", "stop"} <= anytime
@@ -924,12 +924,12 @@ def test_a_bare_name_is_heard_only_when_a_target_is_asked_for(model):
     "hint" is the hint it is at both moments; bare names and cards are heard
     only when asked for, as with the base model."""
     from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
+    from referee.games import matcher_for
     from referee.speech.audio import load_wav
     from referee.speech.hearing.recognizers import make_recognizer
     from referee.speech.listen import understand
-    from referee.speech.understanding.intents import IntentMatcher
 
-    matcher = IntentMatcher.for_game("turn7", PLAYERS)
+    matcher = matcher_for("turn7", PLAYERS)
     recognizer = make_recognizer(matcher.phrases, "whisper", model=model)
     cases = {u.id: u for u in utterances("turn7")}
 

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
+from referee.games import matcher_for
 from referee.session import SURE_SCORE
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing import recognizers
@@ -60,7 +61,7 @@ def model_dir() -> Path:
 
 @pytest.fixture(scope="module")
 def matcher() -> IntentMatcher:
-    return IntentMatcher.for_game("race65", PLAYERS)
+    return matcher_for("race65", PLAYERS)
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +181,7 @@ def test_the_numpy_decoder_agrees_with_ctranslate2(model_dir):
 
 def test_one_step_for_a_batch_equals_steps_one_by_one(model_dir):
     scorer = WhisperScorer(model_dir)
-    scorer.search_for(IntentMatcher.for_game("race65", PLAYERS).phrases)
+    scorer.search_for(matcher_for("race65", PLAYERS).phrases)
     decoder = scorer.decoder
     samples = committed("cmd01").samples.astype(np.float32) / np.float32(32768)
     memory = decoder.memory(scorer.encode(samples))
@@ -222,7 +223,7 @@ def test_the_primer_gives_the_games_examples_after_the_context(matcher):
     assert whisper_primer(matcher.phrases) == (
         "Ann and Bob play Race to 65. Flip my nine. Bob, flip your two down. "
         "I call sixty-seven.")
-    alone = IntentMatcher.for_game("race65", ("Zoe",)).phrases
+    alone = matcher_for("race65", ("Zoe",)).phrases
     assert whisper_primer(alone) == "Zoe plays Race to 65. Flip my nine. I call sixty-seven."
     assert whisper_primer(replace(alone, examples=())) == ""
 
@@ -465,9 +466,9 @@ import numpy as np
 from referee.speech.audio import load_wav
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import hear_audio
-from referee.speech.understanding.intents import IntentMatcher
+from referee.games import matcher_for
 game, encoded_to, *files = sys.argv[1:]
-matcher = IntentMatcher.for_game(game, ["Ann", "Bob"])
+matcher = matcher_for(game, ["Ann", "Bob"])
 recognizer = make_recognizer(matcher.phrases)
 encoded = []
 for name in files:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from referee.games.base import GameSpec, SetupError
 from referee.games.phase10 import Phase10Spec
 from referee.games.race65 import Race65Spec
 from referee.games.shutbox import ShutBoxSpec
 from referee.games.turn7 import Turn7Spec
+from referee.speech.understanding.intents import IntentMatcher
 
 GAMES: dict[str, type[GameSpec]] = {
     spec.name: spec for spec in (Race65Spec, ShutBoxSpec, Turn7Spec, Phase10Spec)}
@@ -21,4 +25,10 @@ def find_game(name: str) -> type[GameSpec]:
     raise SetupError(f"Unknown game {name!r}. Games: {', '.join(GAMES)}.")
 
 
-__all__ = ["GAMES", "GameSpec", "SetupError", "find_game"]
+def matcher_for(game: str, players: Sequence[str], **options: Any) -> IntentMatcher:
+    """The intent matcher of a registered game, by its name (tests, benchmarks,
+    tools). It lives here, not in the matcher, which knows no game."""
+    return IntentMatcher.for_phrases(find_game(game).phrase_file, players, **options)
+
+
+__all__ = ["GAMES", "GameSpec", "SetupError", "find_game", "matcher_for"]

@@ -113,8 +113,8 @@ class Prefixes:
     ("flip my" of "flip my seven"), found in the phrase file's network: never by
     listing every sentence (a read-out of cards has more than can be listed).
 
-    >>> from referee.speech.understanding.intents import IntentMatcher
-    >>> prefixes = Prefixes(IntentMatcher.for_game("shut-the-box", ["Ann", "Bob"]).phrases)
+    >>> from referee.games import matcher_for
+    >>> prefixes = Prefixes(matcher_for("shut-the-box", ["Ann", "Bob"]).phrases)
     >>> prefixes.extendable("shut three".split()), prefixes.extendable(["hint"])
     (True, False)
     """

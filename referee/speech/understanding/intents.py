@@ -208,13 +208,6 @@ class IntentMatcher:
         self.match = lru_cache(maxsize=512)(self._match)
 
     @classmethod
-    def for_game(cls, game: str, players: Sequence[str], **options: Any) -> IntentMatcher:
-        """The matcher of a registered game, by its name (tests, benchmarks, tools)."""
-        from referee.games import find_game  # the registry; speech itself knows no game
-
-        return cls.for_phrases(find_game(game).phrase_file, players, **options)
-
-    @classmethod
     def for_phrases(cls, path: Path, players: Sequence[str], **options: Any) -> IntentMatcher:
         """The matcher of the phrase file at ``path``."""
         return cls(load_phrases(path, players), players, **options)
