@@ -280,6 +280,18 @@ def test_a_shared_sentence_is_found_however_rarely_it_would_be_drawn(tmp_path):
          "x.toml, line 1: slot 'room': it has no values"),
         ('[slots.room]\nwords = ["", "x"]\n[[intents]]\nkind = "a"\nsentences = ["{room}"]\n',
          "x.toml, line 1: slot 'room': the value '' has no words"),
+        ('[slots.c]\nwords = ["x"]\n[slots.c.said]\nparts = ["x"]\n'
+         '[[intents]]\nkind = "a"\nsentences = ["{c}"]\n',
+         "x.toml, line 1: slot 'c': said is for a list (give it most = 2 or more)"),
+        ('[slots.c]\nwords = ["x"]\nmost = 3\n[slots.c.said]\nmost = 2\n'
+         '[[intents]]\nkind = "a"\nsentences = ["{c...}"]\n',
+         "x.toml, line 1: slot 'c': said needs parts"),
+        ('[slots.c]\nwords = ["x"]\nmost = 3\n[slots.c.said]\nparts = ["{d} x"]\n'
+         '[[intents]]\nkind = "a"\nsentences = ["{c...}"]\n',
+         "x.toml, line 5: slot 'c': unknown slot {d} in its said part"),
+        ('[slots.c]\nwords = ["x"]\nmost = 3\n[slots.c.said]\nparts = ["{c} x"]\n'
+         '[[intents]]\nkind = "a"\nsentences = ["{c...}"]\n',
+         "x.toml, line 5: slot 'c': {c} in a said part: a part names other slots"),
     ],
 )
 def test_a_bad_phrase_file_is_named_with_its_line_and_problem(tmp_path, text, message):
@@ -338,3 +350,77 @@ def test_the_calibration_weighs_no_length_beyond_what_it_was_fitted_on(calibrati
 
     assert heard(LENGTH_CAP + 8) == heard(LENGTH_CAP)
     assert heard(LENGTH_CAP) < heard(LENGTH_CAP - 4)  # within its range, as fitted
+
+
+# --- a list listened for in parts (Phase 10 Twist's read-outs) -----------------------------
+
+
+def in_grammar(phrases, text: str) -> bool:
+    """Whether the recognisers' network has this sentence, word for word."""
+    net = compile_phrases(phrases)
+    said = {unit: [tuple(w.split()) for w in network.said_as(unit, phrases.slots, True)]
+            for unit in net.units()}
+    words = text.split()
+
+    def walk(node, at: int) -> bool:
+        if at == len(words):
+            return bool(node.final)
+        return any(tuple(words[at:at + len(form)]) == form and walk(target, at + len(form))
+                   for unit, target in node.arcs for form in said[unit])
+
+    return walk(net.start, 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "listened"),
+    [
+        ("i lay down my phase three fives and three sevens", True),
+        ("i lay down my phase a run of four from six to nine and three eights", True),
+        ("my phase is two fives and a wild", True),
+        ("a wild a skip and a seven", True),
+        ("i lay down my phase seven greens", True),
+        ("i lay down my phase seven green cards", True),
+        ("i hit a red four on bob's run", True),
+        # One plural away from a read-out, and other cards: not listened for.
+        ("i lay down my phase three fives and three seven", False),
+        ("i lay down my phase three five and three sevens", False),
+        ("i lay down my phase seven green", False),
+        ("two fives and wilds", False),
+        # More than four parts, or a part repeated past where anyone stops.
+        ("a one and a two and a three and a four and a five", False),
+    ],
+)
+def test_a_read_out_is_listened_for_in_its_parts(text, listened):
+    phrases = matcher_for("phase10-twist", ["Ann", "Bob"]).phrases
+    assert phrases.slots["cards"].said_most == 4
+    assert in_grammar(phrases, text) is listened
+
+
+def test_a_typed_read_out_is_read_word_by_word_as_ever():
+    """The parts are how the recognisers listen; the matcher reads any words of
+    the list, so a typed read-out (or another recogniser's) is taken as before."""
+    matcher = matcher_for("phase10-twist", ["Ann", "Bob"])
+    heard = matcher.match("I lay down my phase three five and three seven", "Ann")
+    assert heard.intent.to_json() == {"kind": "laid", "cards": [3, 5, 3, 7], "player": "Ann"}
+
+
+def test_the_read_outs_parts_are_pocketsphinxs_grammar_too():
+    from referee.speech.hearing.grammar import to_jsgf
+    from referee.speech.hearing.recognizers import PocketSphinxRecognizer
+
+    phrases = matcher_for("phase10-twist", ["Ann", "Bob"]).phrases
+    jsgf = to_jsgf(phrases)
+    assert "<cards_list> = <cards_part> [ [ and ] <cards_part> [ [ and ] <cards_part> " in jsgf
+    assert "( <count> <numbers> )" in jsgf
+    sphinx = PocketSphinxRecognizer(phrases)
+    assert sphinx.decoder.current_search() == "referee"
+    assert sphinx.missing_words == []
+
+
+def test_phrases_check_draws_read_outs_from_their_parts():
+    phrases = matcher_for("phase10-twist", ["Ann", "Bob"]).phrases
+    (laid,) = [i for i in phrases.intents
+               if i.sentences[:1] == ("[i] (lay | put | laid) down my phase",)]
+    rng = random.Random(3)
+    drawn = [draw(phrases, tree, rng) for tree in laid.trees[2:3] for _ in range(40)]
+    assert all(in_grammar(phrases, text) for text in drawn), drawn

@@ -57,19 +57,26 @@ def to_jsgf(phrases: PhraseSet, name: str = "referee") -> str:
             lines.append(f"<{slot_name}_s> = {' | '.join(w + chr(39) + 's' for w in words)};")
         if slot.most > 1:
             lines.append(f"<{slot_name}_list> = {_jsgf_list(slot_name, slot)};")
+        if slot.said:
+            parts = " | ".join(f"( {_jsgf_body(part)} )" for part in slot.said)
+            lines.append(f"<{slot_name}_part> = {parts};")
     return "\n".join(lines) + "\n"
 
 
 def _jsgf_list(name: str, slot: Slot) -> str:
-    """ "<tiles> [ [and] <tiles> [ [and] <tiles> ] ]": one to ``most`` values."""
-    said = [" ".join(spoken_word(str(t)) for t in e) for e in slot.joiner if e]
+    """ "<tiles> [ [and] <tiles> [ [and] <tiles> ] ]": one to ``most`` values
+    (of its ``said`` parts, where the slot has them)."""
+    unit, most, joiners = f"<{name}>", slot.most, slot.joiner
+    if slot.said:
+        unit, most, joiners = f"<{name}_part>", slot.said_most, slot.said_joiner
+    said = [" ".join(spoken_word(str(t)) for t in e) for e in joiners if e]
     joiner = f"( {' | '.join(said)} )" if said else ""
-    if said and () in slot.joiner:
+    if said and () in joiners:
         joiner = f"[ {' | '.join(said)} ]"
     body = ""
-    for _ in range(slot.most - 1):
-        body = f" [ {joiner} <{name}>{body} ]"
-    return f"<{name}>{body}"
+    for _ in range(most - 1):
+        body = f" [ {joiner} {unit}{body} ]"
+    return f"{unit}{body}"
 
 
 #: More sentences than a grammar list can hold (Phase 10 Twist's read-outs of

@@ -36,6 +36,7 @@ from referee.speech.understanding.templates import (
     PhraseSet,
     Slot,
     SlotRef,
+    Word,
     load_phrases,
     spoken_word,
     where,
@@ -89,6 +90,13 @@ def draw(phrases: PhraseSet, tree: Parts, rng: random.Random) -> str:
     for part in tree:
         if isinstance(part, Choice):
             words.append(draw(phrases, rng.choice(part.options), rng))
+        elif isinstance(part, SlotRef) and part.many and phrases.slots[part.name].said:
+            slot = phrases.slots[part.name]  # a read-out: its parts, as recognisers hear it
+            for n in range(rng.randint(1, slot.said_most)):
+                if n:
+                    words.extend(spoken_word(t.text) for t in rng.choice(slot.said_joiner)
+                                 if isinstance(t, Word))
+                words.append(draw(phrases, rng.choice(slot.said_trees), rng))
         elif isinstance(part, SlotRef):
             slot = phrases.slots[part.name]
             values = said_as(SlotRef(part.name), phrases.slots)

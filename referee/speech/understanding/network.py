@@ -125,8 +125,18 @@ class _Builder:
         return end
 
     def listed(self, ref: SlotRef, start: Node, end: Node) -> None:
-        """One to ``most`` values of a list slot, a joiner between two."""
+        """One to ``most`` values of a list slot, a joiner between two; in a
+        recogniser's network (``joiners``), a slot that says how it is said
+        (``said`` parts) is listened for as those parts."""
         slot = self.slots[ref.name]
+        if self.joiners and slot.said:
+            node = start
+            for n in range(slot.said_most):
+                if n:
+                    node = self.part(Choice(slot.said_joiner), node)
+                node = self.part(Choice(slot.said_trees), node)
+                self.link(node, end)
+            return
         free = frozenset() if self.joiners else frozenset(
             t.text for e in slot.joiner for t in e if isinstance(t, Word))
         node = start
@@ -210,9 +220,10 @@ def _minimal(start: Node) -> Network:
 
 def compile_trees(trees: Sequence[Parts], slots: Mapping[str, Slot],
                   joiners: bool = True, source: str = "") -> Network:
-    """The network of some templates' structures (a list slot's joiners as
-    arcs, or, without ``joiners``, left out and free after each value);
-    ``source`` names the file in errors."""
+    """The network of some templates' structures as a recogniser listens for
+    them (a list slot's joiners as arcs, its ``said`` parts where it has
+    them), or, without ``joiners``, as the matcher reads them (a list's values
+    one by one, joiners free after each); ``source`` names the file in errors."""
     builder = _Builder(slots, joiners, source)
     start = builder.node()
     ends = []

@@ -243,10 +243,29 @@ class Slot:
     #: Values heard in a list but left out of the intent (a read-out's "a" and
     #: "and": "three fives and a wild" means the same with or without them).
     leave_out: frozenset[str] = frozenset()
+    #: How the recognisers listen for the list (``[slots.NAME.said]``): one to
+    #: ``said_most`` of these parts (templates of words and other slots),
+    #: ``said_joiner`` between two. Empty: its values one by one, as the
+    #: matcher always reads them. Phase 10 Twist's read-out is listened for as
+    #: "three fives and a run of four from six to nine", not as any twelve of
+    #: its words, so "three fives" has no neighbour "three five" there.
+    said: tuple[str, ...] = ()
+    said_most: int = 1
+    said_joiner: tuple[Expansion, ...] = ((),)
+
+    @property
+    def said_trees(self) -> tuple[Parts, ...]:
+        """The structures of the ``said`` parts."""
+        return _trees(self.said)
 
     def words_for(self, token: str) -> str:
         """How the token is said: digits spelled out, names as written."""
         return self.spoken.get(token, token)
+
+
+@cache
+def _trees(templates: tuple[str, ...]) -> tuple[Parts, ...]:
+    return tuple(parse_tree(t) for t in templates)
 
 
 def number_slot(name: str, low: int, high: int, weight: float, near_miss: str = "") -> Slot:
@@ -317,8 +336,8 @@ class PhraseSet:
     source: str = ""
 
     def vocabulary(self) -> frozenset[str]:
-        """Every literal word of every template, of the list slots' joiners, and
-        of the slots' values of several words ("life saver")."""
+        """Every literal word of every template, of the list slots' joiners and
+        said parts, and of the slots' values of several words ("life saver")."""
         words: set[str] = set()
         for intent in self.intents:
             for tree in intent.trees:
@@ -327,7 +346,10 @@ class PhraseSet:
             if slot.kind != "player":
                 words.update(w for key in slot.values if " " in key for w in key.split())
         for slot in self.slots.values():
-            words.update(t.text for e in slot.joiner for t in e if isinstance(t, Word))
+            words.update(t.text for e in (*slot.joiner, *slot.said_joiner) for t in e
+                         if isinstance(t, Word))
+            for tree in slot.said_trees:
+                words.update(t.text for t in tree_tokens(tree) if isinstance(t, Word))
         return frozenset(words)
 
     @property
@@ -461,8 +483,32 @@ def _slot(name: str, spec: Mapping[str, Any], players: Sequence[str]) -> Slot:
     if most < 1:
         raise TemplateError("most must be 1 or more")
     joiner = tuple(parse_template(str(spec.get("joiner", "and")), keep_empty=True))
-    return replace(slot, most=most, joiner=joiner if most > 1 else ((),),
+    slot = replace(slot, most=most, joiner=joiner if most > 1 else ((),),
                    leave_out=frozenset(map(str, spec.get("leave_out", ()))))
+    return _said(slot, spec.get("said"), str(spec.get("joiner", "and")))
+
+
+def _said(slot: Slot, spec: Any, joiner: str) -> Slot:
+    """The slot with how the recognisers listen for it (``[slots.NAME.said]``:
+    ``parts``, ``most``, ``joiner``), when it says."""
+    if spec is None:
+        return slot
+    if slot.most < 2:
+        raise TemplateError("said is for a list (give it most = 2 or more)")
+    if not isinstance(spec, Mapping) or not spec.get("parts"):
+        raise TemplateError("said needs parts: the templates one stretch of the list "
+                            "is said as")
+    unknown = set(spec) - {"parts", "most", "joiner"}
+    if unknown:
+        raise TemplateError(f"said has parts, most and joiner, not {', '.join(sorted(unknown))}")
+    parts = tuple(map(str, spec["parts"]))
+    for part in parts:
+        parse_tree(part)
+    most = int(spec.get("most", slot.most))
+    if most < 1:
+        raise TemplateError("said: most must be 1 or more")
+    between = tuple(parse_template(str(spec.get("joiner", joiner)), keep_empty=True))
+    return replace(slot, said=parts, said_most=most, said_joiner=between)
 
 
 def _check_slots(tree: Parts, slots: Mapping[str, Slot], sentence: str) -> None:
@@ -472,6 +518,18 @@ def _check_slots(tree: Parts, slots: Mapping[str, Slot], sentence: str) -> None:
         if isinstance(token, SlotRef) and token.many and slots[token.name].most < 2:
             raise TemplateError(f"{token} in {sentence!r}: the slot {token.name!r} "
                                 "is not a list (give it most = 2 or more)")
+
+
+def _check_part(tree: Parts, slots: Mapping[str, Slot], name: str) -> None:
+    """A ``said`` part of the list slot ``name``: its slots exist, each one value."""
+    for token in tree_tokens(tree):
+        if not isinstance(token, SlotRef):
+            continue
+        if token.name not in slots:
+            raise TemplateError(f"unknown slot {token} in its said part")
+        if token.name == name or token.many or token.possessive:
+            raise TemplateError(f"{token} in a said part: a part names other slots, "
+                                "one value each")
 
 
 def _with_includes(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -514,6 +572,12 @@ def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
         except (TypeError, ValueError) as error:  # TemplateError is a ValueError
             raise TemplateError(f"{where(path, f'slots.{name}')}: slot {name!r}: "
                                 f"{error}") from None
+    for name, slot in slots.items():
+        for part in slot.said:
+            try:
+                _check_part(parse_tree(part), slots, name)
+            except TemplateError as error:
+                raise TemplateError(f"{where(path, part)}: slot {name!r}: {error}") from None
     weights = {word: float(w) for word, w in data.get("weights", {}).items()}
     intents = []
     for entry in data.get("intents", []):
