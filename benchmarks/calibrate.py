@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.fixtures import DEV_VOICES, GAMES
+from harness.fixtures import DEV_VOICES, GAMES
 from referee.games import matcher_for
 from referee.speech.hearing.recognizers import whisper_features
 from referee.speech.understanding.intents import IntentMatcher

@@ -22,7 +22,7 @@ import time
 import numpy as np
 import numpy.typing as npt
 
-from benchmarks.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, fixture, utterances
+from harness.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, fixture, utterances
 from referee.games import matcher_for
 from referee.progress import Bar
 from referee.speech.audio import RATE, Audio, load_wav

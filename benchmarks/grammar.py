@@ -40,8 +40,8 @@ import tracemalloc
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.fixtures import CACHE, VOICES, Espeak, espeak
 from benchmarks.recognition import percentile
+from harness.fixtures import CACHE, VOICES, Espeak, espeak
 from referee.progress import Bar
 from referee.session import SURE_SCORE
 from referee.speech.audio import load_wav

@@ -11,7 +11,7 @@ must give none. The other words (zero, up, down, left, right, on, off, go)
 are reported for information only: on their own they are no complete command.
 
 Besides the recordings as they are, each is mixed into the babble of the
-benchmark rooms (six other talkers, :func:`benchmarks.fixtures.babble_bed`)
+benchmark rooms (six other talkers, :func:`harness.fixtures.babble_bed`)
 at 20 and 10 dB. Nothing was tuned on these recordings.
 
 The last column is the digits' ceiling: how many of them the recogniser's
@@ -24,8 +24,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchmarks.fixtures import ROOT, apply_condition
 from benchmarks.recognition import best_meaning
+from harness.fixtures import ROOT, apply_condition
 from referee.games import matcher_for
 from referee.progress import Bar
 from referee.speech.audio import load_wav

@@ -7,7 +7,7 @@ Run: ``./run bench recognition [--game race65|shut-the-box|turn7]
 of an earlier run's dump again (without its peak memory, which a dump does not
 keep).
 
-For every voice and room of :mod:`benchmarks.fixtures`, each utterance goes
+For every voice and room of :mod:`harness.fixtures`, each utterance goes
 the way the table loop takes it once the voice detector says it has ended:
 prepared by the recogniser (:meth:`~referee.speech.hearing.recognizers.Recognizer.prepare`),
 decoded with the game's grammar, read by the intent matcher
@@ -48,7 +48,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from benchmarks.fixtures import (
+from harness.fixtures import (
     CONDITIONS,
     DEV_VOICES,
     GAMES,

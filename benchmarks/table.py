@@ -45,10 +45,10 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import audioserver
-from benchmarks.fixtures import CONDITIONS, PAD_SECONDS, utterances
-from benchmarks.fixtures import fixture as fixture_path
 from benchmarks.recognition import PLAYERS, percentile
+from harness import audioserver
+from harness.fixtures import CONDITIONS, PAD_SECONDS, utterances
+from harness.fixtures import fixture as fixture_path
 from referee.games import matcher_for
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.progress import Bar

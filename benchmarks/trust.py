@@ -28,7 +28,7 @@ dB: 6 = the referee is 6 dB louder) gets a fresh server and game, then:
   1.5 s of pink noise at the player's level.
 
 The players' recordings come from two voices, the tuning Piper voice and a
-held-out eSpeak voice (``benchmarks/fixtures.py``).
+held-out eSpeak voice (``harness/fixtures.py``).
 
 Reported per ratio, from the game log the referee writes:
 
@@ -63,9 +63,9 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import audioserver
-from benchmarks.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, Utterance, fixture, utterances
 from benchmarks.recognition import PLAYERS, percentile
+from harness import audioserver
+from harness.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, Utterance, fixture, utterances
 from referee.gamelog import DroppedRecord, EventRecord, InputRecord, Record, SaidRecord
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.progress import Bar

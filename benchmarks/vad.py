@@ -38,14 +38,14 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.fixtures import (
+from benchmarks.recognition import PLAYERS
+from harness.fixtures import (
     DEV_VOICES,
     babble_bed,
     clean_audio,
     pink_noise,
     utterances,
 )
-from benchmarks.recognition import PLAYERS
 from referee.games import matcher_for
 from referee.progress import Bar
 from referee.speech.audio import RATE, Audio, frame_energies, speech_bounds

@@ -14,16 +14,25 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.audioserver import audio_server as running_audio_server
-from benchmarks.audioserver import available
+from harness.audioserver import audio_server as running_audio_server
+from harness.audioserver import available
 
 # Games played by the tests keep their logs out of the repository (subprocesses
 # inherit this too).
 os.environ.setdefault("REFEREE_LOGS", tempfile.mkdtemp(prefix="referee-test-logs-"))
 
-needs_audio_server = pytest.mark.skipif(
-    not available(), reason="PulseAudio is not installed (scripts/setup.sh installs it)"
-)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that uses the audio server is marked so (``-m "not audio_server"``
+    leaves it out), and skipped, saying why, where PulseAudio is missing."""
+    missing = pytest.mark.skip(reason="PulseAudio is not installed (scripts/setup.sh "
+                                      "installs it)")
+    for item in items:
+        if "audio_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.audio_server)
+        if item.get_closest_marker("audio_server") and not available():
+            item.add_marker(missing)
 
 
 @pytest.fixture

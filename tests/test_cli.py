@@ -14,13 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.games import LISTED, SHORT_GAME, race65_session
 from referee.cli import main
 from referee.live import LiveLoop
 from referee.session import Session
 from referee.speech.understanding.meaning import Intent
 from referee.table import Table
-from tests.test_intents import LISTED
-from tests.test_session import session as make_session
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -237,7 +236,7 @@ def test_live_countdown_runs_in_real_time():
     """The interactive loop counts down by the wall clock (sped up 20 times)."""
     read_fd, write_fd = os.pipe()
     out = io.StringIO()
-    session: Session = make_session("phase-one", None)
+    session: Session = race65_session("phase-one", None)
     table = Table(session, show=lambda line: print(line, file=out), stamp=False)
     loop = LiveLoop(table, microphone=None, keyboard=os.fdopen(read_fd, "rb"), speed=20.0)
     started = time.monotonic()
@@ -400,8 +399,7 @@ def test_ctrl_d_at_a_terminal_asks_before_ending_the_game(tmp_path):
 def test_a_live_game_stays_at_the_table_after_the_win_until_thats_all(tmp_path):
     """Typed live play (the keyboard still open): the win does not end the
     program; the final score, a new game and "that's all" do what they say."""
-    from tests.test_table_commands import SHORT_GAME
-    from tests.typedgame import start, type_lines, until
+    from harness.typedgame import start, type_lines, until
 
     game = start(["shut-the-box", "--players", "Ann", "Bob", "--dice", "physical",
                   "--order", "given"], tmp_path / "game.jsonl")
@@ -424,7 +422,6 @@ def test_a_live_game_stays_at_the_table_after_the_win_until_thats_all(tmp_path):
 
 def test_ctrl_d_after_the_win_leaves_at_once(tmp_path):
 
-    from tests.test_table_commands import SHORT_GAME
 
     game, keyboard, out = _typed_at_a_terminal(
         tmp_path, "shut-the-box", "--players", "Ann", "Bob", "--dice", "physical",

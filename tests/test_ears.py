@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from benchmarks.fixtures import BABBLE_TALKERS, HELD_OUT_VOICES, VOICES, Espeak, Piper
+from harness.fixtures import BABBLE_TALKERS, HELD_OUT_VOICES, VOICES, Espeak, Piper
 from referee.cli import main
 from referee.games import matcher_for
 from referee.speech.audio import load_wav

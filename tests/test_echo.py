@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from benchmarks.echo import room
-from benchmarks.fixtures import COMMITTED_VOICE, fixture, utterances
+from harness.fixtures import COMMITTED_VOICE, fixture, utterances
 from referee.games import matcher_for
 from referee.speech.audio import RATE, Audio, PlaybackTrack, load_wav
 from referee.speech.hearing.echo import FRAME, DelayFinder, EchoCanceller, available, cancel_echo

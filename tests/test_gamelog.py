@@ -31,7 +31,6 @@ from referee.gamelog import (
     read_log,
 )
 from referee.speech.understanding.meaning import Intent
-from tests.conftest import needs_audio_server
 
 ROOT = Path(__file__).resolve().parent.parent
 HARD = ["race65", "--rules", "phase-seven", "--difficulty", "hard"]
@@ -305,7 +304,7 @@ def _live_scripted(log: Path, kill_at: float | None, script: list[tuple[float, s
     server stopped and started when there is one); kills it at ``kill_at``."""
     import threading
 
-    from benchmarks.audioserver import start_audio_server, stop_audio_server
+    from harness.audioserver import start_audio_server, stop_audio_server
 
     inputs = (["--input", "mic", "--voice", "none"] if audio_server is not None else QUIET)
     game = subprocess.Popen(
@@ -415,7 +414,7 @@ def test_a_game_killed_at_a_random_point_resumes_as_last_announced(tmp_path, see
     _resumes_as_announced(log)
 
 
-@needs_audio_server
+@pytest.mark.audio_server
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_game_that_lost_its_microphone_killed_at_a_random_point_resumes_as_announced(
     tmp_path, audio_server, seed,

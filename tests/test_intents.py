@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.games import LISTED, call, flip, query
 from referee.games import GAMES, matcher_for
 from referee.games.race65 import Race65Spec
 from referee.speech.understanding.intents import ADDRESSEE, IntentMatcher
@@ -25,46 +26,6 @@ PLAYERS = ["Ann", "Bob"]
 @pytest.fixture(scope="module")
 def matcher() -> IntentMatcher:
     return matcher_for("race65", PLAYERS)
-
-
-def flip(owner, tile, direction=None):
-    return Intent.of("flip", owner=owner, tile=tile, direction=direction)
-
-
-def call(caller, number):
-    return Intent.of("call", caller=caller, number=number)
-
-
-def query(what, player="Ann"):
-    return Intent.of("query", what=what, player=player)
-
-
-# The forms the issue lists, for speaker Ann and opponent Bob.
-LISTED = [
-    ("flip my seven", flip("Ann", 7)),
-    ("flip seven", flip("Ann", 7)),
-    ("I flip my nine", flip("Ann", 9)),
-    ("flip my twelve down", flip("Ann", 12, "down")),
-    ("flip my three up", flip("Ann", 3, "up")),
-    ("you flip four up", flip("Bob", 4, "up")),
-    ("Bob, flip your ten down", flip("Bob", 10, "down")),
-    ("Bob flip two down", flip("Bob", 2, "down")),
-    ("tell Bob to flip six up", flip("Bob", 6, "up")),
-    ("flip Bob's eight down", flip("Bob", 8, "down")),
-    ("sixty-five!", call("Ann", 65)),
-    ("sixty seven", call("Ann", 67)),
-    ("seventy", call("Ann", 70)),
-    ("I call sixty-five", call("Ann", 65)),
-    ("Bob calls seventy", call("Bob", 70)),
-    ("what's my score", query("score")),
-    ("read my board", query("board")),
-    ("read Bob's board", query("board", "Bob")),
-    ("how much time is left", query("time")),
-    ("whose turn is it", query("turn")),
-    ("repeat that", query("repeat")),
-    ("help", query("help")),
-    ("rules", query("rules")),
-]
 
 
 @pytest.mark.parametrize(("text", "intent"), LISTED)
@@ -391,7 +352,7 @@ def test_both_recognisers_hear_lists_of_tiles_from_real_recordings(box):
     list slot. With the table's adapter, Piper joe's "shut" (which Whisper's own
     transcript writes "Chapter") fits "it's a five and six" better in two of
     the eight: those are not acted on, and no other move is."""
-    from benchmarks.fixtures import COMMITTED_VOICE, fixture, utterances
+    from harness.fixtures import COMMITTED_VOICE, fixture, utterances
     from referee.speech.audio import load_wav
     from referee.speech.hearing.recognizers import (
         PocketSphinxRecognizer,

@@ -232,3 +232,16 @@ def test_the_cycle_check_sees_a_cycle_through_an_import_in_a_function(tmp_path):
                                     "        from . import games\n")
     (top / "alone.py").write_text("import json\n")
     assert cycles(import_graph(top)) == [["pkg.games", "pkg.games.base", "pkg.intents"]]
+
+
+def test_tests_and_benchmarks_share_helpers_only_through_the_harness():
+    """A test imports no other test; the harness imports neither tests nor
+    benchmarks; benchmarks import no test."""
+    found = {}
+    for folder, banned in (("tests", {"tests"}), ("harness", {"tests", "benchmarks"}),
+                           ("benchmarks", {"tests"})):
+        for path in sorted((ROOT / folder).glob("*.py")):
+            wrong = {name for name in imported_modules(path) if name.split(".")[0] in banned}
+            if wrong:
+                found[f"{folder}/{path.name}"] = wrong
+    assert found == {}

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
+from harness.fixtures import COMMITTED_VOICE, clean_path, stream_of, utterances
 from referee.games import matcher_for
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.mic import (
@@ -25,18 +25,6 @@ from referee.speech.listen import hear_audio
 from referee.speech.understanding.meaning import Intent
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def stream_of(cases, gap: float = 1.0) -> tuple[bytes, list[float]]:
-    """Utterances separated by silence, as a microphone would hear them."""
-    silence = np.zeros(int(gap * RATE), dtype=np.int16)
-    parts, starts, t = [silence], [], gap
-    for case in cases:
-        samples = load_wav(clean_path(COMMITTED_VOICE, case)).samples
-        starts.append(t)
-        parts += [samples, silence]
-        t += len(samples) / RATE + gap
-    return np.concatenate(parts).astype("<i2").tobytes(), starts
 
 
 def chunks(data: bytes, size: int = 3200) -> list[bytes]:
@@ -87,7 +75,7 @@ def test_silence_and_steady_noise_are_no_utterances():
 
 def test_endless_chatter_is_cut_into_utterances_of_at_most_the_maximum():
     """Babble keeps the voice detector in speech; the segmenter cuts it anyway."""
-    from benchmarks.fixtures import babble_bed
+    from harness.fixtures import babble_bed
 
     bed = babble_bed()[: 20 * RATE]
     data = (bed / np.max(np.abs(bed)) * 8000).astype("<i2").tobytes()

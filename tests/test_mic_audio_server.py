@@ -13,22 +13,21 @@ import math
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
-from benchmarks.audioserver import start_audio_server, stop_audio_server
-from benchmarks.fixtures import utterances
+from harness.audioserver import start_audio_server, stop_audio_server
+from harness.fixtures import stream_of, utterances
+from harness.typedgame import Lines
 from referee.speech.audio import Audio
-from tests.conftest import needs_audio_server
-from tests.test_mic import stream_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytestmark = needs_audio_server
+pytestmark = pytest.mark.audio_server
 
 
 def _interruptible() -> None:
@@ -111,27 +110,6 @@ def _live_game(env: dict[str, str], *options: str) -> subprocess.Popen[str]:
         env=env, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True,
     )
-
-
-class Lines:
-    """A process's stdout lines as they come, to wait on."""
-
-    def __init__(self, stream) -> None:
-        self.lines: list[str] = []
-        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
-        self._thread.start()
-
-    def _read(self, stream) -> None:
-        for line in stream:
-            self.lines.append(line.rstrip("\n"))
-
-    def wait(self, text: str, after: int, timeout: float = 30) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if any(text in x for x in self.lines[after:]):
-                return True
-            time.sleep(0.1)
-        return False
 
 
 def test_a_live_game_by_voice_with_seat_microphones_through_an_audio_server(

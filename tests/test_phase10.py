@@ -804,8 +804,8 @@ VOICE_MOVES = [  # (recording, what it says); physical Twist cards, board "1 T 2
 
 
 def phase10_by_voice(condition: str, tmp_path: Path) -> tuple[Session, list[str]]:
+    from harness.voicegame import voice_game
     from referee.speech.understanding.meaning import Intent
-    from tests.voicegame import voice_game
 
     spec = Phase10Spec(PLAYERS, Phase10Options(board="1 T 2 10"))
     session = Session(spec)
@@ -845,7 +845,7 @@ def test_a_voice_game_in_a_noisy_room_never_breaks_the_rules(condition, tmp_path
 def test_twist_choices_and_end_of_hand_reports_are_heard_only_at_their_moment():
     """ "phase two" is a choice only on a Twist space, "I made it" a report only at
     the end of a hand: the real recogniser on the committed recordings."""
-    from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
+    from harness.fixtures import COMMITTED_VOICE, clean_path, utterances
     from referee.games import matcher_for
     from referee.speech.audio import load_wav
     from referee.speech.hearing.recognizers import make_recognizer
@@ -879,7 +879,7 @@ def test_a_killed_game_resumes_with_the_twist_card_it_had_drawn(tmp_path):
     import subprocess
     import sys
 
-    from tests.typedgame import QUIET, start, type_lines, until
+    from harness.typedgame import QUIET, start, type_lines, until
 
     log = tmp_path / "game.jsonl"
     quiet = QUIET

@@ -19,13 +19,13 @@ import wave
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from tests.conftest import needs_audio_server
-from tests.test_mic_audio_server import Lines
+from harness.typedgame import Lines
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytestmark = needs_audio_server
+pytestmark = pytest.mark.audio_server
 
 ASOUNDRC = """
 pcm.ann_phones {

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
+from harness.fixtures import COMMITTED_VOICE, clean_path, utterances
 from referee.games import matcher_for
 from referee.games.race65 import Race65Spec
 from referee.speech.audio import load_wav
@@ -94,7 +94,7 @@ def test_a_table_of_unusual_names_is_recognised():
     recognizer = PocketSphinxRecognizer(matcher.phrases)
     assert {"priya", "priya's"} <= set(recognizer.added_words)  # not in the dictionary
     assert recognizer.decoder.lookup_word("zoltan") is not None
-    from benchmarks.fixtures import VOICES
+    from harness.fixtures import VOICES
 
     speak = VOICES["espeak-us"]  # deterministic
     heard, _ = hear_audio(recognizer, matcher, speak("read Priya's board"), "Zoltan")
@@ -287,7 +287,7 @@ def test_vosk_code_path_with_a_real_model(matcher):
 
 
 def test_player_one_and_two_are_recognised_as_names(sphinx, matcher):
-    from benchmarks.fixtures import VOICES
+    from harness.fixtures import VOICES
 
     speak = VOICES["espeak-us"]  # deterministic
     heard, _ = hear_audio(sphinx, matcher, speak("read player one's board"), "Bob")

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from harness.games import race65_session as session
 from referee.engine.core import PauseClock, ResumeClock
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.session import Session, countdown_marks
-
-
-def session(rules: str = "phase-seven", difficulty: str | None = "hard", **extra) -> Session:
-    options = Race65Options(rules=rules, difficulty=difficulty, **extra)
-    return Session(Race65Spec(["Ann", "Bob"], options))
 
 
 def texts(said) -> list[str]:

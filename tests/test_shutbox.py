@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.voicegame import voice_game as play_by_voice
 from referee.engine.core import Game, NotYourTurn, OutOfRange, Rejection
 from referee.engine.shutbox import (
     AlreadyRolled,
@@ -39,7 +40,6 @@ from referee.engine.shutbox_strategy import dice_hint, hint, mask_of, tiles_of, 
 from referee.gamelog import Record
 from referee.games.shutbox import ShutBoxOptions, ShutBoxSpec
 from referee.session import AFTER_THE_END, Session
-from tests.voicegame import voice_game as play_by_voice
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -471,7 +471,7 @@ MOVES = [  # (recording, what it says); a box of 9, physical dice, Ann's turn (s
     ("stb15", "I rolled a three"), ("stb16", "shut three"),
 ]
 def voice_game(condition: str, tmp_path: Path) -> tuple[Session, list[str]]:
-    """Ann's turn by voice (:func:`tests.voicegame.voice_game`)."""
+    """Ann's turn by voice (:func:`harness.voicegame.voice_game`)."""
     options = ShutBoxOptions(tiles=9, dice="physical", order="given")
     # The table the recordings' expected intents assume (tests/audio_fixtures/shut-the-box.tsv);
     # Ann plays first, and shutting the box wins at once.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.games import SHORT_GAME
 from referee.engine.shutbox import sets_making
 from referee.gamelog import EventRecord, Record
 from referee.games import GAMES
@@ -253,12 +254,6 @@ def short_box(records: list[Record] | None = None) -> Session:
 
 
 #: Both players play one short turn: Bob wins with 64.
-SHORT_GAME = [("Ann", "I rolled one and one"), ("Ann", "shut two"),
-              ("Ann", "I rolled one and one"), ("Bob", "I rolled one and one"),
-              ("Bob", "shut two"), ("Bob", "I rolled six and six"), ("Bob", "shut twelve"),
-              ("Bob", "I rolled one and one")]
-
-
 def play_lines(s: Session, lines, start: float = 1.0) -> list[str]:
     said: list[str] = []
     for n, (who, text) in enumerate(lines):

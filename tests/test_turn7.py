@@ -772,7 +772,7 @@ VOICE_MOVES = [  # (recording, what it says); physical deck, Ann deals, to 20
 
 
 def turn7_by_voice(condition: str, tmp_path: Path) -> tuple[Session, list[str]]:
-    from tests.voicegame import voice_game
+    from harness.voicegame import voice_game
 
     spec = Turn7Spec(PLAYERS, Turn7Options(deck="physical", target=20))
     session = Session(spec)
@@ -834,7 +834,7 @@ def test_a_killed_game_resumes_and_deals_the_cards_it_would_have_dealt(tmp_path)
     import subprocess
     import sys
 
-    from tests.typedgame import QUIET, start, type_lines, until
+    from harness.typedgame import QUIET, start, type_lines, until
 
     log = tmp_path / "game.jsonl"
     quiet = QUIET
@@ -923,7 +923,7 @@ def test_a_bare_name_is_heard_only_when_a_target_is_asked_for(model):
     "Ann, yeah", which answers nothing). With the table's adapter (``None``)
     "hint" is the hint it is at both moments; bare names and cards are heard
     only when asked for, as with the base model."""
-    from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
+    from harness.fixtures import COMMITTED_VOICE, clean_path, utterances
     from referee.games import matcher_for
     from referee.speech.audio import load_wav
     from referee.speech.hearing.recognizers import make_recognizer

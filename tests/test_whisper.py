@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from benchmarks.fixtures import COMMITTED_VOICE, clean_path, utterances
+from harness.fixtures import COMMITTED_VOICE, clean_path, utterances
 from referee.games import matcher_for
 from referee.session import SURE_SCORE
 from referee.speech.audio import RATE, Audio, load_wav
@@ -408,7 +408,7 @@ def test_the_calibration_labels_a_right_sentence_one_and_table_talk_zero(tmp_pat
     means what was said is 1, a wrong one and any table talk 0, and held-out
     voices are left out."""
     from benchmarks.calibrate import rows_of
-    from benchmarks.fixtures import DEV_VOICES, HELD_OUT_VOICES
+    from harness.fixtures import DEV_VOICES, HELD_OUT_VOICES
 
     def row(voice: str, kind: str, best: str, expected: dict[str, object]) -> dict[str, object]:
         extra = {"margin": 0.0, "free": best, "best": best, "similarity": 100.0, "gap": 5.0,

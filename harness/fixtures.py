@@ -24,9 +24,9 @@ with random noise, so these are the fixed reference the tests use. Everything
 else is generated on demand into ``cache/fixtures/`` (deterministic: eSpeak is,
 the noise is seeded) and reused.
 
-Render new sentences of the committed set: ``.venv/bin/python -m benchmarks.fixtures
+Render new sentences of the committed set: ``.venv/bin/python -m harness.fixtures
 --commit`` (``--all`` renders every file again).
-Generate the whole cache ahead of time: ``.venv/bin/python -m benchmarks.fixtures``.
+Generate the whole cache ahead of time: ``.venv/bin/python -m harness.fixtures``.
 """
 
 from __future__ import annotations
@@ -278,6 +278,21 @@ def clean_path(voice: str, utterance: Utterance) -> Path:
     if voice == COMMITTED_VOICE and committed.exists():
         return committed
     return CACHE / voice / "clean" / f"{_file_id(utterance)}.wav"
+
+
+
+def stream_of(cases: list[Utterance], gap: float = 1.0) -> tuple[bytes, list[float]]:
+    """The committed recordings of ``cases`` separated by ``gap`` seconds of
+    silence, as a microphone would hear them (16-bit little-endian bytes), and
+    when each starts."""
+    silence = np.zeros(int(gap * RATE), dtype=np.int16)
+    parts, starts, t = [silence], [], gap
+    for case in cases:
+        samples = load_wav(clean_path(COMMITTED_VOICE, case)).samples
+        starts.append(t)
+        parts += [samples, silence]
+        t += len(samples) / RATE + gap
+    return np.concatenate(parts).astype("<i2").tobytes(), starts
 
 
 def _file_id(utterance: Utterance) -> str:

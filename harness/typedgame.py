@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,3 +39,27 @@ def type_lines(game: subprocess.Popen[str], steps: Sequence[tuple[str, str]]) ->
         game.stdin.write(line + "\n")
         game.stdin.flush()
         until(game, then)
+
+
+class Lines:
+    """A process's output lines as they come, to wait on (read in a thread of
+    their own, so the process never blocks on a full pipe)."""
+
+    def __init__(self, stream: Iterable[str] | None) -> None:
+        assert stream is not None, "the process's output is not a pipe"
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: Iterable[str]) -> None:
+        for line in stream:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait(self, text: str, after: int, timeout: float = 30) -> bool:
+        """Whether a line from ``after`` on says ``text`` within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(text in x for x in self.lines[after:]):
+                return True
+            time.sleep(0.1)
+        return False

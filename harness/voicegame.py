@@ -37,7 +37,7 @@ def voice_game(session: Session, game: str, moves: Sequence[tuple[str, ...]], ye
     returns what the table showed. ``means``: what a move stands for when it is
     not its fixture's intent (a "no" that answers the game's own question is the
     move it makes), to answer "did you say ...?" rightly."""
-    from benchmarks.fixtures import COMMITTED_VOICE, apply_condition, fixture, utterances
+    from harness.fixtures import COMMITTED_VOICE, apply_condition, fixture, utterances
     from referee.speech.audio import load_wav
     from referee.speech.hearing.mic import DEFAULT_END_SILENCE
     from referee.speech.hearing.recognizers import make_recognizer

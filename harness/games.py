@@ -1,0 +1,64 @@
+"""Games and sentences the tests share: Race to 65's listed forms and the
+intents they mean, a Race to 65 session with its options, a short game of Shut
+the Box."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from referee.games.race65 import Race65Options, Race65Spec
+from referee.session import Session
+from referee.speech.understanding.meaning import Intent
+
+
+def race65_session(rules: str = "phase-seven", difficulty: str | None = "hard",
+                   **extra: Any) -> Session:
+    """A Race to 65 session for Ann and Bob."""
+    options = Race65Options(rules=rules, difficulty=difficulty, **extra)
+    return Session(Race65Spec(["Ann", "Bob"], options))
+
+
+def flip(owner: str, tile: int, direction: str | None = None) -> Intent:
+    return Intent.of("flip", owner=owner, tile=tile, direction=direction)
+
+
+def call(caller: str, number: int) -> Intent:
+    return Intent.of("call", caller=caller, number=number)
+
+
+def query(what: str, player: str | None = "Ann") -> Intent:
+    return Intent.of("query", what=what, player=player)
+
+
+#: Race to 65's forms its first issue lists, for speaker Ann and opponent Bob.
+LISTED = [
+    ("flip my seven", flip("Ann", 7)),
+    ("flip seven", flip("Ann", 7)),
+    ("I flip my nine", flip("Ann", 9)),
+    ("flip my twelve down", flip("Ann", 12, "down")),
+    ("flip my three up", flip("Ann", 3, "up")),
+    ("you flip four up", flip("Bob", 4, "up")),
+    ("Bob, flip your ten down", flip("Bob", 10, "down")),
+    ("Bob flip two down", flip("Bob", 2, "down")),
+    ("tell Bob to flip six up", flip("Bob", 6, "up")),
+    ("flip Bob's eight down", flip("Bob", 8, "down")),
+    ("sixty-five!", call("Ann", 65)),
+    ("sixty seven", call("Ann", 67)),
+    ("seventy", call("Ann", 70)),
+    ("I call sixty-five", call("Ann", 65)),
+    ("Bob calls seventy", call("Bob", 70)),
+    ("what's my score", query("score")),
+    ("read my board", query("board")),
+    ("read Bob's board", query("board", "Bob")),
+    ("how much time is left", query("time")),
+    ("whose turn is it", query("turn")),
+    ("repeat that", query("repeat")),
+    ("help", query("help")),
+    ("rules", query("rules")),
+]
+
+#: A short game of Shut the Box, typed: (who, what).
+SHORT_GAME = [("Ann", "I rolled one and one"), ("Ann", "shut two"),
+              ("Ann", "I rolled one and one"), ("Bob", "I rolled one and one"),
+              ("Bob", "shut two"), ("Bob", "I rolled six and six"), ("Bob", "shut twelve"),
+              ("Bob", "I rolled one and one")]
