@@ -167,7 +167,7 @@ def test_doctor_reports_the_recogniser_and_devices(capsys):
 ])
 def test_doctor_says_how_the_encoder_computes_on_this_cpu(env, says, capsys, monkeypatch):
     """Whether this CPU computes the encoder as the measured machines do
-    (docs/results.md, "Which CPU and backend")."""
+    (docs/results.md, "Which CPU")."""
     from referee.speech.hearing.whisper import int8_kernels
 
     if int8_kernels() == "":

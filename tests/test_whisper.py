@@ -433,7 +433,7 @@ def test_everyday_wordings_of_a_move_or_question_are_heard(whisper, matcher):
     """Players word a move their own way: "turn over my five", "put my six down",
     "whose go is it", "scratch that". The phrase files say these too, so the
     grammar search can find them (before, each gave nothing: 0 of 12 tuning
-    recordings for most of them, docs/results.md). Rendered by the referee's own
+    recordings for most of them, docs/record.md). Rendered by the referee's own
     eSpeak voice: heard right, or at worst not heard, never another move."""
     from referee.speech.speaking.tts import EspeakVoice
 
@@ -513,7 +513,7 @@ def test_a_cpu_without_vnni_hears_differently_but_never_a_wrong_move(tmp_path):
     this CPU and with those of a CPU without VNNI instructions: the encoder's
     numbers differ (where this CPU has VNNI), so a borderline recording may be
     asked about instead of acted on, or missed; what either acts on is what
-    was said. (The figures: docs/results.md, "Which CPU and backend".)"""
+    was said. (The figures: docs/results.md, "Which CPU".)"""
     cases = [u for u in utterances("shut-the-box") if u.intent.kind != "none"]
     files = [clean_path(COMMITTED_VOICE, u) for u in cases]
     here = _hear_in_a_process({}, "shut-the-box", files, tmp_path / "here.npy")

@@ -407,7 +407,7 @@ SILENCE_DBFS = -60.0
 #: out unsure. Chosen on the café benchmark's training voices (the largest
 #: cap at which their long sentences are acted on as often as their short
 #: ones); on the games' held-out recordings it changes 4 decisions of 1,640,
-#: right commands asked about that are now acted on (#37; docs/results.md,
+#: right commands asked about that are now acted on (#37; docs/record.md,
 #: "The grammar engine at any size").
 LENGTH_CAP = 10
 
@@ -471,7 +471,7 @@ def primer_checked(chance: float, extra: dict[str, Any],
     better is never sure: it is asked about at most. A one-word sentence is
     then weighed as if the primed transcript had said what the plain one did:
     one word has no other words to confirm it. Chosen on the tuning split of
-    the four games (docs/results.md, "What was tried for Whisper").
+    the four games (docs/record.md, "What was tried for Whisper").
 
     >>> extra = {"similarity": 0.0, "primed_similarity": 100.0, "best": "three",
     ...          "margin": 0.0, "gap": 10.0, "nothing": -5.0, "scores": [-1.0, 3, -1.0, 3]}
@@ -707,7 +707,7 @@ def whisper_primer(phrases: PhraseSet) -> str:
     the calibration weighs. The sentences are not scored after it: there it
     made its own commands likelier, and wrong moves were acted on 2.5 % of the
     time instead of 0.4 % ("flip my three up" as "flip my three down").
-    Measured in docs/results.md, "What was tried for Whisper".
+    Measured in docs/record.md, "What was tried for Whisper".
     """
     names = table_names(phrases)
     other = names[1] if len(names) > 1 else ""

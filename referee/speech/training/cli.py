@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_LINES = 12000
 #: The one-word set's size (:data:`~referee.speech.training.sentences.SHORT_MIX`):
 #: none by default, the shipped adapter's recipe. ``--short 2400`` was measured
-#: (docs/results.md, "The one-word set"): real digits far better, one-word
+#: (docs/record.md, "The one-word set"): real digits far better, one-word
 #: table talk taken more often; not shipped until that is fixed.
 DEFAULT_SHORT = 0
 DEFAULT_SEED = 2026
