@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # The whole test suite: lint, types, then every test. Extra arguments go to pytest.
+#   ./run test           everything, as CI runs it
+#   ./run test --fast    lint, types, and the tests marked neither slow nor
+#                        audio_server (pyproject.toml): under 90 s on 2 cores
 set -euo pipefail
 cd "$(dirname "$0")/.."
+selection=()
+if [ "${1:-}" = "--fast" ]; then
+    shift
+    selection=(-m "not slow and not audio_server")
+fi
 echo "== ruff"
 .venv/bin/ruff check .
 echo "== mypy"
 .venv/bin/mypy
 echo "== pytest"
-exec .venv/bin/python -m pytest "$@"
+exec .venv/bin/python -m pytest "${selection[@]}" "$@"

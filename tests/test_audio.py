@@ -192,6 +192,7 @@ class _HungStream:
         self.closed = True
 
 
+@pytest.mark.slow
 def test_a_stream_that_does_not_close_never_keeps_a_game_from_ending():
     import time
 

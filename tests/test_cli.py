@@ -209,6 +209,7 @@ def test_script_lines_without_a_time_happen_at_the_previous_time(tmp_path):
 # --- interactive play ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_typed_game_through_a_pipe_prints_what_the_referee_says():
     typed = b"flip my seven\nBob, flip your four down\nBob: what's my score\nBob: seventy\n"
     result = referee("play", "race65", "--rules", "phase-seven", "--difficulty", "hard",
@@ -232,6 +233,7 @@ def test_typed_binary_garbage_and_a_huge_line_are_survived():
     assert "Ann, 7 down. One more flip." in result.stdout
 
 
+@pytest.mark.slow
 def test_live_countdown_runs_in_real_time():
     """The interactive loop counts down by the wall clock (sped up 20 times)."""
     read_fd, write_fd = os.pipe()
@@ -254,6 +256,7 @@ def test_live_countdown_runs_in_real_time():
     assert elapsed < 5
 
 
+@pytest.mark.slow
 def test_each_game_has_its_own_play_command_with_only_its_options():
     race = referee("play", "race65", "--help")
     box = referee("play", "shut-the-box", "--help")
@@ -309,6 +312,7 @@ def test_a_game_that_cannot_start_leaves_no_log(tmp_path):
     assert not log.exists()
 
 
+@pytest.mark.slow
 def test_a_log_in_a_folder_that_does_not_exist_is_refused(tmp_path):
     result = referee("play", "race65", "--input", "text", "--voice", "none",
                      "--log", str(tmp_path / "missing" / "game.jsonl"), stdin=b"")
@@ -316,6 +320,7 @@ def test_a_log_in_a_folder_that_does_not_exist_is_refused(tmp_path):
     assert not (tmp_path / "missing").exists()
 
 
+@pytest.mark.slow
 def test_start_up_problems_are_spoken_as_well_as_printed(tmp_path):
     said = tmp_path / "said"
     said.mkdir()
@@ -332,6 +337,7 @@ def test_start_up_problems_are_spoken_as_well_as_printed(tmp_path):
         spoken.index("Ann starts."))  # before the game begins
 
 
+@pytest.mark.slow
 def test_a_typed_script_keeps_a_log_when_asked(tmp_path):
     script = tmp_path / "game.txt"
     script.write_text("[1] Ann: flip my seven\n[2] Ann: flip my five\n")
@@ -465,6 +471,7 @@ def test_audio_library_messages_go_to_a_file_not_the_terminal(tmp_path):
     assert "underrun occurred" in noise.read_text()
 
 
+@pytest.mark.slow
 def test_typed_play_at_a_terminal_edits_lines_and_keeps_the_half_typed_one(tmp_path):
     """At a terminal (a pseudo-terminal here) typed play has a line editor: the
     left arrow moves back to fix a typo, Up brings back the last line, and a
@@ -501,6 +508,7 @@ def test_typed_play_at_a_terminal_edits_lines_and_keeps_the_half_typed_one(tmp_p
         os.close(keyboard)
 
 
+@pytest.mark.slow
 def test_a_benchmark_shows_its_progress_then_its_table():
     """``./run bench vad`` (small here): a progress bar on stderr while it runs,
     the table on stdout."""

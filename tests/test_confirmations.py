@@ -76,6 +76,7 @@ def _words(text: str) -> str:
     return " ".join(re.findall(r"[a-z']+", text))
 
 
+@pytest.mark.slow
 def test_the_grammars_have_near_pairs_to_check():
     """The search finds the pair of the report, so the test below can fail."""
     assert ("hit", "hint", "query") in near_pairs("turn7")

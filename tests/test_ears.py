@@ -118,6 +118,7 @@ def test_the_shipped_adapter_was_trained_on_no_benchmark_voice() -> None:
     assert {"espeak", "piper", "kokoro"} <= set(voices)
 
 
+@pytest.mark.slow
 def test_the_one_word_set_is_moves_said_in_a_word_and_words_that_are_none() -> None:
     """``SHORT_MIX``: most lines are a move of their own game said in one word
     or one slot ("seven", "hit", "five and six"), bare numbers the most common;
@@ -138,6 +139,7 @@ def test_the_one_word_set_is_moves_said_in_a_word_and_words_that_are_none() -> N
     assert len(numbers) > len(moves) / 3
 
 
+@pytest.mark.slow
 def test_no_benchmark_sentence_is_a_training_line() -> None:
     """The held-out paraphrases and table talk, and the tuning split's talk,
     are never drawn (a grammar sentence the tuning split also has may be)."""
@@ -154,6 +156,7 @@ def test_no_benchmark_sentence_is_a_training_line() -> None:
 # --- the training decoder is the referee's decoder --------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_training_decoder_scores_as_the_referees_decoder(model_dir: Path) -> None:
     """PyTorch's decoder (with adapters, as trained) and the referee's NumPy
     decoder give the same log-probabilities on a real recording, before and
@@ -224,6 +227,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]
     return folder, dict(load(out).report)
 
 
+@pytest.mark.slow
 def test_training_runs_end_to_end_and_the_referee_hears_with_it(
         tiny: tuple[Path, dict[str, Any]], race65: IntentMatcher,
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -254,6 +258,7 @@ def test_training_runs_end_to_end_and_the_referee_hears_with_it(
         "kind": "flip", "owner": "Bob", "tile": 10, "direction": "down"}
 
 
+@pytest.mark.slow
 def test_training_is_reproducible_and_learns(tiny: tuple[Path, dict[str, Any]],
                                              model_dir: Path) -> None:
     """The same data and settings give the same adapters, byte for byte; more
@@ -303,6 +308,7 @@ def test_the_adapter_file_is_the_same_bytes_for_the_same_arrays(tmp_path: Path) 
     assert save(tmp_path / "a.npz", arrays, {"b": 1}) == save(tmp_path / "b.npz", arrays, {"b": 1})
 
 
+@pytest.mark.slow
 def test_base_stays_available_and_table_talk_is_compared_with_the_base_model(
         race65: IntentMatcher, capsys: pytest.CaptureFixture[str]) -> None:
     """``--model base`` hears without the adapter; with it, only the grammar's
@@ -329,6 +335,7 @@ def test_base_stays_available_and_table_talk_is_compared_with_the_base_model(
     assert "tiny.en+table" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_kokoro_speaks_english_the_referee_understands(race65: IntentMatcher) -> None:
     """A Kokoro voice fed eSpeak's English phonemes says a command the base
     model hears right: the phoneme mapping works."""

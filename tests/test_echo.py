@@ -47,6 +47,7 @@ def referee_voice() -> np.ndarray:
     return np.frombuffer(out, dtype=np.int16).copy()
 
 
+@pytest.mark.slow
 def test_the_referee_s_voice_is_removed_from_the_microphone(referee_voice):
     echo = np.convolve(referee_voice.astype(np.float64), room(np.random.default_rng(3)))
     heard = Audio(np.clip(echo[: len(referee_voice)], -32768, 32767).astype(np.int16))
@@ -55,6 +56,7 @@ def test_the_referee_s_voice_is_removed_from_the_microphone(referee_voice):
     assert _db(heard.samples[later]) - _db(clean.samples[later]) > 15
 
 
+@pytest.mark.slow
 def test_a_command_said_over_the_referee_is_heard_only_with_the_canceller(referee_voice):
     case = next(u for u in utterances("race65") if u.text == "flip my twelve down")
     player = load_wav(fixture(COMMITTED_VOICE, case, "clean")).samples.astype(np.float64)
@@ -109,6 +111,7 @@ def test_a_canceller_keeps_the_lengths_and_refuses_other_rates():
         EchoCanceller(rate=8000)
 
 
+@pytest.mark.slow
 def test_seat_microphones_tell_a_player_from_the_referee_s_voice(referee_voice):
     """Two seats, the referee's voice reaching each through its own path in
     the room, and Bob's recorded command into his own microphone over it, 6 dB
@@ -151,6 +154,7 @@ def test_seat_microphones_tell_a_player_from_the_referee_s_voice(referee_voice):
                for u in voices), over
 
 
+@pytest.mark.slow
 def test_the_canceller_counts_as_working_only_once_it_has_learnt_the_room(referee_voice):
     """The referee's voice through a room into the microphone, nobody else: the
     canceller's first output is silence while it fills its frame, which must

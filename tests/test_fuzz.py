@@ -18,6 +18,7 @@ from referee.session import Session
 from referee.speech.understanding.meaning import Intent
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game", sorted(GAMES))
 def test_random_lines_and_speakers_never_raise(game):
     _, failures, moves, _ = fuzz(game, 1500, seed=7)
@@ -26,6 +27,7 @@ def test_random_lines_and_speakers_never_raise(game):
         assert moves > 0  # 30 in 100,000; a "pause" among them holds every move after it)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game", sorted(GAMES))
 def test_random_bytes_typed_at_the_keyboard_end_cleanly(game):
     rng = random.Random(game)

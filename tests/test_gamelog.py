@@ -53,6 +53,7 @@ def wait_for(stream, text: str, timeout: float = 20) -> list[str]:
     raise AssertionError(f"{text!r} never came; got {seen}")
 
 
+@pytest.mark.slow
 def test_a_killed_game_resumes_with_the_same_state_and_time_left(tmp_path):
     log = tmp_path / "game.jsonl"
     game = subprocess.Popen(
@@ -103,6 +104,7 @@ def test_a_killed_game_resumes_with_the_same_state_and_time_left(tmp_path):
     assert json.loads(printed[-1]) == json.loads(lines[-1])
 
 
+@pytest.mark.slow
 def test_a_line_cut_by_a_crash_is_skipped_and_the_rest_replays(tmp_path):
     log = tmp_path / "game.jsonl"
     result = referee("play", *HARD, *QUIET, "--log", str(log), "--json",
@@ -158,6 +160,7 @@ HEADER = '{"type":"game","version":2,"game":"race65","players":["Ann","Bob"],"op
     ('{"type":"game","version":2,"game":"chess","players":["Ann","Bob"]}\n',
      "Unknown game 'chess'"),
 ])
+@pytest.mark.slow
 def test_a_log_whose_game_line_is_bad_is_refused_clearly(tmp_path, content, message):
     path = tmp_path / "bad.jsonl"
     path.write_text(content)
@@ -198,6 +201,7 @@ def test_a_corrupted_record_is_skipped_with_a_note_and_the_rest_replays(tmp_path
     assert final["players"]["Ann"]["down"] == [7]  # the good line after it was replayed
 
 
+@pytest.mark.slow
 def test_resuming_a_finished_game_says_so(tmp_path):
     log = tmp_path / "game.jsonl"
     referee("play", *HARD, *QUIET, "--log", str(log), stdin="flip my seven\n")
@@ -363,6 +367,7 @@ def _replayed(log: Path) -> tuple[Any, float, list[str], list[str]]:
     return session, last, said(records)[1:], said(again)
 
 
+@pytest.mark.slow
 def test_a_timeout_announced_last_is_replayed_whatever_the_times_below_a_millisecond():
     """The log keeps times to the millisecond; a game killed just after "Time!"
     resumes with it, whatever the times were below that (75 of these 200
@@ -400,6 +405,7 @@ def test_a_timeout_announced_last_is_replayed_whatever_the_times_below_a_millise
     assert lost == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_game_killed_at_a_random_point_resumes_as_last_announced(tmp_path, seed):
     import random
@@ -414,6 +420,7 @@ def test_a_game_killed_at_a_random_point_resumes_as_last_announced(tmp_path, see
     _resumes_as_announced(log)
 
 
+@pytest.mark.slow
 @pytest.mark.audio_server
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_game_that_lost_its_microphone_killed_at_a_random_point_resumes_as_announced(
@@ -453,6 +460,7 @@ def _resumes_as_announced(log: Path) -> None:
     assert final["players"] == session.final_state()["players"]
 
 
+@pytest.mark.slow
 def test_a_whole_live_game_replays_to_the_same_end(tmp_path):
     log = tmp_path / "game.jsonl"
     game = _live_scripted(log, None)
@@ -577,6 +585,7 @@ def _said(records: list[Record]) -> list[tuple[float, str]]:
 @settings(max_examples=60, deadline=None)
 @given(steps=st.lists(STEP, max_size=25), more=st.lists(STEP, max_size=12),
        cut=st.floats(0.0, 1.0), torn=st.integers(0, 40))
+@pytest.mark.slow
 def test_live_replay_and_resume_agree_on_random_games(tmp_path_factory, steps, more, cut, torn):
     """Random live games with timeouts, holds, delays and stops; killed at a
     random byte (a torn last line), resumed and played on: the rebuilt game
@@ -638,6 +647,7 @@ def test_two_games_started_in_the_same_second_get_two_logs(tmp_path, monkeypatch
     assert all(p.is_file() for p in paths)
 
 
+@pytest.mark.slow
 def test_a_log_in_use_is_refused_to_a_second_referee_and_left_unchanged(tmp_path):
     """A game running with its log; a second ``play --log`` on that file and a
     second ``resume`` of it are refused with a message and change nothing. Once
@@ -684,6 +694,7 @@ def _stopped_log(tmp_path: Path, moves: str) -> tuple[Path, list[str]]:
     return log, kept
 
 
+@pytest.mark.slow
 def test_a_damaged_move_in_the_middle_of_a_log_is_told_with_what_it_lost(tmp_path):
     """A damaged line in the middle that held a move: resume says which line is
     damaged and which announcements it could not restore, then goes on."""
@@ -703,6 +714,7 @@ def test_a_damaged_move_in_the_middle_of_a_log_is_told_with_what_it_lost(tmp_pat
     assert final["players"]["Ann"]["down"] == [3]
 
 
+@pytest.mark.slow
 def test_a_damaged_clock_line_in_the_middle_loses_nothing(tmp_path):
     log, lines = _stopped_log(tmp_path, "flip my seven\nflip my three\n")
     lines.insert(4, '{"type":"clock","at":1.')  # a heartbeat cut short
@@ -714,6 +726,7 @@ def test_a_damaged_clock_line_in_the_middle_loses_nothing(tmp_path):
     assert json.loads(resumed.stdout.splitlines()[-1])["players"]["Ann"]["down"] == [3, 7]
 
 
+@pytest.mark.slow
 def test_random_bytes_are_not_a_game_log(tmp_path):
     import random
 

@@ -98,6 +98,7 @@ def test_an_extra_or_misspelt_word_is_tolerated(matcher, text, intent):
     assert matcher.match(text, "Ann").intent == intent
 
 
+@pytest.mark.slow
 def test_every_template_sentence_gives_exactly_its_own_intent():
     phrases = load_phrases(Race65Spec.phrase_file, PLAYERS)
     matcher = IntentMatcher(phrases, PLAYERS)
@@ -303,6 +304,7 @@ def test_a_list_slot_never_takes_more_than_most_and_names_a_near_miss(box):
     assert wrong.message == "There is no tile 13."
 
 
+@pytest.mark.slow
 def test_a_list_slot_stays_compact_in_every_grammar(box):
     """One token in the templates; unrolled into at most four values with
     their joiners, never into every combination of tiles."""
@@ -346,6 +348,7 @@ def test_lenient_intents_are_the_ones_a_phrase_file_marks(tmp_path):
         load_phrases(path, PLAYERS)
 
 
+@pytest.mark.slow
 def test_both_recognisers_hear_lists_of_tiles_from_real_recordings(box):
     """The committed recordings of every "shut" command, through PocketSphinx's
     JSGF grammar and Whisper's sentence search (as shipped), both built with the

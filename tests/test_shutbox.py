@@ -387,6 +387,7 @@ def test_known_values_of_whole_boxes():
     assert chance == pytest.approx(8 / 36)
 
 
+@pytest.mark.slow
 def test_referee_hint_prints_the_documented_json():
     result = subprocess.run(
         [sys.executable, "-m", "referee", "hint", "shut-the-box", "--open", "1", "3", "4", "9",
@@ -479,6 +480,7 @@ def voice_game(condition: str, tmp_path: Path) -> tuple[Session, list[str]]:
     return session, play_by_voice(session, "shut-the-box", MOVES, "stb28", condition, tmp_path)
 
 
+@pytest.mark.slow
 def test_a_whole_game_by_voice_ends_with_the_box_shut(tmp_path):
     session, shown = voice_game("clean", tmp_path)
     assert "[" in shown[1]
@@ -496,6 +498,7 @@ def test_a_whole_game_by_voice_ends_with_the_box_shut(tmp_path):
                                       "turn": None}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("condition", ["reverb", "babble20", "babble10", "babble5", "pink10"])
 def test_a_voice_game_in_a_noisy_room_never_breaks_the_rules(condition, tmp_path):
     """Misheard moves may happen in noise; the game must stay legal and never crash.

@@ -74,6 +74,7 @@ def said(out: list[str]) -> list[str]:
     return [x.split("referee: ", 1)[1] for x in out if "] referee: " in x]
 
 
+@pytest.mark.slow
 def test_a_hard_game_is_won_by_a_confirmed_call_with_the_referee_hearing_itself(
     tmp_path, capsys
 ):
@@ -102,6 +103,7 @@ def test_a_hard_game_is_won_by_a_confirmed_call_with_the_referee_hearing_itself(
         assert audio.seconds > 0.25 * len(text.split())  # real speech, not a click
 
 
+@pytest.mark.slow
 def test_without_the_gate_the_referees_own_voice_changes_the_game(tmp_path):
     """The same game, the same echo, but nothing gated: the referee acts on itself."""
 
@@ -121,6 +123,7 @@ def test_without_the_gate_the_referees_own_voice_changes_the_game(tmp_path):
     assert ungated != gated
 
 
+@pytest.mark.slow
 def test_a_timeout_reverts_the_partial_turn(tmp_path, capsys):
     out, final = play(tmp_path, [line("+0.5", FLIP_12), line("+20")], capsys)
     texts = said(out)
@@ -129,6 +132,7 @@ def test_a_timeout_reverts_the_partial_turn(tmp_path, capsys):
     assert final["turn"] == "Bob"
 
 
+@pytest.mark.slow
 def test_a_consecutive_tile_loses_the_turn(tmp_path, capsys):
     out, final = play(tmp_path, [line("+0.5", BOB_10_DOWN), line("+0.5", FLIP_12),
                                  line("+0.5", FLIP_10_BACK_UP, "Bob")], capsys)
@@ -139,6 +143,7 @@ def test_a_consecutive_tile_loses_the_turn(tmp_path, capsys):
     assert final["turn"] == "Ann"
 
 
+@pytest.mark.slow
 def test_an_incorrect_call_resets_the_callers_tray(tmp_path, capsys):
     out, final = play(tmp_path, [*move(FLIP_12), *move(FLIP_11),
                                  line("+0.5", SEVENTY, "Ann"), line("+0.5", YES, "Ann")],
@@ -149,6 +154,7 @@ def test_an_incorrect_call_resets_the_callers_tray(tmp_path, capsys):
     assert final["turn"] == "Bob"  # an out-of-turn call does not end Bob's turn
 
 
+@pytest.mark.slow
 def test_out_of_turn_calls_are_attributed_by_name_and_by_seat(tmp_path, capsys):
     by_name = [line("+0.5", BOB_CALLS_70), line("+0.5", YES)]
     out, final = play(tmp_path, by_name, capsys)
@@ -161,6 +167,7 @@ def test_out_of_turn_calls_are_attributed_by_name_and_by_seat(tmp_path, capsys):
     assert "Bob, did you call 70?" in said(out)
 
 
+@pytest.mark.slow
 def test_an_unanswered_confirmation_is_a_no_and_the_timer_resumes(tmp_path, capsys):
     out, final = play(tmp_path, [line("+0.5", FLIP_12), line("+0.5", SEVENTY), line("+7")],
                       capsys)
@@ -171,6 +178,7 @@ def test_an_unanswered_confirmation_is_a_no_and_the_timer_resumes(tmp_path, caps
     assert final["players"]["Ann"] == {"total": 12, "down": [12]}
 
 
+@pytest.mark.slow
 def test_undo_by_voice_needs_the_other_player(tmp_path, capsys):
     out, final = play(tmp_path, [line("+0.5", FLIP_12), line("+0.5", TAKE_THAT_BACK),
                                  line("+0.5", YES, "Bob")], capsys)
@@ -180,6 +188,7 @@ def test_undo_by_voice_needs_the_other_player(tmp_path, capsys):
     assert final["players"]["Ann"]["total"] == 0
 
 
+@pytest.mark.slow
 def test_a_move_begun_before_the_time_ran_out_is_not_given_to_the_next_player():
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="hard")))
     shown: list[str] = []
@@ -232,6 +241,7 @@ def test_a_move_begun_just_after_a_countdown_word_is_the_players_when_the_cancel
         assert (5 in session.game.state.tiles_down("Ann")) == (expected is None)
 
 
+@pytest.mark.slow
 def test_a_move_that_outlasts_the_referees_voice_gets_a_spoken_notice():
     """Without an echo canceller a move said over the referee is dropped; when it
     goes on after the referee's voice has died away (its echo cannot), a player
@@ -259,6 +269,7 @@ def test_a_move_that_outlasts_the_referees_voice_gets_a_spoken_notice():
     assert session.game.state.tiles_down("Ann") == frozenset()
 
 
+@pytest.mark.slow
 def test_stop_cuts_the_referee_and_other_speech_over_it_is_ignored(tmp_path):
     options = Race65Options(difficulty="hard")
     session = Session(Race65Spec(["Ann", "Bob"], options))
@@ -295,6 +306,7 @@ def test_stop_cuts_the_referee_and_other_speech_over_it_is_ignored(tmp_path):
     assert session.game.state is before
 
 
+@pytest.mark.slow
 def test_bad_recordings_in_a_script_never_change_the_game(tmp_path, capsys):
     (tmp_path / "garbage.wav").write_bytes(b"RIFF\x00\x00garbage")
     lines = [

@@ -402,6 +402,7 @@ def test_without_a_voice_the_clock_stands_still_while_an_answer_is_read(reading)
         assert any("Time!" in line for line in shown)
 
 
+@pytest.mark.slow
 def test_live_play_without_a_voice_holds_the_clock_while_reading(tmp_path):
     """The CLI's live play prints at reading speed: the log shows the clock held."""
     import json

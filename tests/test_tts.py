@@ -25,6 +25,7 @@ def ears():
     return make_recognizer(matcher.phrases), matcher
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("voice", [EspeakVoice, PiperVoice])
 def test_a_voice_says_what_it_is_given(voice, ears):
     """What the voice renders is speech the recogniser understands: the sentence
@@ -40,6 +41,7 @@ def test_a_voice_says_what_it_is_given(voice, ears):
     assert best.to_json() == {"kind": "flip", "owner": "Bob", "tile": 4, "direction": "up"}
 
 
+@pytest.mark.slow
 def test_rate_and_volume_change_the_rendering(tmp_path):
     """``--rate`` and ``--volume`` as a user gives them (eSpeak keeps one rate per
     process, so each rate is its own game here)."""

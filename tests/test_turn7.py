@@ -481,6 +481,7 @@ def test_rejections_change_nothing():
 @settings(max_examples=120, deadline=None)
 @given(st.randoms(use_true_random=False), st.integers(min_value=2, max_value=8),
        st.sampled_from([60, 200]))
+@pytest.mark.slow
 def test_random_games_keep_the_invariants(rnd, n, target):
     players = ("Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal")[:n]
     g = new(players, target=target)
@@ -779,6 +780,7 @@ def turn7_by_voice(condition: str, tmp_path: Path) -> tuple[Session, list[str]]:
     return session, voice_game(session, "turn7", VOICE_MOVES, "t7c32", condition, tmp_path)
 
 
+@pytest.mark.slow
 def test_a_whole_game_by_voice_with_a_physical_deck(tmp_path):
     session, shown = turn7_by_voice("clean", tmp_path)
     said = [line.split("referee: ", 1)[1] for line in shown if "referee: " in line]
@@ -794,6 +796,7 @@ def test_a_whole_game_by_voice_with_a_physical_deck(tmp_path):
                     "Cy": {"total": 7, "rounds": [7]}}}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("condition", ["reverb", "babble10", "pink10"])
 def test_a_voice_game_in_a_noisy_room_never_breaks_the_rules(condition, tmp_path):
     """Misheard moves may happen in noise; the game must stay legal and never crash.
@@ -812,6 +815,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PIPER = ROOT / "tests" / "audio_fixtures" / "piper-joe"
 
 
+@pytest.mark.slow
 def test_a_game_from_an_audio_script_with_the_virtual_deck(tmp_path, capsys):
     lines = ["[+0.5] " + str(PIPER / f"{uid}.wav") for uid in ("t7c01", "t7c22", "t7c04")]
     script = tmp_path / "game.txt"
@@ -829,6 +833,7 @@ def test_a_game_from_an_audio_script_with_the_virtual_deck(tmp_path, capsys):
     assert json.loads(out[-1])["turn"] == "Ann"
 
 
+@pytest.mark.slow
 def test_a_killed_game_resumes_and_deals_the_cards_it_would_have_dealt(tmp_path):
     import signal
     import subprocess
@@ -914,6 +919,7 @@ def test_the_game_says_which_moment_it_is_at():
     assert p.moments() == {"card"}  # the Lock undone: Ann's card again
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["base", None])
 def test_a_bare_name_is_heard_only_when_a_target_is_asked_for(model):
     """Whisper as shipped (``base``) hears Piper's "hint" as the bare name "Ann"

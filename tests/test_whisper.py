@@ -147,6 +147,7 @@ def test_features_and_encoder_make_whisper_transcribe_a_command(model_dir):
     assert "flip your 10 down" in text.replace(",", "")
 
 
+@pytest.mark.slow
 def test_the_numpy_decoder_agrees_with_ctranslate2(model_dir):
     """Teacher-forced log-probabilities of a sentence: ours against CTranslate2's
     (float32 weights on both sides, so they can be compared)."""
@@ -195,6 +196,7 @@ def test_one_step_for_a_batch_equals_steps_one_by_one(model_dir):
 # --- the grammar search --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_every_sentence_of_the_grammar_can_be_spelled_through_the_search(model_dir, matcher):
     """Walk each sentence of the phrase list, spelled as Whisper would write it,
     through the search's moves: it must reach the end with its own words."""
@@ -235,6 +237,7 @@ def test_whisper_is_the_default_recogniser(matcher):
     assert isinstance(make_recognizer(matcher.phrases), WhisperRecognizer)
 
 
+@pytest.mark.slow
 def test_commands_are_recognised_and_table_talk_is_not(whisper, matcher):
     """The committed Piper recordings: commands give their intent, table talk none."""
     right, taken, wrong = 0, [], []
@@ -267,6 +270,7 @@ def test_a_word_only_the_primed_transcript_hears_is_not_a_move(whisper, matcher)
     assert hear_audio(whisper, matcher, committed("word17"), "Ann")[0].kind == "none"
 
 
+@pytest.mark.slow
 def test_the_same_audio_gives_the_same_result_whatever_came_before(whisper):
     first = whisper.decode(whisper.prepare(committed("cmd10")))
     for uid in ("talk03", "cmd49", "cmd22"):
@@ -276,6 +280,7 @@ def test_the_same_audio_gives_the_same_result_whatever_came_before(whisper):
     assert first.text == "flip bob's eight down"
 
 
+@pytest.mark.slow
 def test_the_primed_transcript_decodes_in_the_batch_as_it_would_alone(model_dir, matcher):
     """The primed transcript shares the beam's batch with a longer context (the
     shorter one padded and masked): it comes out as Whisper writes it after the
@@ -299,6 +304,7 @@ def test_the_primed_transcript_decodes_in_the_batch_as_it_would_alone(model_dir,
     assert both.nbest[0].logprob == pytest.approx(plain.nbest[0].logprob, abs=1e-3)
 
 
+@pytest.mark.slow
 def test_whispers_own_transcript_never_starts_by_ending(model_dir, matcher):
     """As in Whisper's own decoding, the free transcript (the "anything else"
     the sentences are weighed against) never ends or writes a blank first,
@@ -365,6 +371,7 @@ def test_an_unsure_hearing_is_asked_about_before_it_is_played(whisper, matcher, 
     assert session.game.state.tiles_down("Ann") == frozenset()
 
 
+@pytest.mark.slow
 def test_espeaks_flip_my_seven_is_heard_as_flip_my_seven(whisper, matcher):
     """The issue's example: PocketSphinx heard eSpeak's "flip my seven" as "flip my
     two up" with full confidence, every time.
@@ -429,6 +436,7 @@ def test_the_calibration_labels_a_right_sentence_one_and_table_talk_zero(tmp_pat
     assert rows[2]["meant"]["kind"] == "flip"
 
 
+@pytest.mark.slow
 def test_everyday_wordings_of_a_move_or_question_are_heard(whisper, matcher):
     """Players word a move their own way: "turn over my five", "put my six down",
     "whose go is it", "scratch that". The phrase files say these too, so the
@@ -508,6 +516,7 @@ def test_int8_kernels_are_read_from_the_cpus_flags(monkeypatch):
     assert int8_kernels(vnni) == "vnni"
 
 
+@pytest.mark.slow
 def test_a_cpu_without_vnni_hears_differently_but_never_a_wrong_move(tmp_path):
     """Every committed Shut the Box recording heard with the int8 kernels of
     this CPU and with those of a CPU without VNNI instructions: the encoder's
@@ -527,6 +536,7 @@ def test_a_cpu_without_vnni_hears_differently_but_never_a_wrong_move(tmp_path):
         assert len(acted) >= len(cases) // 2
 
 
+@pytest.mark.slow
 def test_the_float32_encoder_computes_the_same_whatever_the_kernels(tmp_path):
     """``REFEREE_ENCODER_COMPUTE=float32``: the encoder's output with and
     without VNNI kernels agrees to a thousandth (the int8 outputs differ by
