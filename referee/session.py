@@ -104,6 +104,7 @@ from referee.gamelog import (
 from referee.games.base import GameSpec, spoken_list
 from referee.speech.understanding.intents import ADDRESSEE, Heard, IntentMatcher
 from referee.speech.understanding.meaning import Intent
+from referee.speech.understanding.templates import shared_kinds
 
 log = logging.getLogger(__name__)
 
@@ -114,9 +115,10 @@ ANSWER_SECONDS = 6.0
 SURE_SCORE = 0.9
 #: Chance steps resolved in a row at most (a guard against a game that never stops).
 MAX_CHANCE_STEPS = 100
-#: Intents that are not moves: everything else is (a flip, a call, a roll, a shut).
-NOT_MOVES = frozenset({"none", "ambiguous", "query", "answer", "stop", "undo", "end", "more",
-                       "pause", "resume", "voice", "rematch", "leave"})
+#: Intents that are not moves: what every game shares (questions, yes and no,
+#: stop, undo, pause... in ``common.toml``) and the matcher's "none" and
+#: "ambiguous"; everything else is (a flip, a call, a roll, a shut).
+NOT_MOVES = frozenset({"none", "ambiguous"}) | shared_kinds()
 #: Answers longer than this many words are read a section at a time ("more").
 SECTION_WORDS = 40
 MORE = "Say more for the rest."
@@ -363,10 +365,17 @@ class Session:
             )
         heard = self.matcher.match(text, self.attribute(speaker))
         log.debug("heard %r from %s: %s", text, speaker, heard)
-        # Nobody named: a call that costs a tray is confirmed, as a spoken one.
-        sure = heard.score >= SURE_SCORE and not (
-            speaker is None and self.spec.always_confirm(heard.intent))
+        sure = self.is_sure(heard, named=speaker is not None)
         return said + self.respond(heard, speaker, at, sure=sure, source=source)
+
+    def is_sure(self, heard: Heard, *, named: bool) -> bool:
+        """Whether a move heard so is played at once rather than asked about
+        first: the matcher's score is high enough, and it is not a move the
+        game always confirms (a call that costs a tray) unless a typed line
+        named who made it. The one rule for typed and spoken input (a spoken
+        move never names its player in words the referee can trust)."""
+        return heard.score >= SURE_SCORE and (
+            named or not self.spec.always_confirm(heard.intent))
 
     def _seat(self, speaker: str | None) -> tuple[str | None, str | None]:
         """The player ``speaker`` names, as written at the table ("ann" is Ann),

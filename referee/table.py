@@ -415,7 +415,7 @@ class Table:
             return result
         # Said over the referee's voice: never a sure move, whatever the score.
         mixed = self._mixed(start, end)
-        sure = self._sure(heard) and not mixed
+        sure = self.session.is_sure(heard, named=False) and not mixed
         self.say(self._safely(at, lambda: self.session.respond(
             heard, speaker, at, sure=sure, source=source)))
         return result
@@ -477,11 +477,6 @@ class Table:
         if heard.kind in ("none", "stop") or any(s.text == TALKING for s in overlapping):
             return False
         return end > max(s.end for s in overlapping) + self.echo_tail + ECHO_SLACK
-
-    def _sure(self, heard: Heard) -> bool:
-        if self.spec.always_confirm(heard.intent):
-            return False
-        return heard.score >= SURE_SCORE
 
     def _gated(self, heard: Heard, text: str, start: float, end: float,
                over: OverVoice | None = None) -> str | None:

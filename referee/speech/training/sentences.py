@@ -39,6 +39,7 @@ from referee.speech.understanding.templates import (
     Word,
     load_phrases,
     normalise_words,
+    shared_kinds,
     slot_values,
     spoken_word,
 )
@@ -176,22 +177,10 @@ def written(words: Sequence[str], players: Iterable[str], digits: bool,
 # --- commands from the phrase files --------------------------------------------------------
 
 
-@cache
-def _shared_kinds() -> frozenset[str]:
-    """The kinds of intent every game shares (``common.toml``: questions and
-    conversation)."""
-    import tomllib
-
-    from referee.speech.understanding.templates import PHRASE_DIR
-
-    with (PHRASE_DIR / "common.toml").open("rb") as handle:
-        return frozenset(str(i["kind"]) for i in tomllib.load(handle).get("intents", []))
-
-
 def _intent_weight(kind: str) -> float:
     """A game's own moves are drawn about twice as often as everything the
     games share, together (common.toml has many small intents)."""
-    return 0.25 if kind in _shared_kinds() else 2.0
+    return 0.25 if kind in shared_kinds() else 2.0
 
 
 def _fill(phrases: PhraseSet, expansion: Expansion, rng: random.Random) -> list[str]:
@@ -253,7 +242,7 @@ def _one_word_moves(game: str, players: tuple[str, ...]) -> tuple[tuple[Expansio
                 if expansion[0].name != "cards":
                     groups[0].append(expansion)
             else:
-                shared = str(intent.fields["kind"]) in _shared_kinds()
+                shared = str(intent.fields["kind"]) in shared_kinds()
                 groups[2 if shared else 1].append(expansion)
     return tuple(tuple(g) for g in groups)
 

@@ -611,6 +611,14 @@ def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
 
 
 @cache
+def shared_kinds() -> frozenset[str]:
+    """The kinds of intent every game shares (``common.toml``: questions and
+    the conversation with the referee). None of them is a move of the game."""
+    data = _read_phrase_file(PHRASE_DIR / "common.toml")
+    return frozenset(str(intent["kind"]) for intent in data.get("intents", []))
+
+
+@cache
 def load_wording(path: Path) -> Wording:
     """How the phrase file at ``path`` (and what it includes) describes and
     confirms its intents, and its spoken help: its ``[describe]``, ``[confirm]``
