@@ -90,22 +90,20 @@ def draw(phrases: PhraseSet, tree: Parts, rng: random.Random) -> str:
     for part in tree:
         if isinstance(part, Choice):
             words.append(draw(phrases, rng.choice(part.options), rng))
-        elif isinstance(part, SlotRef) and part.many and phrases.slots[part.name].said:
-            slot = phrases.slots[part.name]  # a read-out: its parts, as recognisers hear it
-            for n in range(rng.randint(1, slot.said_most)):
-                if n:
-                    words.extend(spoken_word(t.text) for t in rng.choice(slot.said_joiner)
-                                 if isinstance(t, Word))
-                words.append(draw(phrases, rng.choice(slot.said_trees), rng))
         elif isinstance(part, SlotRef):
             slot = phrases.slots[part.name]
+            # A list said in parts (a read-out) is drawn as recognisers hear it.
+            parts = slot.said_trees if part.many else ()
+            most, joiner = (slot.said_most, slot.said_joiner) if parts else (slot.most,
+                                                                             slot.joiner)
             values = said_as(SlotRef(part.name), phrases.slots)
             said: list[str] = []
-            for n in range(rng.randint(1, slot.most) if part.many else 1):
+            for n in range(rng.randint(1, most) if part.many else 1):
                 if n:
-                    said.extend(spoken_word(t.text) for t in rng.choice(slot.joiner)
-                                if not isinstance(t, SlotRef))
-                said.append(rng.choice(values))
+                    said.extend(spoken_word(t.text) for t in rng.choice(joiner)
+                                if isinstance(t, Word))
+                said.append(draw(phrases, rng.choice(parts), rng) if parts
+                            else rng.choice(values))
             words.append(" ".join(said) + ("'s" if part.possessive else ""))
         else:
             words.append(spoken_word(part.text))
