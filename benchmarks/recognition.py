@@ -40,6 +40,7 @@ the acoustic model and the grammar.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import resource
 import statistics
@@ -183,7 +184,7 @@ def run(game: str, engine: str | None, model: str | None, voices: list[str],
             for case in cases:
                 bar(len(rows), f"{voice} {condition}")
                 said_at = moment_of(matcher.phrases, case)
-                recognizer.moments = lambda at=said_at: at
+                recognizer.follow(functools.partial(frozenset, said_at))
                 raw = load_wav(fixture(voice, case, condition))
                 # As the table loop does: the utterance has ended (the voice
                 # detector said so), then it is prepared, decoded and read.

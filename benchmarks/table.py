@@ -41,7 +41,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -49,9 +48,11 @@ from benchmarks.recognition import PLAYERS, percentile
 from harness import audioserver
 from harness.fixtures import CONDITIONS, PAD_SECONDS, utterances
 from harness.fixtures import fixture as fixture_path
+from referee.gamelog import Record, SaidRecord
 from referee.games import matcher_for
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.progress import Bar
+from referee.protocol import Say, Tone, Understood
 from referee.session import Session, sentences
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.mic import (
@@ -159,7 +160,8 @@ def response_times(voice_name: str, condition: str) -> tuple[list[Response], int
         start = time.perf_counter()
         transcript = listener.transcript(found.audio)
         heard = understand(matcher, transcript, "Ann")
-        said = session.respond(heard, "Ann", 1.0, sure=True, source="mic")
+        said = [o for o in session.step(Understood(1.0, heard, "Ann", True, "mic"))
+                if isinstance(o, Say)]
         lead = 0.0
         if said:
             lead = first_sound(voice.render(sentences(said[0].text)[0]))
@@ -188,20 +190,15 @@ def countdown_errors(turns: int = 2) -> list[float]:
 
     session = Session(Race65Spec(PLAYERS, HARD))
     output = Clocked()
-    table = Table(session, voice=make_voice("espeak"), output=output, show=lambda line: None,
-                  stamp=False)
-    loop = LiveLoop(table, microphone=None, keyboard=None, max_seconds=30.0 * turns)
     due: list[float] = []
-    original_tick = session.tick
 
-    def tick(at: float) -> Any:
-        said = original_tick(at)
-        for s in said:
-            if s.kind == "countdown":
-                due.append(loop._t0 + (s.at - loop._base))
-        return said
+    def logged(record: Record) -> None:  # when each countdown word fell due
+        if isinstance(record, SaidRecord) and record.kind == Tone.COUNTDOWN:
+            due.append(loop._t0 + (record.at - loop._base))
 
-    session.tick = tick  # type: ignore[method-assign]
+    table = Table(session, voice=make_voice("espeak"), output=output, show=lambda line: None,
+                  stamp=False, record=logged)
+    loop = LiveLoop(table, microphone=None, keyboard=None, max_seconds=30.0 * turns)
     worker = threading.Thread(target=loop.run)
     worker.start()
     worker.join()

@@ -128,15 +128,15 @@ class Bench:
         self.directory = directory
         self.records: list[Record] = []
         self.session = Session(Race65Spec(PLAYERS, Race65Options(rules="phase-seven",
-                                                                  difficulty="hard")),
-                               record=self.records.append)
+                                                                  difficulty="hard")))
         track = PlaybackTrack()
         self.output = SpeakerOutput(track=track)
         self.voice = make_voice("espeak")
         self.table = Table(self.session,
                            recognizer=make_recognizer(self.session.matcher.phrases),
                            voice=self.voice, output=self.output, show=self._shown,
-                           stamp=False, echo_tail=ECHO_TAIL, cancels_echo=True)
+                           stamp=False, echo_tail=ECHO_TAIL, cancels_echo=True,
+                           record=self.records.append)
         self.cuts: list[float] = []
         cut = self.table.cut
 

@@ -379,10 +379,9 @@ def cmd_play(args: argparse.Namespace) -> int:
     lines = read_lines(args.script)
     session = Session(spec)
     game_log = game_log_for(args, spec, live=False)  # only with --log
-    if game_log is not None:
-        session.record = game_log.write
     try:
-        run_script(session, lines, lambda line: print(line, flush=True))
+        run_script(session, lines, lambda line: print(line, flush=True),
+                   None if game_log is None else game_log.write)
     finally:
         if game_log is not None:
             game_log.close()

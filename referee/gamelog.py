@@ -29,6 +29,7 @@ that cannot be written is announced once; the game goes on without it.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import fcntl
 import json
 import os
@@ -89,7 +90,7 @@ class Record:
 
     def to_json(self) -> dict[str, Any]:
         """The record as the JSON object written on its line."""
-        return {"type": self.type, **_plain(self)}
+        return {"type": self.type, **_fields(self)}
 
     @staticmethod
     def from_json(data: Any) -> Record:
@@ -104,7 +105,7 @@ class Record:
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             if f.name in data:
-                values[f.name] = _checked(data[f.name], hints[f.name], f"{kind}.{f.name}")
+                values[f.name] = checked(data[f.name], hints[f.name], f"{kind}.{f.name}")
             elif (f.default is dataclasses.MISSING
                   and f.default_factory is dataclasses.MISSING):
                 raise LogError(f"the {kind} record has no {f.name}")
@@ -164,7 +165,7 @@ class EventRecord(Record):
 
     @classmethod
     def of(cls, event: object, at: float) -> EventRecord:
-        fields = _plain(event) if dataclasses.is_dataclass(event) else {}
+        fields = _fields(event) if dataclasses.is_dataclass(event) else {}
         return cls(at, type(event).__name__, fields)
 
 
@@ -258,26 +259,36 @@ RECORD_TYPES: dict[str, type[Record]] = {
 }
 
 
-def _plain(value: Any) -> Any:
-    """A value as JSON has it (tuples as lists, dataclasses as objects)."""
+def plain(value: Any) -> Any:
+    """A value as JSON has it (tuples as lists, dataclasses as objects, a
+    record or a message as an object with its ``type``)."""
     if isinstance(value, Intent):
         return value.to_json()
+    if isinstance(value, Record):
+        return value.to_json()
+    if isinstance(value, enum.Enum):
+        return value.value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        kind = getattr(type(value), "type", None)
+        return {"type": kind, **_fields(value)} if isinstance(kind, str) else _fields(value)
     if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain(v) for k, v in value.items()}
     return value
 
 
-def _checked(value: Any, hint: Any, where: str) -> Any:
+def _fields(value: Any) -> dict[str, Any]:
+    return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+
+
+def checked(value: Any, hint: Any, where: str) -> Any:
     """``value`` read from JSON if it fits the field's type, else LogError."""
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         for option in typing.get_args(hint):
             try:
-                return _checked(value, option, where)
+                return checked(value, option, where)
             except LogError:
                 continue
         raise LogError(f"{where} is {value!r}")
@@ -289,7 +300,7 @@ def _checked(value: Any, hint: Any, where: str) -> Any:
         (item, *_) = typing.get_args(hint)
         if not isinstance(value, list):
             raise LogError(f"{where} is {value!r}, not a list")
-        return tuple(_checked(v, item, where) for v in value)
+        return tuple(checked(v, item, where) for v in value)
     if origin is dict or hint is dict:
         if not isinstance(value, dict):
             raise LogError(f"{where} is {value!r}, not an object")
@@ -299,6 +310,18 @@ def _checked(value: Any, hint: Any, where: str) -> Any:
             return Intent.from_json(value if isinstance(value, dict) else {})
         except ValueError:
             raise LogError(f"{where} is {value!r}, not an intent") from None
+    if isinstance(hint, type) and issubclass(hint, Record):
+        record = Record.from_json(value)
+        if not isinstance(record, hint):
+            raise LogError(f"{where} is a {record.type} record")
+        return record
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        try:
+            return hint(value)
+        except ValueError:
+            raise LogError(f"{where} is {value!r}") from None
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _dataclass(value, hint, where)
     if hint is float:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)
@@ -308,6 +331,26 @@ def _checked(value: Any, hint: Any, where: str) -> Any:
     if not isinstance(value, hint) or (hint is int and isinstance(value, bool)):
         raise LogError(f"{where} is {value!r}")
     return value
+
+
+def _dataclass(value: Any, cls: type[Any], where: str) -> Any:
+    """A frozen dataclass read from a JSON object, each field checked."""
+    if not isinstance(value, dict):
+        raise LogError(f"{where} is {value!r}, not an object")
+    kind = getattr(cls, "type", None)
+    if isinstance(kind, str) and value.get("type", kind) != kind:
+        raise LogError(f"{where} is a {value.get('type')!r}, not a {kind!r}")
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name in value:
+            values[f.name] = checked(value[f.name], hints[f.name], f"{where}.{f.name}")
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise LogError(f"{where} has no {f.name}")
+    unknown = set(value) - {f.name for f in dataclasses.fields(cls)} - {"type"}
+    if unknown:
+        raise LogError(f"{where} has unknown fields {sorted(unknown)}")
+    return cls(**values)
 
 
 class GameLog:

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from referee.gamelog import ClockRecord, Record
-from referee.session import MAX_CHARS, Said
+from referee.protocol import MicBack, MicLost, Say, Tone
+from referee.session import MAX_CHARS
 from referee.speech.hearing.mic import Microphone, MicrophoneError
 from referee.speech.speaking.tts import VoiceError
 from referee.table import Table
@@ -163,9 +164,9 @@ class LiveLoop:
             except Exception as error:  # no line editor here: plain lines, as from a pipe
                 log.debug("no line editor: %s", error)
         if microphone is not None:
-            microphone.on_pause = table.pause  # decode ahead while the end silence runs
-            microphone.judge = table.judge  # and end at once, or wait longer, by the words
-            microphone.hurry = table.speaking_now  # a "stop" over the referee is looked for sooner
+            # Decode ahead while the end silence runs, and end at once, or wait
+            # longer, by the words; a "stop" over the referee is looked for sooner.
+            microphone.listen_with(table, hurry=table.speaking_now)
 
     def now(self) -> float:
         return self._base + (self.clock() - self._t0) * self.speed
@@ -195,7 +196,7 @@ class LiveLoop:
             if self._mic_ok:
                 self._listen()
                 talking = self.microphone is not None and self.microphone.in_speech
-                self.table.talking = (self.now(), float("inf")) if talking else None
+                self.table.player_talking(self.now() if talking else None)
             elif self.microphone is not None and self.now() >= self._next_try:
                 self._open_microphone(announce=True)
             self.table.advance(self.now())
@@ -252,8 +253,8 @@ class LiveLoop:
         asks first; after it (or pressed again) the table leaves. Whether to go on."""
         if not self.session.over and not self._eof_asked:
             self._eof_asked = True
-            self.table.say([Said(self.now(), "Press Ctrl-D again to end the game; "
-                                 "type anything else to go on.", "problem")])
+            self.table.say([Say(self.now(), "Press Ctrl-D again to end the game; "
+                                "type anything else to go on.", Tone.PROBLEM)])
             return True
         return False  # (a microphone does not keep a table that typed Ctrl-D)
 
@@ -276,7 +277,7 @@ class LiveLoop:
         try:
             speaker, text = split_speaker(line, self.session.players)
         except SpeakerError as error:
-            self.table.say([Said(at, str(error), "problem")])
+            self.table.say([Say(at, str(error), Tone.PROBLEM)])
             return
         self.table.hear_text(text, speaker, at)
 
@@ -302,7 +303,7 @@ class LiveLoop:
             except VoiceError as error:
                 self.table.show(f"referee: the speaker did not come back ({error}); "
                                 "printing only.")
-            self.table.say(self.session.release(self.now(), "The microphone is back."))
+            self.table.tell(MicBack(self.now(), "The microphone is back."))
 
     def _listen(self) -> None:
         assert self.microphone is not None
@@ -322,16 +323,16 @@ class LiveLoop:
             # Speech over the referee is heard only while the echo canceller
             # really removes its voice (it had learnt the room when the
             # utterance began); else the gate.
-            self.table.cancels_echo = self.microphone.cancelling_from(u.start)
             self.table.hear_audio(u.audio, start, end, at, u.speaker,
-                                  "seat" if u.speaker else "mic", u.over)
+                                  "seat" if u.speaker else "mic", u.over,
+                                  cancels_echo=self.microphone.cancelling_from(u.start))
 
     def _lost(self, why: str) -> None:
         self._mic_ok = False
         self._next_try = self.now() + RETRY_EVERY
         text = (f"I lost the microphone: {why} The timer is paused until it is back; "
                 "you can type moves meanwhile.")
-        self.table.say(self.session.hold(self.now(), text))
+        self.table.tell(MicLost(self.now(), text))
 
     def _heartbeat(self) -> None:
         at = self.now()

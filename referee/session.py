@@ -1,10 +1,12 @@
-"""The referee's side of the table, independent of any clock or device.
+"""The referee's brain: the conversation and the turn clock, without any clock or device.
 
-A :class:`Session` is told what was said, by whom and when (:meth:`hear`), and
-what time it is (:meth:`tick`); it answers with the sentences the referee says
-and when. The typed-text front end, the scripted transcript mode and the voice
-loop all drive the same session, so they behave alike; tests drive it with a
-simulated clock.
+A :class:`Session` has one entry point, :meth:`Session.step`: it is told what
+happened as a typed input (:mod:`referee.protocol`: a typed line, speech the
+gate judged, the time, a sentence said to its end, the microphone lost ...)
+and answers with typed outputs (sentences to say with their tone and
+audience, cut the voice, records for the game log, a snapshot of the public
+state). Typed lines, scripts, the microphone, replay and resume all drive it
+so, and tests drive it on a simulated clock.
 
 Decisions:
 
@@ -52,8 +54,9 @@ The table's own commands:
   next. "stop" cuts a section; "repeat" says the last section again.
 * "help" says what to do now and names the help topics; "help with moves"
   (questions, the table) lists that topic's commands from the phrase files.
-* "louder", "slower" ... go to :attr:`Session.adjust_voice` (the table's
-  voice); without one the referee says it has no voice to change.
+* "louder", "slower" ... are a :class:`~referee.protocol.ChangeVoice` for
+  the mouth, which answers what it did (:class:`~referee.protocol.VoiceChanged`);
+  the referee says that.
 * "new game" / "rematch": the same players and options start again, at once
   when the game is over, else once another player agrees; the referee first
   says what to put back on the table ("Everyone, flip all your tiles back
@@ -66,8 +69,11 @@ game on "play again". "That's all" (or "we're done", "goodbye") leaves:
 :attr:`Session.left` tells the table loop to end. Said during a game, it asks
 another player to agree to end the game, then leaves.
 
-Every input, event and sentence is passed to ``record`` (the game log) as it
-happens; :func:`replay_records` rebuilds a session from those records.
+Every input, event and sentence is logged (a :class:`~referee.protocol.Logged`
+output of the step it happens in); :func:`replay_records` rebuilds a session
+from those records. What the referee says about hearing rather than the game
+("Sorry, I was talking", "I wasn't speaking") is said, not logged: a rebuilt
+game does not hear the speech again.
 """
 
 from __future__ import annotations
@@ -75,7 +81,7 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -93,6 +99,8 @@ from referee.gamelog import (
     AskedRecord,
     ChanceRecord,
     DelayRecord,
+    DroppedRecord,
+    ErrorRecord,
     EventRecord,
     HoldRecord,
     InputRecord,
@@ -102,7 +110,32 @@ from referee.gamelog import (
     StopRecord,
 )
 from referee.games.base import GameSpec, spoken_list
-from referee.speech.understanding.intents import ADDRESSEE, Heard, IntentMatcher
+from referee.protocol import (
+    Caption,
+    ChangeVoice,
+    CutVoice,
+    Input,
+    Logged,
+    MicBack,
+    MicLost,
+    Output,
+    Replayed,
+    Resume,
+    Say,
+    Skipped,
+    Snapshot,
+    Speech,
+    SpokenUntil,
+    Start,
+    Stop,
+    Tick,
+    Tone,
+    Typed,
+    Understood,
+    VoiceChanged,
+    VoiceCut,
+)
+from referee.speech.understanding.intents import ADDRESSEE, FLOOR, Heard, IntentMatcher
 from referee.speech.understanding.meaning import Intent
 from referee.speech.understanding.templates import shared_kinds
 
@@ -132,25 +165,20 @@ AFTER_THE_END = ("Ask me anything about the game. Say play again for a new game,
 NOT_SPEAKING = "I wasn't speaking."
 #: Said when the table leaves.
 GOODBYE = "Good game, everyone. Goodbye."
+#: Said for what was nearly a command but not one.
+DID_NOT_CATCH = "Sorry, I didn't catch that. Say help for what you can say."
+#: Words addressed to the referee that are not a command.
+NOT_CAUGHT = "Sorry, I didn't catch that."
+ADDRESSED = re.compile(r"^\W*(?:(?:hey|ok|okay|so|um|uh)\W+)?referee\b", re.IGNORECASE)
+#: Said when a step of the game failed (a bug): the game goes on.
+SORRY = ("Sorry, something went wrong with that. The game goes on; "
+         "please say it again.")
 
 COUNTDOWN_WORDS = {5: "Five.", 4: "Four.", 3: "Three.", 2: "Two.", 1: "One."}
 #: The speaker of an utterance nothing attributes (see :meth:`Session.attribute`).
 SOMEONE = "$someone"
 #: Said for a move whose player the referee cannot tell.
 WHO_SAID = "Who said that? Please say it again, starting with your name."
-
-
-@dataclass(frozen=True)
-class Said:
-    """One sentence of the referee at a time in seconds."""
-
-    at: float
-    text: str
-    #: "announce" (game events), "answer" (questions), "countdown", "problem",
-    #: "private" (to one player only: ``to``).
-    kind: str = "announce"
-    #: The player a private sentence is for (their own output device).
-    to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -203,7 +231,7 @@ def clean_text(text: str) -> str:
 
 
 class Session:
-    """A game being refereed: utterances in, sentences out."""
+    """A game being refereed: the referee's brain. One entry point, :meth:`step`."""
 
     def __init__(
         self,
@@ -211,16 +239,15 @@ class Session:
         *,
         at: float = 0.0,
         matcher: IntentMatcher | None = None,
-        record: Callable[[Record], None] | None = None,
         answer_seconds: float = ANSWER_SECONDS,
     ) -> None:
         self.spec = spec
         self.game = spec.new_game(at)
         self.matcher = matcher or IntentMatcher.for_phrases(spec.phrase_file, spec.players)
         self.now = at
+        #: What "repeat" says again.
         self.last: list[str] = []
         self.question: Question | None = None
-        self.record = record
         self.answer_seconds = answer_seconds
         self._turn_limit: float | None = None
         self._fired: set[float] = set()
@@ -232,19 +259,23 @@ class Session:
         self._named: str | None = None
         #: Outcomes of chance steps read from a log being replayed, oldest first.
         self._replayed_chance: list[str] = []
+        #: Event records of the log being replayed, so far.
+        self._replayed_events = 0
         #: The sections of a long answer not read yet ("more").
         self._more: list[str] = []
         #: The players paused the game ("pause"); the clock was running then.
         self._paused = False
         self._paused_clock = False
-        #: Changes the referee's voice ("louder"): returns what to say. Set by the table.
-        self.adjust_voice: Callable[[str], str] | None = None
         #: The end of the game was announced, with :data:`AFTER_THE_END`.
         self._ended = False
         #: The table said it is done ("that's all"): the table loop ends.
         self.left = False
         #: Events this session has logged (a replay compares it with the log's).
         self.events_logged = 0
+        #: What this step logged, and what else it does, in order.
+        self._logged: list[Record] = []
+        self._out: list[Output] = []
+        self._shown: dict[str, Any] | None = None
         deadline = self.game.deadline()
         if deadline is not None:
             self._turn_limit = deadline - at
@@ -262,52 +293,137 @@ class Session:
         :meth:`~referee.games.base.GameSpec.moments`); none once the game is over."""
         return frozenset() if self.over else self.spec.moments(self.game)
 
+    # --- the one entry point -----------------------------------------------------------
+    def step(self, message: Input) -> list[Output]:
+        """Take one input; the records it logged, then what to say and do.
+
+        A bug in a step is reported ("Sorry, something went wrong ...") and
+        logged, never the end of the game; rebuilding a game from a log is the
+        exception: a log that does not fit must say so.
+        """
+        self._logged, self._out = [], []
+        try:
+            self._handle(message)
+        except Exception:
+            if isinstance(message, Replayed | Start):
+                raise
+            log.exception("a step of the game failed")
+            self._logged.append(ErrorRecord(message.at))
+            self._out.append(Say(message.at, SORRY, Tone.PROBLEM))
+        if self._logged:
+            shown = self.public_state()
+            if shown != self._shown:
+                self._shown = shown
+                self._out.append(Snapshot(self.now, shown))
+        return [*(Logged(r) for r in self._logged), *self._out]
+
+    def _handle(self, message: Input) -> None:
+        match message:
+            case Tick(at=at):
+                self._emit(self._tick(at))
+            case Typed():
+                self._typed(message)
+            case Speech():
+                self._speech(message)
+            case Understood(at=at, heard=heard, speaker=speaker, sure=sure, source=source):
+                self._emit(self._respond(heard, speaker, at, sure=sure, source=source))
+            case SpokenUntil(at=at, until=until, tone=tone):
+                if tone in (Tone.TURN, Tone.ANSWER):
+                    self._delay_clock(at, until)
+                elif tone == Tone.QUESTION:
+                    self._question_spoken(at, until)
+            case VoiceCut(at=at):
+                self._delay_clock(at, at)
+            case VoiceChanged(at=at, reply=reply):
+                self._emit(self._say([reply], at, Tone.ANSWER))
+            case MicLost(at=at, text=text):
+                self._emit(self._hold(at, text))
+            case MicBack(at=at, text=text):
+                self._emit(self._release(at, text))
+            case Stop(at=at):
+                self._emit(self._stop(at))
+            case Start(at=at, rebuild=rebuild):
+                self._start(at, rebuild)
+            case Resume(at=at):
+                text = "Resuming the game. " + self.spec.where_we_are(self.game, at)
+                self.last = [text]
+                self._out.append(Say(self.now, text, Tone.TURN))
+            case Replayed(record=record):
+                self._replayed(record)
+
+    def _emit(self, said: Sequence[Say]) -> None:
+        self._out.extend(said)
+
     def _log(self, record: Record) -> None:
         if isinstance(record, EventRecord):
             self.events_logged += 1
-        if self.record is not None:
-            self.record(record)
+        self._logged.append(record)
+
+    def public_state(self) -> dict[str, Any]:
+        """What everyone at the table may know now (a screen shows it): the
+        game's own state (:meth:`~referee.games.base.GameSpec.final_state`),
+        whose turn it is, when it runs out, the open question."""
+        return {
+            "players": list(self.players),
+            "turn": None if self.over else self.game.current_player(),
+            "deadline": self.game.deadline(),
+            "question": None if self.question is None else self.question.text,
+            "paused": self._paused,
+            "over": self.over,
+            "game": self.spec.final_state(self.game),
+        }
 
     # --- what the referee says ------------------------------------------------------
-    def _say(self, texts: Sequence[str], at: float, kind: str = "announce") -> list[Said]:
-        said = [Said(at, t, kind) for t in texts if t]
-        if said and kind != "countdown":
+    def _say(self, texts: Sequence[str], at: float, tone: Tone = Tone.ANNOUNCE) -> list[Say]:
+        said = [Say(at, t, tone) for t in texts if t]
+        if said and tone != Tone.COUNTDOWN:
             self.last = [s.text for s in said]
         for s in said:
-            self._log(SaidRecord(at, s.text, kind))
+            self._log(SaidRecord(at, s.text, tone))
         return said
 
-    def _events(self, events: Sequence[Event], at: float) -> list[Said]:
-        said: list[Said] = []
+    def _problem(self, text: str, at: float) -> list[Say]:
+        return self._say([text], at, Tone.PROBLEM)
+
+    def _events(self, events: Sequence[Event], at: float) -> list[Say]:
+        said: list[Say] = []
         for event in events:
             self._log(EventRecord.of(event, at))
-            kind = "announce"
+            tone = Tone.ANNOUNCE
             if isinstance(event, TurnStarted):
                 self._fired = set()
                 self._turn_limit = event.seconds
-                kind = "turn"
-            said += self._say([self.spec.announce(event, self.game)], at, kind)
+                tone = Tone.TURN
+            said += self._say([self.spec.announce(event, self.game)], at, tone)
             secret = self.spec.private(event, self.game)
             if secret is not None:
                 said.append(self._say_privately(*secret, at))
         if self.over and not self._ended:
             self._ended = True
-            said += self._say([AFTER_THE_END], at, "turn")
+            said += self._say([AFTER_THE_END], at, Tone.TURN)
         if said:
             self.last = [s.text for s in said if s.to is None]
         return said
 
-    def _say_privately(self, player: str, text: str, at: float) -> Said:
+    def _say_privately(self, player: str, text: str, at: float) -> Say:
         """A sentence for one player's ears only (a virtual Twist card): never
         repeated aloud by "repeat"."""
-        self._log(SaidRecord(at, text, "private", player))
-        return Said(at, text, "private", player)
+        self._log(SaidRecord(at, text, Tone.PRIVATE, player))
+        return Say(at, text, Tone.PRIVATE, player)
 
-    def start(self) -> list[Said]:
+    def _start(self, at: float, rebuild: tuple[str, ...] | None) -> None:
         """The opening announcement (the first turn's clock starts after it), then
-        any chance the game starts with (a deal), resolved as after a move."""
-        said = self._say([self.spec.opening(self.game)], self.now, "turn")
-        return said + self._after_move([], self.now)
+        any chance the game starts with (a deal), resolved as after a move. A
+        game rebuilt from a log says nothing: its chance steps take the logged
+        outcomes (``rebuild``), so resume repeats what was said."""
+        self.now = max(self.now, at)
+        if rebuild is not None:
+            self._replayed_chance = list(rebuild)
+            # What the game started with (a deal): logged as events when it started.
+            self.events_logged += len(self._chance(self.now))
+            return
+        said = self._say([self.spec.opening(self.game)], self.now, Tone.TURN)
+        self._emit(said + self._after_move([], self.now))
 
     # --- the clock ---------------------------------------------------------------------
     def next_wakeup(self) -> float | None:
@@ -322,9 +438,9 @@ class Session:
         pending = [deadline - m for m in countdown_marks(self._turn_limit) if m not in self._fired]
         return min([*pending, deadline])
 
-    def tick(self, at: float) -> list[Said]:
+    def _tick(self, at: float) -> list[Say]:
         """Everything due up to ``at``: countdown marks, timeouts, unanswered questions."""
-        said: list[Said] = []
+        said: list[Say] = []
         if self._resume_at is not None and self._resume_at <= at:
             resume_at, self._resume_at = self._resume_at, None
             if not self.over and self.question is None and self.game.deadline() is None:
@@ -341,7 +457,7 @@ class Session:
             ]
             for mark in due:
                 self._fired.add(mark)
-                said += self._say([_mark_text(mark)], deadline - mark, "countdown")
+                said += self._say([_mark_text(mark)], deadline - mark, Tone.COUNTDOWN)
             if deadline > at:
                 break
             events = self.game.apply(Timeout(), deadline)
@@ -350,23 +466,62 @@ class Session:
         return said
 
     # --- what players say -----------------------------------------------------------------
-    def hear(self, text: str, speaker: str | None, at: float, source: str = "text") -> list[Said]:
+    def _typed(self, m: Typed) -> None:
+        """A typed line: never gated (typing is not heard over the referee's voice);
+        a typed "stop" cuts the voice as a spoken one does."""
+        self._emit(self._tick(m.at))
+        if not m.text.strip():
+            return
+        self._out.append(Caption(m.at, self.label(m.speaker), m.text, "text"))
+        if self._is_stop(m.text):
+            self._out.append(CutVoice(m.at))
+        self._emit(self._hear(m.text, m.speaker, m.at))
+
+    def _hear(self, text: str, speaker: str | None, at: float) -> list[Say]:
         """React to one typed utterance ``text`` by ``speaker`` (None: unknown)."""
-        said = self.tick(at)
         text = clean_text(text)
         if not text:
-            return said
+            return []
         speaker, stranger = self._seat(speaker)
         if stranger is not None:
-            return said + self._say([stranger], at, "problem")
+            return self._problem(stranger, at)
         if len(text) > MAX_CHARS:
-            return said + self._say(
-                ["That was too long for me. Please say one move at a time."], at, "problem"
-            )
+            return self._problem("That was too long for me. Please say one move at a time.", at)
         heard = self.matcher.match(text, self.attribute(speaker))
         log.debug("heard %r from %s: %s", text, speaker, heard)
         sure = self.is_sure(heard, named=speaker is not None)
-        return said + self.respond(heard, speaker, at, sure=sure, source=source)
+        return self._respond(heard, speaker, at, sure=sure, source="text")
+
+    def _speech(self, m: Speech) -> None:
+        """An utterance the gate has judged (:mod:`referee.gate`). What is
+        dropped is logged, and the player told when it was theirs ("Sorry, I
+        was talking"); what is not nearly a command (table talk, a cough) is
+        logged and not answered, unless it was addressed to the referee."""
+        self._emit(self._tick(m.at))
+        heard, verdict = m.heard, m.verdict
+        if verdict.dropped is not None:
+            self._drop(m, verdict.dropped)
+            if verdict.notice is not None:  # (about hearing, not the game: not logged)
+                self._out.append(Say(m.at, verdict.notice, Tone.PROBLEM))
+            return
+        if heard.kind != "none" or m.transcript:
+            self._out.append(Caption(m.at, self.label(m.speaker), m.transcript or "...",
+                                     m.source))
+        if heard.kind == "stop":
+            self._out.append(CutVoice(m.at, since=m.start))
+            return
+        if heard.kind == "none" and not heard.message and heard.score < FLOOR:
+            self._drop(m, "not a command")
+            if ADDRESSED.match(m.transcript):
+                self._out.append(Say(m.at, NOT_CAUGHT, Tone.PROBLEM))
+            return
+        # Said over the referee's voice: never a sure move, whatever the score.
+        sure = self.is_sure(heard, named=False) and not verdict.over_voice
+        self._emit(self._respond(heard, m.speaker, m.at, sure=sure, source=m.source))
+
+    def _drop(self, m: Speech, reason: str) -> None:
+        log.info("not acted on: %r (%s)", m.transcript, reason)
+        self._log(DroppedRecord(m.at, m.source, m.speaker, m.transcript, reason))
 
     def is_sure(self, heard: Heard, *, named: bool) -> bool:
         """Whether a move heard so is played at once rather than asked about
@@ -400,9 +555,7 @@ class Session:
             return self.players[0]
         return self.spec.unnamed(self.game) or SOMEONE
 
-    def is_stop(self, text: str) -> bool:
-        """Whether a typed line is "stop" (the table cuts its voice; a script,
-        never spoken, says it was silent)."""
+    def _is_stop(self, text: str) -> bool:
         return self.matcher.match(clean_text(text)[:MAX_CHARS],
                                   self.attribute(None)).kind == "stop"
 
@@ -411,91 +564,98 @@ class Session:
         who = self.attribute(speaker)
         return "someone" if who == SOMEONE else who
 
-    def respond(
-        self,
-        heard: Heard,
-        speaker: str | None,
-        at: float,
-        *,
-        sure: bool = True,
-        source: str = "text",
-    ) -> list[Said]:
+    def _respond(self, heard: Heard, speaker: str | None, at: float, *, sure: bool,
+                 source: str) -> list[Say]:
         """Act on an intent the matcher (or a recogniser) produced.
 
         ``speaker`` None means the input does not say who spoke (see
         :meth:`attribute`); ``sure`` False asks before acting on a move.
         """
-        said = self.tick(at)
+        said = self._tick(at)
         speaker, stranger = self._seat(speaker)
         if stranger is not None:
-            return said + self._say([stranger], at, "problem")
+            return said + self._problem(stranger, at)
         who = self.attribute(speaker)
         heard, unclear = self._addressed(heard, who)
         self._log(InputRecord(at, source, speaker, who, heard.text, heard.intent,
                               heard.score, sure, heard.message))
         if unclear is not None:
-            return said + self._say([unclear], at, "problem")
+            return said + self._problem(unclear, at)
         intent = heard.intent
-        kind = intent.kind
         unknown = {k: None for k, v in intent.slots if v == SOMEONE}  # "I", "my": whose?
-        if unknown and kind == "query":  # a question about "me": answered for everyone
+        if unknown and intent.kind == "query":  # a question about "me": answered for everyone
             intent = intent.with_slots(**unknown)
         elif unknown:  # a move of "mine": nothing tells whose, so it is not played
-            return said + self._say([WHO_SAID], at, "problem")
+            return said + self._problem(WHO_SAID, at)
+        if intent.kind == "answer" and self.question is None:  # the game's own question?
+            intent = self.spec.answer_move(intent, who, self.game) or intent
+        return said + self._talk(heard, intent, speaker, who, at, sure)
+
+    def _talk(self, heard: Heard, intent: Intent, speaker: str | None, who: str, at: float,
+              sure: bool) -> list[Say]:
+        """What is not a move: the voice, "more", answers, what was not caught,
+        questions; then, with no question open, the table's commands and moves."""
+        kind = intent.kind
         if kind == "voice":
-            return said + self._voice(intent["change"], at)
+            self._out.append(ChangeVoice(at, intent["change"]))  # answered by VoiceChanged
+            return []
         if kind == "more":
-            return said + self._read_more(at)
-        if kind == "answer" and self.question is None:  # the game's own question?
-            move = self.spec.answer_move(intent, who, self.game)
-            if move is not None:
-                intent, kind = move, move.kind
-        if kind in ("answer", "stop"):
-            if kind == "answer" and self.question is not None:
-                if not sure:  # a yes or no the referee is not sure it heard
-                    return said + self._say(
-                        [f"Sorry, was that a yes or a no? {self.question.text}"], at, "problem")
-                named = intent.get("player")
-                if named is not None and speaker is not None and named != speaker:
-                    return said + self._say([f"{named} has to say it."], at, "problem")
-                return said + self._answered(intent["value"] == "yes", speaker or named, at)
-            return said
+            return self._read_more(at)
+        if kind == "answer" and self.question is not None:
+            return self._reply(intent, speaker, at, sure)
+        if kind in ("answer", "stop"):  # no question open; "stop" is the table's
+            return []
         if kind == "none":
-            message = heard.message or "Sorry, I didn't catch that. Say help for what you can say."
-            return said + self._say([message], at, "problem")
+            return self._problem(heard.message or DID_NOT_CATCH, at)
         if kind == "ambiguous":
             options = [self.spec.describe_intent(c) for c in intent.candidates]
             question = f"Did you mean {spoken_list(options).replace(' and ', ' or ')}?"
-            return said + self._say([f"{question} Please say it again."], at, "problem")
+            return self._problem(f"{question} Please say it again.", at)
         if kind == "query":
-            return said + self._answer(intent, at)
+            return self._answer(intent, at)
         if self.question is not None:
-            return said + self._say([f"First: {self.question.text}"], at, "problem")
+            return self._problem(f"First: {self.question.text}", at)
+        return self._command(intent, who, at, sure)
+
+    def _reply(self, intent: Intent, speaker: str | None, at: float, sure: bool) -> list[Say]:
+        """A yes or a no to the open question."""
+        assert self.question is not None
+        if not sure:  # a yes or no the referee is not sure it heard
+            return self._problem(f"Sorry, was that a yes or a no? {self.question.text}", at)
+        named = intent.get("player")
+        if named is not None and speaker is not None and named != speaker:
+            return self._problem(f"{named} has to say it.", at)
+        return self._answered(intent["value"] == "yes", speaker or named, at)
+
+    def _command(self, intent: Intent, who: str, at: float, sure: bool) -> list[Say]:
+        """The table's commands (pause, play again, that's all, undo) and moves:
+        asked about first when another player must agree, when the words make
+        a likelier move read another way, or when not heard surely."""
+        kind = intent.kind
         if kind in ("pause", "resume"):
-            return said + self._pause(kind == "pause", at)
+            return self._pause(kind == "pause", at)
         if kind == "rematch" and self.over:
-            return said + self._rematch(at)
+            return self._rematch(at)
         if kind == "leave" and self.over:
-            return said + self._leave(at)
+            return self._leave(at)
         if kind == "leave":
-            return said + self._ask_agreement(intent, "end the game", who, at)
+            return self._ask_agreement(intent, "end the game", who, at)
         if kind == "rematch":
-            return said + self._ask(f"{self._others(who)[0]}, do you agree to start a new game?",
-                                    self._others(who), intent, who, at, consent=True)
+            return self._ask(f"{self._others(who)[0]}, do you agree to start a new game?",
+                             self._others(who), intent, who, at, consent=True)
         if self._paused and kind not in NOT_MOVES:
-            return said + self._say(["The game is paused: say resume to go on."], at, "problem")
+            return self._problem("The game is paused: say resume to go on.", at)
         if kind == "undo":
-            return said + self._ask_undo(who, at)
+            return self._ask_undo(who, at)
         agreement = self.spec.agreement(intent)
         if agreement is not None:
-            return said + self._ask_agreement(intent, agreement, who, at)
+            return self._ask_agreement(intent, agreement, who, at)
         likelier = None if kind in NOT_MOVES else self.spec.likelier(intent, who, self.game, at)
         if likelier is not None:  # the words read another way make the move: ask
-            return said + self._ask(self.spec.confirmation(likelier, who), (who,), likelier,
-                                    who, at)
+            return self._ask(self.spec.confirmation(likelier, who), (who,), likelier, who, at)
         if not sure and kind not in NOT_MOVES:
-            return said + self._ask(self.spec.confirmation(intent, who), (who,), intent, who, at)
-        return said + self._act(intent, who, at)
+            return self._ask(self.spec.confirmation(intent, who), (who,), intent, who, at)
+        return self._act(intent, who, at)
 
     def _addressed(self, heard: Heard, who: str) -> tuple[Heard, str | None]:
         """``heard`` with "you" resolved, and what to say if it cannot be.
@@ -519,18 +679,18 @@ class Session:
         resolved = intent.with_slots(**dict.fromkeys(unresolved, self._named))
         return replace(heard, intent=resolved), None
 
-    def _answer(self, intent: Intent, at: float) -> list[Said]:
+    def _answer(self, intent: Intent, at: float) -> list[Say]:
         if intent["what"] == "repeat":
             if not self.last:
-                return self._say(["I haven't said anything yet."], at, "answer")
+                return self._say(["I haven't said anything yet."], at, Tone.ANSWER)
             for text in self.last:
-                self._log(SaidRecord(at, text, "answer"))
-            return [Said(at, t, "answer") for t in self.last]
+                self._log(SaidRecord(at, text, Tone.ANSWER))
+            return [Say(at, t, Tone.ANSWER) for t in self.last]
         if intent["what"] == "help" and self.question is not None:
-            return self._say([f"Please answer yes or no. {self.question.text}"], at, "answer")
+            return self._say([f"Please answer yes or no. {self.question.text}"], at, Tone.ANSWER)
         secret = self.spec.answer_privately(intent, self.game)
         if secret is not None:
-            said = self._say([secret[0]], at, "answer")
+            said = self._say([secret[0]], at, Tone.ANSWER)
             return [*said, self._say_privately(secret[1], secret[2], at)]
         if intent["what"] == "help":
             text = self.spec.help(intent.get("topic"), self.game, intent.get("player"), at)
@@ -539,41 +699,36 @@ class Session:
         self._more = sections(text)
         return self._read_more(at)
 
-    def _read_more(self, at: float) -> list[Said]:
+    def _read_more(self, at: float) -> list[Say]:
         """The next section of a long answer ("more"); "That's all." when all was
         read, so a player who cannot see tells "done" from "not heard"."""
         if not self._more:  # ("repeat" still says the last answer, not this)
             last = self.last
-            said = self._say([ALL_READ], at, "answer")
+            said = self._say([ALL_READ], at, Tone.ANSWER)
             self.last = last
             return said
         section = self._more.pop(0)
-        return self._say([f"{section} {MORE}" if self._more else section], at, "answer")
+        return self._say([f"{section} {MORE}" if self._more else section], at, Tone.ANSWER)
 
-    def _voice(self, change: str, at: float) -> list[Said]:
-        if self.adjust_voice is None:
-            return self._say(["I have no voice to change here."], at, "answer")
-        return self._say([self.adjust_voice(change)], at, "answer")
-
-    def _pause(self, pause: bool, at: float) -> list[Said]:
+    def _pause(self, pause: bool, at: float) -> list[Say]:
         """ "pause" / "resume": the players hold the game (the timer stands still)."""
         if self.over:
-            return self._say(["The game is over."], at, "problem")
+            return self._say(["The game is over."], at, Tone.PROBLEM)
         if pause == self._paused:
             state = "already paused: say resume to go on" if pause else "not paused"
-            return self._say([f"The game is {state}."], at, "problem")
+            return self._say([f"The game is {state}."], at, Tone.PROBLEM)
         self._paused = pause
         if pause:
             self._paused_clock = self._hold_clock(at)
             held = "the timer is held. " if self._paused_clock else ""
-            return self._say([f"Paused: {held}Say resume to go on."], at, "announce")
-        said = self._say(["We go on."], at, "announce")
+            return self._say([f"Paused: {held}Say resume to go on."], at, Tone.ANNOUNCE)
+        said = self._say(["We go on."], at, Tone.ANNOUNCE)
         if self._paused_clock and not self._held:
             said += self._events(self._restart_clock(at), at)
         self._paused_clock = False
         return said
 
-    def _rematch(self, at: float) -> list[Said]:
+    def _rematch(self, at: float) -> list[Say]:
         """The same players and options start a new game, once the table has
         been told what to put back (when anything was played)."""
         reset = self.spec.reset(self.game) if self._moves or self.over else ""
@@ -585,29 +740,30 @@ class Session:
         deadline = self.game.deadline()
         self._turn_limit = None if deadline is None else deadline - at
         self._log(EventRecord(at, "NewGame"))
-        said = self._say([f"New game. {reset}".strip(), self.spec.opening(self.game)], at, "turn")
+        said = self._say([f"New game. {reset}".strip(), self.spec.opening(self.game)], at,
+                         Tone.TURN)
         return said + self._after_move([], at)
 
-    def _leave(self, at: float) -> list[Said]:
+    def _leave(self, at: float) -> list[Say]:
         """The table is done: the loop that drives this session ends."""
         self.left = True
         self.question = None
-        return self._say([GOODBYE], at, "announce")
+        return self._say([GOODBYE], at, Tone.ANNOUNCE)
 
-    def _act(self, intent: Intent, speaker: str, at: float) -> list[Said]:
+    def _act(self, intent: Intent, speaker: str, at: float) -> list[Say]:
         if self.over and intent.kind not in NOT_MOVES:
             return self._say(["The game is over. Say play again for a new game."],
-                             at, "problem")
+                             at, Tone.PROBLEM)
         try:
             action = self.spec.action_for(intent, speaker, self.game)
             depth = self.game.depth
             events = self.game.apply(action, at)
         except Rejection as rejection:
-            return self._say([rejection.sentence], at, "problem")
+            return self._say([rejection.sentence], at, Tone.PROBLEM)
         self._moves.append((depth, self.game.describe(action)))
         return self._after_move(events, at)
 
-    def _after_move(self, events: Sequence[Event], at: float) -> list[Said]:
+    def _after_move(self, events: Sequence[Event], at: float) -> list[Say]:
         """The events of a move, then those of the chance steps that follow it,
         and, when the table must resolve the next one, the game's request
         ("Ann, draw from the bank and tell me how many")."""
@@ -615,7 +771,7 @@ class Session:
         said = self._events(events, at)
         waiting = None if self.over else self.game.chance()
         if waiting is not None:
-            said += self._say([self.spec.ask_chance(waiting, self.game)], at, "turn")
+            said += self._say([self.spec.ask_chance(waiting, self.game)], at, Tone.TURN)
             self.last = [s.text for s in said]
         return said
 
@@ -654,15 +810,15 @@ class Session:
         at: float,
         undo_to: int | None = None,
         consent: bool = False,
-    ) -> list[Said]:
+    ) -> list[Say]:
         paused = self._hold_clock(at)
         self.question = Question(text, answerers, intent, by, at + self.answer_seconds,
                                  paused, undo_to, consent)
-        return self._say([text], at, "question")
+        return self._say([text], at, Tone.QUESTION)
 
-    def _ask_undo(self, who: str, at: float) -> list[Said]:
+    def _ask_undo(self, who: str, at: float) -> list[Say]:
         if not self._moves:
-            return self._say(["There is nothing to undo."], at, "problem")
+            return self._say(["There is nothing to undo."], at, Tone.PROBLEM)
         depth, move = self._moves[-1]
         others = self._others(who)
         text = f"{others[0]}, do you agree to undo: {move}?"
@@ -670,36 +826,36 @@ class Session:
 
     def _ask_agreement(
         self, intent: Intent, what: str, who: str, at: float
-    ) -> list[Said]:
+    ) -> list[Say]:
         others = self._others(who)
         if intent.kind not in ("end", "leave"):
             try:  # refuse an impossible move before asking anyone
                 action = self.spec.action_for(intent, who, self.game)
                 self.game.rules.apply(self.game.state, action, at)
             except Rejection as rejection:
-                return self._say([rejection.sentence], at, "problem")
+                return self._say([rejection.sentence], at, Tone.PROBLEM)
         return self._ask(f"{others[0]}, do you agree: {what}?", others, intent, who, at,
                          consent=True)
 
-    def _answered(self, yes: bool, speaker: str | None, at: float) -> list[Said]:
+    def _answered(self, yes: bool, speaker: str | None, at: float) -> list[Say]:
         question = self.question
         assert question is not None
         if speaker is None and question.consent:
             # Nobody said who: it may be the asker, who cannot consent for another.
             name = question.answerers[0]
             return self._say([f"{name}, please say it with your name: {name} agrees, or "
-                              f"{name} says no."], at, "problem")
+                              f"{name} says no."], at, Tone.PROBLEM)
         who = self.attribute(speaker)
         if who not in question.answerers:
             return self._say([f"{question.answerers[0]} has to answer. {question.text}"],
-                             at, "problem")
+                             at, Tone.PROBLEM)
         return self._resolve(yes, at)
 
-    def _resolve(self, yes: bool, at: float, unanswered: bool = False) -> list[Said]:
+    def _resolve(self, yes: bool, at: float, unanswered: bool = False) -> list[Say]:
         question = self.question
         assert question is not None
         self.question = None
-        said: list[Said] = []
+        said: list[Say] = []
         intent = question.intent
         if yes and question.undo_to is not None:
             before = self.game.undo_to(question.undo_to, at)
@@ -711,7 +867,7 @@ class Session:
         if not yes:
             refused = self._refused(question, at)
             said += self._say([f"No answer, so no. {refused}" if unanswered else refused], at,
-                              "problem" if unanswered else "answer")
+                              Tone.PROBLEM if unanswered else Tone.ANSWER)
         elif intent.kind == "rematch":
             return self._rematch(at)
         elif intent.kind == "end":
@@ -758,7 +914,7 @@ class Session:
             return []
         return self.game.apply(ResumeClock(), at)
 
-    def delay_clock(self, at: float, until: float) -> None:
+    def _delay_clock(self, at: float, until: float) -> None:
         """Hold the turn timer from ``at`` until ``until``, while the referee talks.
 
         The table loop calls this when it announces a new turn or answers a
@@ -778,7 +934,7 @@ class Session:
         self.game.apply(PauseClock(), at)
         self._resume_at = until
 
-    def question_spoken(self, at: float, until: float) -> None:
+    def _question_spoken(self, at: float, until: float) -> None:
         """The open question finished being said at ``until``: the answer time counts from then."""
         if self.question is None:
             return
@@ -791,19 +947,19 @@ class Session:
     # respond do): whatever fell due before them happened before them, whether
     # the table loop had ticked by then or a log is being replayed.
 
-    def hold(self, at: float, text: str) -> list[Said]:
+    def _hold(self, at: float, text: str) -> list[Say]:
         """Pause the turn timer for something outside the game (a lost microphone)."""
-        said = self.tick(at)
+        said = self._tick(at)
         self._log(HoldRecord(at, text))
         if self._hold_clock(at):
             self._held = True
-        return said + self._say([text], at, "problem")
+        return said + self._say([text], at, Tone.PROBLEM)
 
-    def release(self, at: float, text: str) -> list[Said]:
+    def _release(self, at: float, text: str) -> list[Say]:
         """End a :meth:`hold`: the timer runs again with the time that was left."""
-        said = self.tick(at)
+        said = self._tick(at)
         self._log(ReleaseRecord(at, text))
-        said += self._say([text], at, "announce")
+        said += self._say([text], at, Tone.ANNOUNCE)
         if self._paused:  # the players paused the game meanwhile: it stays paused
             self._paused_clock = self._paused_clock or self._held
         elif self._held:
@@ -811,9 +967,9 @@ class Session:
         self._held = False
         return said
 
-    def stop(self, at: float) -> list[Said]:
+    def _stop(self, at: float) -> list[Say]:
         """The table ends the game."""
-        said = self.tick(at)
+        said = self._tick(at)
         if self.over:
             return said
         self._log(StopRecord(at))
@@ -823,6 +979,49 @@ class Session:
 
     def final_state(self) -> dict[str, Any]:
         return self.spec.final_state(self.game)
+
+
+
+    # --- a game rebuilt from its log ------------------------------------------------------
+    def _replayed(self, record: Record) -> None:
+        """One logged record, replayed at its logged time, so the state, the
+        timer and any open question come back exactly. An input the game
+        cannot take (an intent edited by hand: no tile in a flip) changes
+        nothing and is reported as :class:`~referee.protocol.Skipped`."""
+        at = record.at
+        match record:
+            case EventRecord():
+                # An event the rebuilt game has not made yet can only be the
+                # clock's (a timeout): its deadline, rebuilt from times rounded to
+                # the millisecond, may fall a hair after the logged time. Run the
+                # clock that far, before any later record acts on the timer.
+                self._replayed_events += 1
+                if self.events_logged < self._replayed_events:
+                    self._emit(self._tick(at + REPLAY_SLACK))
+            case InputRecord():
+                before = self.game.depth
+                try:
+                    self._emit(self._respond(
+                        Heard(record.text, record.intent, record.score, record.message),
+                        record.speaker, at, sure=record.sure, source=record.source))
+                except (KeyError, TypeError, ValueError, AttributeError) as error:
+                    if self.game.depth != before:
+                        raise
+                    self._out.append(Skipped(at, f"the input at {at:g} s ({record.text!r}) "
+                                                 f"does not fit the game "
+                                                 f"({type(error).__name__}: {error})"))
+            case StopRecord():
+                self._emit(self._stop(at))
+            case AskedRecord():
+                self._emit(self._tick(at))  # (the table loop had run the clock up to now)
+                self._question_spoken(at, record.until)
+            case DelayRecord():
+                self._emit(self._tick(at))
+                self._delay_clock(at, record.until)
+            case HoldRecord():
+                self._emit(self._hold(at, record.text))
+            case ReleaseRecord():
+                self._emit(self._release(at, record.text))
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
@@ -858,62 +1057,37 @@ def sections(text: str, most: int = SECTION_WORDS) -> list[str]:
 REPLAY_SLACK = 0.0025
 
 
-def replay_records(
-    session: Session, records: Iterable[Record], skipped: list[str] | None = None
-) -> float:
-    """Feed a game log's inputs back into a fresh ``session``; returns the last time.
+@dataclass(frozen=True)
+class Rebuilt:
+    """A game rebuilt from its log (:func:`replay_records`)."""
 
-    The session must be built like the logged one (same game and options);
-    inputs are replayed at their logged times, so the state, the timer and any
-    open question come back exactly. An input the game cannot take (an intent
-    edited by hand: no tile in a flip) changes nothing and is noted in
-    ``skipped``.
+    #: The time of the log's last record.
+    last: float
+    #: What the rebuilt game logged (compared with the log: what was lost).
+    records: list[Record]
+    #: The logged inputs that did not fit the game, and why.
+    skipped: list[str]
+
+
+def replay_records(session: Session, records: Iterable[Record]) -> Rebuilt:
+    """Feed a game log's records back into a fresh ``session``.
+
+    The session must be built like the logged one (same game and options):
+    it starts with the log's chance outcomes, then takes each record as
+    :class:`~referee.protocol.Replayed`.
     """
-    last = session.now
     records = list(records)
-    session._replayed_chance = [r.outcome for r in records if isinstance(r, ChanceRecord)]
-    # What the game started with (a deal): logged as events when it started.
-    session.events_logged += len(session._chance(session.now))
-    events = 0
+    chance = tuple(r.outcome for r in records if isinstance(r, ChanceRecord))
+    out = session.step(Start(session.now, rebuild=chance))
+    last = session.now
     for record in records:
-        at = record.at
-        last = max(last, at)
-        if isinstance(record, EventRecord):
-            # An event the rebuilt game has not made yet can only be the
-            # clock's (a timeout): its deadline, rebuilt from times rounded to
-            # the millisecond, may fall a hair after the logged time. Run the
-            # clock that far, before any later record acts on the timer.
-            events += 1
-            if session.events_logged < events:
-                session.tick(at + REPLAY_SLACK)
-        elif isinstance(record, InputRecord):
-            heard = Heard(record.text, record.intent, record.score, record.message)
-            before = session.game.depth
-            try:
-                session.respond(heard, record.speaker, at, sure=record.sure,
-                                source=record.source)
-            except (KeyError, TypeError, ValueError, AttributeError) as error:
-                if session.game.depth != before:
-                    raise
-                if skipped is not None:
-                    skipped.append(f"the input at {at:g} s ({record.text!r}) does not fit "
-                                   f"the game ({type(error).__name__}: {error})")
-        elif isinstance(record, StopRecord):
-            session.stop(at)
-        elif isinstance(record, AskedRecord):
-            session.tick(at)  # (the table loop had run the clock up to now)
-            session.question_spoken(at, record.until)
-        elif isinstance(record, DelayRecord):
-            session.tick(at)
-            session.delay_clock(at, record.until)
-        elif isinstance(record, HoldRecord):
-            session.hold(at, record.text)
-        elif isinstance(record, ReleaseRecord):
-            session.release(at, record.text)
+        last = max(last, record.at)
+        out += session.step(Replayed(record))
     # A deadline rebuilt from times the log rounded to the millisecond can
     # fall a millisecond or two after the announcement it made ("Time!"
     # logged at 18.602, rebuilt at 18.6023): a game killed right after it
     # would resume without it. So the clock is run that much past the last
     # record.
-    session.tick(last + REPLAY_SLACK)
-    return last
+    out += session.step(Tick(last + REPLAY_SLACK))
+    return Rebuilt(last, [o.record for o in out if isinstance(o, Logged)],
+                   [o.why for o in out if isinstance(o, Skipped)])

@@ -43,7 +43,8 @@ from referee.gamelog import (
 )
 from referee.games import find_game
 from referee.games.base import GameSpec, SetupError, plural
-from referee.session import Said, Session, replay_records
+from referee.protocol import Resume, Say, Stop, Tone
+from referee.session import Session, replay_records
 from referee.speech.audio import PlaybackTrack
 from referee.speech.hearing.mic import parse_device
 from referee.speech.speaking.tts import (
@@ -58,7 +59,7 @@ from referee.speech.speaking.tts import (
     output_device_available,
 )
 from referee.speech.understanding.meaning import spoken_list
-from referee.table import ECHO_TAIL, READING_WPM, Table, run_audio_script
+from referee.table import ECHO_TAIL, READING_WPM, AudioScript, Table
 
 MAX_SCRIPT_BYTES = 10_000_000
 
@@ -197,8 +198,9 @@ def check_log_path(args: argparse.Namespace, resuming: Path | None = None) -> No
 
 def _run(args: argparse.Namespace, session: Session,
          make_log: Callable[[], GameLog | None], *, live: bool,
-         resuming: str | None = None) -> int:
-    """Play to the end; ``resuming`` is what to say instead of the opening. The
+         resuming: float | None = None) -> int:
+    """Play to the end; ``resuming``: the game was rebuilt from its log, whose
+    last record is at that time (where it stands is said instead of the opening). The
     game log is made by ``make_log`` once the voice and the microphone are
     ready, so a game that cannot start leaves no log behind."""
     private = private_outputs(session.spec, live)
@@ -206,13 +208,14 @@ def _run(args: argparse.Namespace, session: Session,
     game_log: GameLog | None = None
     try:
         if not live:
-            lines = read_lines(args.audio_script)
+            script = AudioScript(read_lines(args.audio_script), args.audio_script.parent,
+                                 end_silence=args.end_silence, echo=args.echo)
             recognizer = _recognizer(args, session)
-            game_log = _attach(session, make_log())
+            game_log = make_log()
             table = Table(session, recognizer=recognizer, voice=voice, output=output,
-                          show=emit, private=private)
-            run_audio_script(table, lines, args.audio_script.parent,
-                             end_silence=args.end_silence, echo=args.echo)
+                          show=emit, private=private, record=_writer(game_log),
+                          heard_back=script.heard_back)
+            script.run(table)
         else:
             game_log = _run_live(args, session, voice, output, make_log, resuming, private)
     finally:
@@ -226,14 +229,12 @@ def _run(args: argparse.Namespace, session: Session,
     return 0
 
 
-def _attach(session: Session, game_log: GameLog | None) -> GameLog | None:
-    if game_log is not None:
-        session.record = game_log.write
-    return game_log
+def _writer(game_log: GameLog | None) -> Callable[[Record], None] | None:
+    return None if game_log is None else game_log.write
 
 
 def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: Output,
-              make_log: Callable[[], GameLog | None], resuming: str | None,
+              make_log: Callable[[], GameLog | None], resuming: float | None,
               private: dict[str, Output]) -> GameLog | None:
     from referee.live import LiveLoop, library_noise_to, parse_seats
     from referee.speech.hearing.mic import Microphone, MicrophoneError, input_device
@@ -259,21 +260,21 @@ def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: 
         note("Type what you say, one line at a time; 'Bob: ...' says who spoke. "
              "After the game, that's all or Ctrl-D leaves.")
     recognizer = _recognizer(args, session) if microphone is not None else None
-    game_log = _attach(session, make_log())
+    game_log = make_log()
     table = Table(session, recognizer=recognizer, voice=voice, output=output,
                   show=emit, stamp=False, echo_tail=ECHO_TAIL,
                   cancels_echo=microphone is not None and track is not None, private=private,
-                  reading_wpm=READING_WPM)
+                  reading_wpm=READING_WPM, record=_writer(game_log))
     # What went wrong while setting up is said too, not only printed.
-    table.say([Said(session.now, text, "problem") for text in take_problems()], show=False)
+    table.say([Say(session.now, text, Tone.PROBLEM) for text in take_problems()], show=False)
     if resuming is not None:
-        table.say([Said(session.now, resuming, "turn")])
+        table.tell(Resume(resuming))
     loop = LiveLoop(table, microphone=microphone, keyboard=sys.stdin.buffer,
                     record=game_log.write if game_log else None)
     with library_noise_to(library_log()):
         loop.run(greet=resuming is None)
         if not session.over:
-            table.say(session.stop(loop.now()))
+            table.tell(Stop(loop.now()))
         # let the last sentence finish before the speakers close (their
         # library's complaints at closing go to its log too)
         time.sleep(max(0.0, min(5.0, table.busy_until - loop.now())))
@@ -332,20 +333,19 @@ def _logged_session(path: Path) -> tuple[Session, float, list[Record]]:
         spec = spec_class(list(header.players), spec_class.options_type.from_json(header.options))
     except (KeyError, TypeError) as error:
         raise SetupError(f"{path} does not describe a game the referee knows.") from error
-    rebuilt: list[Record] = []
-    session = Session(spec, record=rebuilt.append)
+    session = Session(spec)
     skipped = list(logged.skipped)
     records, unheard = announced(logged.records)
     if unheard:
         problem(f"{plural(unheard, 'input')} at the end of {path} had not been answered "
                 "when the game stopped; the game goes on from the last announcement.")
     try:
-        last = replay_records(session, records, skipped)
+        rebuilt = replay_records(session, records)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         # A record that moved the game and then failed: the log cannot be trusted.
         raise SetupError(f"{path} cannot be replayed: a record does not fit the game "
                          f"({type(error).__name__}: {error}).") from error
-    session.record = None
+    skipped += rebuilt.skipped
     middle = logged.damaged_lines[:-1] if logged.torn else logged.damaged_lines
     if middle:
         problem(f"{path}: {plural(len(middle), 'damaged line')} skipped "
@@ -354,13 +354,13 @@ def _logged_session(path: Path) -> tuple[Session, float, list[Record]]:
         problem(f"{path}: the last line was cut by a crash mid-write and was skipped.")
     for why in skipped:
         problem(f"{path}: skipped {why}.")
-    lost = unrestored(records, rebuilt)
+    lost = unrestored(records, rebuilt.records)
     if lost:
         told = "; ".join(f'"{r.text}" (line {logged.line_of(r)})' for r in lost[:5])
         more = f", and {len(lost) - 5} more" if len(lost) > 5 else ""
         problem(f"{path}: the game rebuilt from the rest is not what was announced. Not "
                 f"restored: {told}{more}. Check the table against what I say next.")
-    return session, last, records
+    return session, rebuilt.last, records
 
 
 def unrestored(logged: Sequence[Record], rebuilt: Sequence[Record]) -> list[SaidRecord]:
@@ -409,10 +409,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
             writing.write(ResumedRecord(last, time.strftime("%Y-%m-%dT%H:%M:%S%z")))
             return writing
 
-        text = "Resuming the game. " + session.spec.where_we_are(session.game, last)
-        session.last = [text]
         args.audio_script = None
-        return _run(args, session, make_log, live=True, resuming=text)
+        return _run(args, session, make_log, live=True, resuming=last)
     finally:
         held.close()
         if writing is not None:

@@ -18,10 +18,28 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from referee.session import NOT_SPEAKING, Said, Session
+from referee.gamelog import Record
+from referee.protocol import (
+    Caption,
+    ChangeVoice,
+    CutVoice,
+    Input,
+    Logged,
+    Say,
+    Start,
+    Tick,
+    Tone,
+    Typed,
+    VoiceChanged,
+)
+from referee.session import NOT_SPEAKING, Session
 
 _SCRIPT_LINE = re.compile(r"^\s*\[\s*([-+]?\d+(?:\.\d*)?)\s*\]\s?(.*)$")
 _PREFIX = re.compile(r"^\s*([^\W\d][\w' .-]{0,40}?)\s*:\s*(.*)$")
+
+
+#: What the referee says to "louder" in a script, which is never spoken.
+NO_VOICE = "I have no voice to change here."
 
 
 class SpeakerError(ValueError):
@@ -49,19 +67,43 @@ def split_speaker(line: str, players: Iterable[str]) -> tuple[str | None, str]:
     return None, line
 
 
-def format_said(said: Said) -> str:
+def format_said(said: Say) -> str:
     if said.to is not None:  # a secret (a virtual Twist card): not on the shared screen
         return f"[{said.at:.1f}] referee, to {said.to} only: (private)"
     return f"[{said.at:.1f}] referee: {said.text}"
 
 
-def run_script(
-    session: Session, lines: Iterable[str], emit: Callable[[str], None]
-) -> None:
-    """Play a timed transcript through ``session``, emitting printed lines."""
+class Printer:
+    """The mouth of a script: it prints (a script is never spoken)."""
+
+    def __init__(self, session: Session, emit: Callable[[str], None],
+                 record: Callable[[Record], None] | None = None) -> None:
+        self.session = session
+        self.emit = emit
+        self.record = record
+
+    def tell(self, message: Input) -> None:
+        for out in self.session.step(message):
+            match out:
+                case Say():
+                    self.emit(format_said(out))
+                case Caption(at=at, who=who, text=text):
+                    self.emit(f"[{at:.1f}] {who}: {text if len(text) <= 80 else text[:77] + '...'}")
+                case CutVoice(at=at):
+                    self.emit(format_said(Say(at, NOT_SPEAKING, Tone.ANSWER)))
+                case ChangeVoice(at=at):
+                    self.tell(VoiceChanged(at, NO_VOICE))
+                case Logged(record=record) if self.record is not None:
+                    self.record(record)
+
+
+def run_script(session: Session, lines: Iterable[str], emit: Callable[[str], None],
+               record: Callable[[Record], None] | None = None) -> None:
+    """Play a timed transcript through ``session``, emitting printed lines;
+    ``record`` takes the game log's records."""
+    printer = Printer(session, emit, record)
     now = session.now
-    for said in session.start():
-        emit(format_said(said))
+    printer.tell(Start(now))
     for number, raw in enumerate(lines, start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -83,17 +125,6 @@ def run_script(
             speaker, text = split_speaker(line, session.players)
         except SpeakerError as error:
             emit(f"[{now:.1f}] ?: {line}")
-            emit(format_said(Said(now, str(error), "problem")))
+            emit(format_said(Say(now, str(error), Tone.PROBLEM)))
             continue
-        if not text:
-            for said in session.tick(now):
-                emit(format_said(said))
-            continue
-        who = session.label(speaker)
-        for said in session.tick(now):
-            emit(format_said(said))
-        emit(f"[{now:.1f}] {who}: {text if len(text) <= 80 else text[:77] + '...'}")
-        if session.is_stop(text):
-            emit(format_said(Said(now, NOT_SPEAKING, "answer")))  # (a script is never spoken)
-        for said in session.hear(text, speaker, now):
-            emit(format_said(said))
+        printer.tell(Typed(now, text, speaker) if text else Tick(now))

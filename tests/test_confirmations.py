@@ -17,9 +17,10 @@ import pytest
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
+from harness.brain import Drive
 from referee.games import find_game
 from referee.games.base import GameSpec
-from referee.session import NOT_MOVES, Session
+from referee.session import NOT_MOVES
 from referee.speech.understanding.intents import Heard, IntentMatcher
 from referee.speech.understanding.numbers import number_to_words
 from referee.speech.understanding.templates import (
@@ -101,7 +102,7 @@ def test_a_confirmation_never_sounds_like_the_question_it_may_have_been(game):
 def test_hint_heard_as_hit_is_asked_as_another_card_and_a_no_takes_nothing():
     """The report's case through the session: an unsure "hit" asks about a card."""
     spec = _spec("turn7")
-    session = Session(spec)
+    session = Drive(spec)
     session.start()
     hit = IntentMatcher.for_phrases(spec.phrase_file, PLAYERS).match("hit", "Ann")
     said = session.respond(Heard("hit", hit.intent, 0.75), "Ann", 1.0, sure=False,

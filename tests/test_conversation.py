@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
+from harness.brain import Drive
 from referee.gamelog import Record
 from referee.games.race65 import Race65Options, Race65Spec
-from referee.session import ANSWER_SECONDS, Session, replay_records
+from referee.session import ANSWER_SECONDS
 
 
-def session(difficulty: str = "hard", **extra) -> Session:
+def session(difficulty: str = "hard", **extra) -> Drive:
     options = Race65Options(difficulty=difficulty, **extra)
-    return Session(Race65Spec(["Ann", "Bob"], options))
+    return Drive(Race65Spec(["Ann", "Bob"], options))
 
 
 def texts(said) -> list[str]:
     return [s.text for s in said]
 
 
-def unsure(s: Session, text: str, speaker: str | None, at: float) -> list[str]:
+def unsure(s: Drive, text: str, speaker: str | None, at: float) -> list[str]:
     """As the voice loop does for speech it is not sure of."""
     return texts(s.respond(s.matcher.match(text, s.attribute(speaker)), speaker, at, sure=False))
 
@@ -114,15 +115,15 @@ def test_ending_the_game_needs_agreement():
 def test_replaying_the_records_rebuilds_state_timer_and_open_question():
     records: list[Record] = []
     options = Race65Options(difficulty="hard")
-    s = Session(Race65Spec(["Ann", "Bob"], options), record=records.append)
+    s = Drive(Race65Spec(["Ann", "Bob"], options), record=records.append)
     s.start()
     s.hear("flip my seven", None, 1.0)
     s.hear("Bob, flip your four down", None, 2.0)
     s.tick(20.0)                                # Bob times out at 17
     s.hear("undo", "Bob", 21.0)
     unsure(s, "sixty five", "Ann", 22.0)        # Ann is asked while Bob's undo is open
-    copy = Session(Race65Spec(["Ann", "Bob"], options))
-    last = replay_records(copy, records)
+    copy = Drive(Race65Spec(["Ann", "Bob"], options))
+    last = copy.replay(records)
     assert last == 22.0
     assert copy.game.state == s.game.state
     assert copy.question == s.question

@@ -117,8 +117,8 @@ def test_seat_microphones_tell_a_player_from_the_referee_s_voice(referee_voice):
     the room, and Bob's recorded command into his own microphone over it, 6 dB
     quieter than the echo: the referee's voice stands about level at the
     seats (its ``seat_db`` near 0), Bob's command stands out at his."""
+    from referee.gate import SEAT_DB
     from referee.speech.hearing.mic import BLOCK, Microphone
-    from referee.table import SEAT_DB
 
     case = next(u for u in utterances("race65") if u.text == "flip my twelve down")
     player = load_wav(fixture(COMMITTED_VOICE, case, "clean")).samples.astype(np.float64)

@@ -11,10 +11,10 @@ import sys
 import pytest
 
 from benchmarks.fuzz import fuzz
+from harness.brain import Drive
 from referee.games import GAMES
 from referee.games.base import SetupError
 from referee.games.race65 import Race65Spec
-from referee.session import Session
 from referee.speech.understanding.meaning import Intent
 
 
@@ -43,7 +43,7 @@ def test_random_bytes_typed_at_the_keyboard_end_cleanly(game):
 @pytest.mark.parametrize(
     "digit", ["7", "\u0667", "\uff17", "\u096d", "\U0001d7d5", "\u2466"])
 def test_any_script_s_digit_is_a_number(digit):
-    session = Session(Race65Spec(["Ann", "Bob"]))
+    session = Drive(Race65Spec(["Ann", "Bob"]))
     session.start()
     heard = session.matcher.match(f"flip my {digit}", "Ann")
     assert heard.intent == Intent.of("flip", owner="Ann", tile=7, direction=None)
@@ -54,7 +54,7 @@ def test_any_script_s_digit_is_a_number(digit):
 
 
 def test_a_speaker_not_at_the_table_is_named_and_changes_nothing():
-    session = Session(Race65Spec(["Ann", "Bob"]))
+    session = Drive(Race65Spec(["Ann", "Bob"]))
     session.start()
     before = session.game.state
     assert [s.text for s in session.hear("flip my seven", "Zed", 1.0)] == [

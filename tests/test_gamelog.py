@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.brain import Drive
 from referee.engine.race65 import TileCorrected, TileSet, TurnLost
 from referee.gamelog import (
     RECORD_TYPES,
@@ -352,13 +353,13 @@ def _replayed(log: Path) -> tuple[Any, float, list[str], list[str]]:
     the log says was announced and what the rebuilt game says (countdown aside)."""
     from referee.gamelog import SaidRecord, announced
     from referee.games.race65 import Race65Options, Race65Spec
-    from referee.session import Session, replay_records
+
 
     records, _ = announced(read_log(log).records)
     again: list[Record] = []
     spec = Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven", difficulty="hard"))
-    session = Session(spec, record=again.append)
-    last = replay_records(session, records)
+    session = Drive(spec, record=again.append)
+    last = session.replay(records)
 
     def said(rs: list[Record]) -> list[str]:
         return [r.text for r in rs if isinstance(r, SaidRecord) and r.kind != "countdown"]
@@ -376,7 +377,7 @@ def test_a_timeout_announced_last_is_replayed_whatever_the_times_below_a_millise
 
     from referee.gamelog import SaidRecord, announced
     from referee.games.race65 import Race65Options, Race65Spec
-    from referee.session import Session, replay_records
+
 
     script = [(0.3, "Ann", "flip my 7"), (0.6, "Ann", "flip my 3"), (1.0, "Bob", "flip my 12"),
               (1.4, "Bob", "pause"), (3.2, "Bob", "resume"), (3.6, "Bob", "take that back"),
@@ -390,7 +391,7 @@ def test_a_timeout_announced_last_is_replayed_whatever_the_times_below_a_millise
     for seed in range(200):
         rng = random.Random(seed)
         logged: list[Record] = []
-        session = Session(spec, record=logged.append)
+        session = Drive(spec, record=logged.append)
         for at, speaker, text in script:
             session.hear(text, speaker, at + rng.uniform(0.0, 0.001))
             session.tick(at + 0.2)
@@ -400,7 +401,7 @@ def test_a_timeout_announced_last_is_replayed_whatever_the_times_below_a_millise
         records, _ = announced(logged)
         assert said(records)[-3] == "Time!"
         again: list[Record] = []
-        replay_records(Session(spec, record=again.append), records)
+        (Drive(spec, record=again.append)).replay(records)
         lost += said(again) != said(records)
     assert lost == 0
 
@@ -484,11 +485,11 @@ def test_a_move_logged_but_never_announced_is_not_resumed(tmp_path):
     the move, so resume goes on from the last announcement (and says so)."""
     from referee.gamelog import SaidRecord, announced
     from referee.games.race65 import Race65Options, Race65Spec
-    from referee.session import Session
+
 
     records: list[Record] = []
     spec = Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven", difficulty="hard"))
-    session = Session(spec, record=records.append)
+    session = Drive(spec, record=records.append)
     session.start()
     session.hear("flip my 7", "Ann", 1.0)
     session.tick(2.0)
@@ -567,12 +568,12 @@ def _rebuilt(path: Path) -> tuple[Any, list[Record], list[Record]]:
     """The game ``path`` holds, rebuilt as resume and replay do: the session,
     the records it was rebuilt from, and the records the rebuilding wrote."""
     from referee.gamelog import announced
-    from referee.session import Session, replay_records
+
 
     records, _ = announced(read_log(path).records)
     again: list[Record] = []
-    session = Session(_medium_race(), record=again.append)
-    replay_records(session, records)
+    session = Drive(_medium_race(), record=again.append)
+    session.replay(records)
     return session, records, again
 
 
@@ -596,13 +597,13 @@ def test_live_replay_and_resume_agree_on_random_games(tmp_path_factory, steps, m
 
     from referee.cli import main
     from referee.gamelog import ResumedRecord
-    from referee.session import Session
+
 
     path = tmp_path_factory.mktemp("log") / "game.jsonl"
     live_log = GameLog(path, print)
     live_log.write(GameHeader(game="race65", players=("Ann", "Bob"),
                               options=_medium_race().options.to_json()))
-    live = Session(_medium_race(), record=live_log.write)
+    live = Drive(_medium_race(), record=live_log.write)
     live.start()
     _play_steps(live, steps, 0.0)
     live_log.close()
@@ -624,7 +625,7 @@ def test_live_replay_and_resume_agree_on_random_games(tmp_path_factory, steps, m
         return
     last = max([r.at for r in records], default=0.0)
     resumed_log = GameLog(path, print)
-    resumed.record = resumed_log.write
+    resumed = Drive.of(resumed.session, record=resumed_log.write)
     resumed_log.write(ResumedRecord(last, "now"))
     _play_steps(resumed, more, last)
     resumed_log.close()

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.brain import Drive
 from referee.cli import main
 from referee.engine.core import Game, GameWon, IllegalAction, NotYourTurn, Rejection
 from referee.engine.phase10 import (
@@ -53,7 +54,7 @@ from referee.gamelog import Record
 from referee.games.base import SetupError
 from referee.games.phase10 import Phase10Options, Phase10Spec
 from referee.games.phase10.readout import ReadoutError, read_cards
-from referee.session import AFTER_THE_END, Session, replay_records
+from referee.session import AFTER_THE_END, Session
 
 PLAYERS = ("Ann", "Bob", "Cy")
 ALL_PHASES = [*BOARD_PHASES.values(), *TWIST_PHASES.values()]
@@ -595,15 +596,15 @@ def test_random_hands_keep_the_rules(n, virtual, data):
 
 
 def session(players: Sequence[str] = PLAYERS, **options: Any
-            ) -> tuple[Session, list[str], list[Record]]:
+            ) -> tuple[Drive, list[str], list[Record]]:
     records: list[Record] = []
     spec = Phase10Spec(players, Phase10Options(seed=5, **options))
-    s = Session(spec, record=records.append)
+    s = Drive(spec, record=records.append)
     said = [x.text for x in s.start()]
     return s, said, records
 
 
-def says(s: Session, line: str, speaker: str | None = None, at: float = 1.0) -> list[str]:
+def says(s: Drive, line: str, speaker: str | None = None, at: float = 1.0) -> list[str]:
     return [x.text for x in s.hear(line, speaker, at)]
 
 
@@ -735,8 +736,8 @@ def test_a_logged_game_replays_to_the_same_state():
                       ("I'm out", "Bob"), ("twist card", "Cy"), ("twist card", "Ann")]:
         says(s, line, who)
     again = Phase10Spec(PLAYERS, Phase10Options.from_json(s.spec.options.to_json()))
-    copy = Session(again)
-    replay_records(copy, records)
+    copy = Drive(again)
+    copy.replay(records)
     assert copy.game.state == s.game.state
 
 
@@ -862,7 +863,7 @@ def test_twist_choices_and_end_of_hand_reports_are_heard_only_at_their_moment():
     cases = {u.id: u for u in utterances("phase10-twist")}
 
     def heard(uid: str, moments: frozenset[str]) -> Any:
-        recognizer.moments = lambda: moments
+        recognizer.follow(lambda: moments)
         audio = load_wav(clean_path(COMMITTED_VOICE, cases[uid]))
         return understand(matcher, recognizer.decode(recognizer.prepare(audio)), "Ann").intent
 
@@ -928,11 +929,11 @@ def test_a_killed_game_resumes_with_the_twist_card_it_had_drawn(tmp_path):
 README_PHASE = "I lay down my phase three fives and three sevens"
 
 
-def _bob_lays_down(heard_text: str, answer: str | None) -> tuple[Session, list[str]]:
+def _bob_lays_down(heard_text: str, answer: str | None) -> tuple[Drive, list[str]]:
     from referee.speech.understanding.intents import IntentMatcher
 
     spec = Phase10Spec(["Ann", "Bob"])
-    session = Session(spec)
+    session = Drive(spec)
     session.start()
     heard = IntentMatcher.for_phrases(spec.phrase_file, spec.players).match(heard_text, "Bob")
     said = [s.text for s in session.respond(heard, "Bob", 1.0, source="mic")]

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from harness.brain import Drive
 from referee import cli
 from referee.engine.core import (
     Action,
@@ -38,7 +39,7 @@ from referee.engine.core import (
 from referee.gamelog import GameLog, read_log
 from referee.games import GAMES
 from referee.games.base import GameSpec, Intent, Options, SetupError, option, spoken_list
-from referee.session import Session, replay_records
+from referee.session import Session
 from referee.table import Table
 
 HERE = Path(__file__).resolve().parent
@@ -234,11 +235,11 @@ def registered(monkeypatch: pytest.MonkeyPatch) -> type[GiveSpec]:
     return GiveSpec
 
 
-def give_session(players: Sequence[str] = ("Ann", "Bob", "Cy"), **options: Any) -> Session:
-    return Session(GiveSpec(players, GiveOptions(**options)))
+def give_session(players: Sequence[str] = ("Ann", "Bob", "Cy"), **options: Any) -> Drive:
+    return Drive(GiveSpec(players, GiveOptions(**options)))
 
 
-def said(session: Session, line: str, speaker: str | None, at: float) -> list[str]:
+def said(session: Drive, line: str, speaker: str | None, at: float) -> list[str]:
     return [s.text for s in session.hear(line, speaker, at)]
 
 
@@ -318,9 +319,9 @@ def test_the_test_game_through_the_table_loop_and_back_from_its_log(registered, 
 
     spec = GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(tokens=3))
     log.write(GameHeader(game=spec.name, players=spec.players, options=spec.options.to_json()))
-    session = Session(spec, record=log.write)
+    session = Session(spec)
     shown: list[str] = []
-    table = Table(session, show=shown.append)
+    table = Table(session, show=shown.append, record=log.write)
     table.start()
     table.hear_text("I give a token to Cy", None, 1.0)
     table.hear_text("Cy, I give you a token", "Bob", 2.0)
@@ -332,8 +333,8 @@ def test_the_test_game_through_the_table_loop_and_back_from_its_log(registered, 
     logged = read_log(tmp_path / "give.jsonl")
     spec_class = GAMES[logged.header.game]
     options = spec_class.options_type.from_json(logged.header.options)
-    copy = Session(spec_class(list(logged.header.players), options))
-    replay_records(copy, logged.records)
+    copy = Drive(spec_class(list(logged.header.players), options))
+    copy.replay(logged.records)
     assert copy.game.state == session.game.state
     assert copy.final_state()["tokens"] == {"Ann": 2, "Bob": 2, "Cy": 5}
 
@@ -346,7 +347,7 @@ def test_a_game_can_start_with_chance_steps_in_a_row_and_a_log_repeats_them():
 
     records: list[Record] = []
     spec = GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(draws=3, seed=11))
-    s = Session(spec, record=records.append)
+    s = Drive(spec, record=records.append)
     opening, *draws = [x.text for x in s.start()]
     assert opening.startswith("Give, with Ann, Bob and Cy.")
     assert len(draws) == 3
@@ -358,11 +359,11 @@ def test_a_game_can_start_with_chance_steps_in_a_row_and_a_log_repeats_them():
     assert s.game.chance() is None
     assert said(s, "I give a token to Bob", None, 1.0)[0].startswith("Ann gives Bob a token")
     other = GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(draws=3, seed=15))
-    alone = Session(other)
+    alone = Drive(other)
     alone.start()
     assert alone.final_state()["tokens"]["Ann"] != ann  # seed 15 draws otherwise ...
-    copy = Session(GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(draws=3, seed=15)))
-    replay_records(copy, records)
+    copy = Drive(GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(draws=3, seed=15)))
+    copy.replay(records)
     assert copy.game.state == s.game.state  # ... but the log decides
 
 
@@ -372,7 +373,7 @@ def test_the_table_can_hold_the_bank_and_the_referee_waits_for_its_report():
     from referee.gamelog import Record
 
     records: list[Record] = []
-    s = Session(GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(draws=2, bank="table")),
+    s = Drive(GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(draws=2, bank="table")),
                 record=records.append)
     assert [x.text for x in s.start()] == [
         "Give, with Ann, Bob and Cy. Ann starts.",
@@ -389,8 +390,8 @@ def test_the_table_can_hold_the_bank_and_the_referee_waits_for_its_report():
     assert said(s, "I got 1", None, 3.0) == ["Ann draws 1."]
     assert s.game.chance() is None
     assert s.final_state()["tokens"]["Ann"] == 6
-    copy = Session(GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(draws=2, bank="table")))
-    replay_records(copy, records)
+    copy = Drive(GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(draws=2, bank="table")))
+    copy.replay(records)
     assert copy.game.state == s.game.state
 
 

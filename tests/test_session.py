@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from harness.games import race65_session as session
+from harness.brain import Drive
+from harness.games import race65_session
 from referee.engine.core import PauseClock, ResumeClock
 from referee.games.race65 import Race65Options, Race65Spec
-from referee.session import Session, countdown_marks
+from referee.session import countdown_marks
+
+
+def session(*args, **options) -> Drive:
+    return Drive.of(race65_session(*args, **options))
 
 
 def texts(said) -> list[str]:
@@ -135,7 +140,7 @@ def test_out_of_turn_moves_are_refused_but_calls_are_heard():
 
 def test_announce_totals_house_rule_adds_the_total_to_each_flip():
     options = Race65Options(difficulty="hard", house=("announce_totals=on",))
-    s = Session(Race65Spec(["Ann", "Bob"], options))
+    s = Drive(Race65Spec(["Ann", "Bob"], options))
     assert texts(s.hear("flip my seven", None, 1.0)) == ["Ann, 7 down. One more flip. Ann has 7."]
 
 

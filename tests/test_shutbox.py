@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.brain import Drive
 from harness.voicegame import voice_game as play_by_voice
 from referee.engine.core import Game, NotYourTurn, OutOfRange, Rejection
 from referee.engine.shutbox import (
@@ -253,20 +254,20 @@ def test_the_referee_rolls_virtual_dice_and_a_replayed_log_repeats_them():
     """The runtime resolves the chance step; the log keeps each outcome, and a
     replay applies the logged outcome whatever its own dice would say."""
     from referee.gamelog import ChanceRecord
-    from referee.session import replay_records
+
 
     options = ShutBoxOptions(order="given")
     faces = iter([(5, 3), (6, 6)])
     records: list[Record] = []
-    s = Session(ShutBoxSpec(["Ann", "Bob"], options, dice=lambda count: next(faces)),
+    s = Drive(ShutBoxSpec(["Ann", "Bob"], options, dice=lambda count: next(faces)),
                 record=records.append)
     s.start()
     assert s.hear("roll", None, 1.0)[0].text.startswith("Ann rolled 5 and 3")
     chances = [r for r in records if isinstance(r, ChanceRecord)]
     assert chances == [ChanceRecord(1.0, "two dice", "Ann rolls 5 and 3")]
     other = iter([(1, 1), (2, 2)])
-    copy = Session(ShutBoxSpec(["Ann", "Bob"], options, dice=lambda count: next(other)))
-    replay_records(copy, records)
+    copy = Drive(ShutBoxSpec(["Ann", "Bob"], options, dice=lambda count: next(other)))
+    copy.replay(records)
     assert copy.game.state == s.game.state
     assert copy.game.state.roll == 8
 
@@ -420,7 +421,7 @@ def test_virtual_dice_come_from_the_injected_source():
     s = spec()
     faces = iter([(5, 3), (6, 6)])
     s.dice = lambda count: next(faces)
-    session = Session(s)
+    session = Drive(s)
     assert texts(session.hear("roll", None, 1.0)) == [
         "Ann rolled 5 and 3: 8. Shut tiles that make 8."
     ]
@@ -432,7 +433,7 @@ def test_virtual_dice_come_from_the_injected_source():
 
 
 def test_physical_dice_are_reported_by_the_player():
-    session = Session(spec(dice="physical"))
+    session = Drive(spec(dice="physical"))
     assert "tell me what you rolled" in texts(session.hear("roll", None, 1.0))[0]
     assert texts(session.hear("I rolled five and three", None, 2.0))[0].startswith(
         "Ann rolled 5 and 3: 8.")
@@ -443,7 +444,7 @@ def test_physical_dice_are_reported_by_the_player():
 def test_options_and_hint_are_read_out():
     s = spec()
     s.dice = lambda count: (5, 2)
-    session = Session(s)
+    session = Drive(s)
     session.hear("roll", None, 1.0)
     assert texts(session.hear("options", None, 2.0)) == [
         "For 7 you can shut: 7; 1 and 6; 2 and 5; 3 and 4; 1 and 2 and 4."
@@ -517,12 +518,12 @@ def test_a_voice_game_in_a_noisy_room_never_breaks_the_rules(condition, tmp_path
 
 def test_a_logged_game_without_a_seed_replays_the_same_rolls():
     """The log keeps the seed the referee chose, so resume rolls the same dice."""
-    from referee.session import replay_records
+
 
     records: list[Record] = []
     options = ShutBoxOptions(order="roll")
     first = ShutBoxSpec(["Ann", "Bob"], options)
-    session = Session(first, record=records.append)
+    session = Drive(first, record=records.append)
     for t, line in enumerate(["roll", "options", "roll"], start=1):
         session.hear(line, None, float(t))
     state = session.game.state
@@ -530,8 +531,8 @@ def test_a_logged_game_without_a_seed_replays_the_same_rolls():
         session.hear("shut " + " and ".join(map(str, sets_making(state.roll, state.open)[0])),
                      None, 5.0)
     again = ShutBoxSpec(["Ann", "Bob"], ShutBoxOptions.from_json(first.options.to_json()))
-    copy = Session(again)
-    replay_records(copy, records)
+    copy = Drive(again)
+    copy.replay(records)
     assert again.players == first.players
     assert copy.game.state == session.game.state
     assert again.dice(2) == first.dice(2)  # and the dice go on alike

@@ -19,12 +19,14 @@ import pytest
 
 from referee.cli import main
 from referee.games.race65 import Race65Options, Race65Spec
-from referee.session import AFTER_THE_END, Said, Session, sentences
+from referee.gate import content_words
+from referee.protocol import Say, Tone
+from referee.session import AFTER_THE_END, Session, sentences
 from referee.speech.audio import load_wav
 from referee.speech.hearing.mic import OverVoice
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.speaking.tts import EspeakVoice, WavDirOutput
-from referee.table import Table, content_words, run_audio_script
+from referee.table import AudioScript, Table
 
 ROOT = Path(__file__).resolve().parent.parent
 F = ROOT / "tests" / "audio_fixtures" / "piper-joe"
@@ -110,9 +112,11 @@ def test_without_the_gate_the_referees_own_voice_changes_the_game(tmp_path):
     def run(gate: bool) -> tuple[dict[str, Any], Table]:
         options = Race65Options(difficulty="hard")
         session = Session(Race65Spec(["Ann", "Bob"], options))
+        script = AudioScript(WIN, ROOT, echo=True)
         table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
-                      voice=EspeakVoice(), show=lambda text: None, gate=gate)
-        run_audio_script(table, WIN, ROOT, echo=True)
+                      voice=EspeakVoice(), show=lambda text: None, gate=gate,
+                      heard_back=script.heard_back)
+        script.run(table)
         return session.final_state(), table
 
     gated, table = run(True)
@@ -233,7 +237,7 @@ def test_a_move_begun_just_after_a_countdown_word_is_the_players_when_the_cancel
         assert deadline is not None
         table.advance(deadline - 4.9)
         five = table.spoken[-1]
-        assert (five.text, five.kind) == ("Five.", "countdown")
+        assert (five.text, five.tone) == ("Five.", "countdown")
         heard = session.matcher.match("flip my five", "Ann")
         result = table.hear_intent(heard, Transcript("flip my five", 1.0), five.start + 0.2,
                                    five.start + 0.9, five.start + 1.2, "Ann", "seat", over=over)
@@ -276,7 +280,7 @@ def test_stop_cuts_the_referee_and_other_speech_over_it_is_ignored(tmp_path):
     out_dir = tmp_path / "said"
     table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
                   voice=EspeakVoice(), output=WavDirOutput(out_dir), show=lambda text: None)
-    run_audio_script(table, [line("+0.5", RULES)], ROOT)
+    AudioScript([line("+0.5", RULES)], ROOT).run(table)
     # (The opening starts the same way; the rules, a long reading, come last.)
     first = [s for s in table.spoken if s.text == "Race to 70, phase-seven hard."][-1]
     rules = [s for s in table.spoken if s.start >= first.start]  # one Spoken a sentence
@@ -403,7 +407,7 @@ def test_the_referees_words_in_its_order_are_its_echo_whatever_the_microphone_me
     table.hear_text("65", "Bob", table.busy_until + 0.5)
     table.hear_text("no", "Bob", table.busy_until + 0.5)
     before = session.final_state()
-    table.say([Said(table.busy_until + 0.5, "Bob, did you call 65?", "question")])
+    table.say([Say(table.busy_until + 0.5, "Bob, did you call 65?", Tone.QUESTION)])
     question = table.spoken[-1]
     call = session.matcher.match("call sixty five", "Bob")
     assert call.kind == "call"

@@ -6,23 +6,24 @@ from __future__ import annotations
 
 import pytest
 
+from harness.brain import Drive
 from harness.games import SHORT_GAME
 from referee.engine.shutbox import sets_making
 from referee.gamelog import EventRecord, Record
 from referee.games import GAMES
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.games.shutbox import ShutBoxOptions, ShutBoxSpec
-from referee.session import SECTION_WORDS, Session, replay_records, sections
+from referee.session import SECTION_WORDS, sections
 from referee.speech.speaking.tts import RATES, EspeakVoice, SilentVoice
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.templates import load_phrases
 from referee.table import Table
 
 
-def timed(records: list[Record] | None = None, difficulty: str = "hard") -> Session:
+def timed(records: list[Record] | None = None, difficulty: str = "hard") -> Drive:
     """Race to 65, 15-second turns and the target 70 (phase-seven hard)."""
     options = Race65Options(rules="phase-seven", difficulty=difficulty)
-    return Session(Race65Spec(["Ann", "Bob"], options),
+    return Drive(Race65Spec(["Ann", "Bob"], options),
                    record=None if records is None else records.append)
 
 
@@ -70,7 +71,7 @@ def test_a_pause_is_replayed_from_the_log():
     s.hear("pause", "Ann", 4.0)
     s.tick(50.0)
     replayed = timed()
-    replay_records(replayed, records)
+    replayed.replay(records)
     assert replayed.game.deadline() is None
     replayed.hear("resume", "Ann", 60.0)
     assert replayed.game.deadline() == pytest.approx(71.0)
@@ -93,7 +94,7 @@ def test_target_flips_left_and_who_is_winning():
 
 
 def test_who_is_winning_in_shut_the_box_is_the_lowest_finished_score():
-    s = Session(ShutBoxSpec(["Ann", "Bob"]))
+    s = Drive(ShutBoxSpec(["Ann", "Bob"]))
     s.start()
     first = s.game.current_player()
     assert texts(s.hear("who's winning", first, 1.0)) == ["Nobody has finished a turn yet."]
@@ -156,7 +157,7 @@ def test_help_by_topic_names_every_command_of_the_game(game):
     spec = GAMES[game](["Ann", "Bob"])
     phrases = load_phrases(spec.phrase_file, spec.players)
     matcher = IntentMatcher(phrases, spec.players)
-    s = Session(spec, matcher=matcher)
+    s = Drive(spec, matcher=matcher)
     s.start()
     heard: set[tuple[str, object]] = set()
     for topic in ("moves", "questions", "table"):
@@ -180,7 +181,7 @@ def test_help_by_topic_names_every_command_of_the_game(game):
 
 def test_louder_slower_and_the_limits_of_the_voice():
     voice = EspeakVoice(volume=0.5)
-    table = Table(timed(), voice=voice, show=lambda _: None)
+    table = Table(timed().session, voice=voice, show=lambda _: None)
     table.hear_text("quieter", "Ann", 1.0)
     assert voice.volume == pytest.approx(0.5 / 1.5)
     quiet = abs(voice.render("Ann, seven down.").samples.astype(int)).max()
@@ -206,7 +207,7 @@ def test_louder_slower_and_the_limits_of_the_voice():
 
 
 def test_a_table_without_a_voice_says_so():
-    table = Table(timed(), voice=SilentVoice(), show=lambda _: None)
+    table = Table(timed().session, voice=SilentVoice(), show=lambda _: None)
     table.hear_text("louder", "Ann", 1.0)
     assert table.session.last == ["I have no voice here: I am only printing."]
 
@@ -230,7 +231,7 @@ def test_a_rematch_needs_another_player_during_the_game():
     assert s.game.deadline() == pytest.approx(20.0)
     assert any(isinstance(r, EventRecord) and r.event == "NewGame" for r in records)
     replayed = timed()
-    replay_records(replayed, records)
+    replayed.replay(records)
     assert replayed.final_state() == s.final_state()
 
 
@@ -247,14 +248,14 @@ def test_after_the_end_a_rematch_starts_at_once_and_undo_cannot_reach_back():
 # --- after the end: the referee stays at the table -----------------------------------------
 
 
-def short_box(records: list[Record] | None = None) -> Session:
+def short_box(records: list[Record] | None = None) -> Drive:
     """Shut the Box with real dice reported by the players, Ann then Bob."""
     spec = ShutBoxSpec(["Ann", "Bob"], ShutBoxOptions(dice="physical", order="given"))
-    return Session(spec, record=None if records is None else records.append)
+    return Drive(spec, record=None if records is None else records.append)
 
 
 #: Both players play one short turn: Bob wins with 64.
-def play_lines(s: Session, lines, start: float = 1.0) -> list[str]:
+def play_lines(s: Drive, lines, start: float = 1.0) -> list[str]:
     said: list[str] = []
     for n, (who, text) in enumerate(lines):
         said += texts(s.hear(text, who, start + n))
@@ -293,7 +294,7 @@ def test_after_a_win_the_referee_stays_for_questions_undo_and_a_new_game():
     assert s.left
     # the log rebuilds the same table, left included
     rebuilt = short_box()
-    replay_records(rebuilt, records)
+    rebuilt.replay(records)
     assert rebuilt.left
     assert rebuilt.final_state() == s.final_state()
 
@@ -326,7 +327,7 @@ def test_leaving_during_a_game_needs_another_players_agreement():
 def test_a_new_game_says_what_to_put_back_on_the_table(game, options, reset):
     spec_type = GAMES[game]
     spec = spec_type(["Ann", "Bob"], spec_type.options_type(**options))
-    s = Session(spec)
+    s = Drive(spec)
     s.start()
     s.stop(1.0)
     said = texts(s.hear("play again", "Ann", 2.0))
@@ -359,19 +360,19 @@ def test_stop_while_the_referee_is_silent_says_so():
     from referee.session import NOT_SPEAKING
 
     shown: list[str] = []
-    table = Table(timed(), show=shown.append)
+    table = Table(timed().session, show=shown.append)
     table.start()
     table.hear_text("stop", "Ann", 30.0)
     assert shown[-1] == f"[30.0] referee: {NOT_SPEAKING}"
 
 
 def test_words_addressed_to_the_referee_that_are_no_command_get_an_answer():
+    from referee.session import NOT_CAUGHT
     from referee.speech.hearing.recognizers import Transcript
     from referee.speech.listen import understand
-    from referee.table import NOT_CAUGHT
 
     shown: list[str] = []
-    table = Table(timed(difficulty="easy"), show=shown.append)
+    table = Table(timed(difficulty="easy").session, show=shown.append)
     table.start()
     for text, answered in [("referee, blue giraffe sandwich", True),
                            ("blue giraffe sandwich", False)]:
@@ -390,7 +391,7 @@ def test_without_a_voice_the_clock_stands_still_while_an_answer_is_read(reading)
     the turn while the player read them; read at 160 words a minute, they hold
     the clock as a spoken answer does."""
     shown: list[str] = []
-    table = Table(timed(), show=shown.append, reading_wpm=reading)
+    table = Table(timed().session, show=shown.append, reading_wpm=reading)
     table.start()
     table.hear_text("rules", "Ann", 1.0)
     table.hear_text("more", "Ann", 2.0)
@@ -429,11 +430,11 @@ def test_a_typed_call_without_a_name_is_confirmed_as_a_spoken_one():
     assert said[0].startswith("Wrong call: Bob has 0, not 70.")
 
 
-def phase10(turns: bool = False) -> Session:
+def phase10(turns: bool = False) -> Drive:
     from referee.games.phase10 import Phase10Options, Phase10Spec
 
     spec = Phase10Spec(["Ann", "Bob", "Cy"], Phase10Options(board="1 2 3 4 10", turns=turns))
-    s = Session(spec)
+    s = Drive(spec)
     s.start()
     return s
 
@@ -481,12 +482,12 @@ def test_a_refused_undo_says_what_stands_and_whose_turn_it_is():
 def test_thats_all_heard_within_the_referees_own_invitation_is_its_echo():
     """After the win the referee says "... or that's all to finish." into the
     room: those words heard within its sentence are not a player leaving."""
+    from referee.gate import WITHIN
     from referee.speech.hearing.recognizers import Transcript
     from referee.speech.listen import understand
-    from referee.table import WITHIN
 
     s = short_box()
-    table = Table(s, voice=EspeakVoice(), show=lambda _: None, gate=False)
+    table = Table(s.session, voice=EspeakVoice(), show=lambda _: None, gate=False)
     table.start()
     for n, (who, text) in enumerate(SHORT_GAME):
         table.hear_text(text, who, table.busy_until + 1 + n)

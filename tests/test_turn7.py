@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.brain import Drive
 from referee.cli import main
 from referee.engine.core import Game, GameWon, IllegalAction, NotYourTurn, Timeout, TurnStarted
 from referee.engine.turn7 import (
@@ -45,7 +46,7 @@ from referee.engine.turn7 import (
 from referee.gamelog import Record
 from referee.games.base import SetupError
 from referee.games.turn7 import Turn7Options, Turn7Spec, deck_after, odds
-from referee.session import AFTER_THE_END, Session, replay_records
+from referee.session import AFTER_THE_END, Session
 
 PLAYERS = ("Ann", "Bob", "Cy")
 
@@ -610,15 +611,15 @@ def test_referee_hint_turn7_refuses_impossible_positions(args, message, capsys):
 
 
 def session(deck: str = "virtual", top: Sequence[str] = (), players: Sequence[str] = PLAYERS,
-            **options: Any) -> tuple[Session, list[str], list[Record]]:
+            **options: Any) -> tuple[Drive, list[str], list[Record]]:
     records: list[Record] = []
     spec = Turn7Spec(players, Turn7Options(deck=deck, seed=3, **options), top=top)
-    s = Session(spec, record=records.append)
+    s = Drive(spec, record=records.append)
     said = [x.text for x in s.start()]
     return s, said, records
 
 
-def says(s: Session, line: str, speaker: str | None = None, at: float = 1.0) -> list[str]:
+def says(s: Drive, line: str, speaker: str | None = None, at: float = 1.0) -> list[str]:
     return [x.text for x in s.hear(line, speaker, at)]
 
 
@@ -734,8 +735,8 @@ def test_a_logged_game_replays_the_same_cards():
         says(s, line, None, float(i))
     first = s.spec
     again = Turn7Spec(PLAYERS, Turn7Options.from_json(first.options.to_json()))
-    copy = Session(again)
-    replay_records(copy, records)
+    copy = Drive(again)
+    copy.replay(records)
     assert copy.game.state == s.game.state
 
 
@@ -940,7 +941,7 @@ def test_a_bare_name_is_heard_only_when_a_target_is_asked_for(model):
     cases = {u.id: u for u in utterances("turn7")}
 
     def heard(uid: str, moments: frozenset[str]) -> Any:
-        recognizer.moments = lambda: moments
+        recognizer.follow(lambda: moments)
         audio = load_wav(clean_path(COMMITTED_VOICE, cases[uid]))
         return understand(matcher, recognizer.decode(recognizer.prepare(audio)), "Ann").intent
 

@@ -588,6 +588,16 @@ class Microphone:
         #: (stream time at the end of a block, wall clock when it arrived), recent blocks.
         self._arrivals: deque[tuple[float, float]] = deque(maxlen=1000)
 
+    def listen_with(self, listener: Judge | None,
+                    hurry: Callable[[], bool] | None = None) -> None:
+        """From the next stream opened, ``listener`` decodes ahead at each pause
+        and judges the words so far (the table's, or a
+        :class:`~referee.speech.listen.Listener`); ``hurry`` says whether an
+        urgent word would be acted on at once (see :class:`Segmenter`)."""
+        self.on_pause = None if listener is None else listener.pause
+        self.judge = None if listener is None else listener.judge
+        self.hurry = hurry
+
     def reset(self) -> None:
         """A fresh start for a new stream (stream time 0, nobody talking)."""
         self.segmenter = Segmenter(self.end_silence, on_pause=self.on_pause,
@@ -865,8 +875,7 @@ def microphone_utterances(
     ``listener`` (a :class:`~referee.speech.listen.Listener`) decodes ahead at
     pauses and judges the words, as in a game."""
     microphone = Microphone(device, end_silence=end_silence, silent_for=None)
-    if listener is not None:
-        microphone.on_pause, microphone.judge = listener.pause, listener.judge
+    microphone.listen_with(listener)
     microphone.open()
     try:
         while True:

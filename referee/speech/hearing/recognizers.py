@@ -81,10 +81,15 @@ class Recognizer(ABC):
     name: str = ""
     #: The moments the game is at now (phrase-file ``when``; see
     #: :meth:`~referee.speech.understanding.templates.PhraseSet.only`), asked at
-    #: each utterance; None listens for every sentence. The table sets it.
+    #: each utterance; None listens for every sentence (see :meth:`follow`).
     #: Whisper listens only for what can be said now; PocketSphinx and Vosk,
     #: whose grammars are fixed when they start, for everything.
     moments: Callable[[], frozenset[str]] | None = None
+
+    def follow(self, moments: Callable[[], frozenset[str]] | None) -> None:
+        """Listen, at each utterance, for what can be said at the moments
+        ``moments()`` says the game is at (the table's brain's)."""
+        self.moments = moments
 
     @abstractmethod
     def start(self) -> None:

@@ -1,0 +1,321 @@
+"""What passes between the referee's brain and the rest of the table.
+
+The brain (:class:`~referee.session.Session`) has one entry point,
+``Session.step(message) -> list[Output]``: it is told what happened as a typed
+*input* and answers with typed *outputs*. It reads no clock and touches no
+device; everything it knows arrives as an input, everything it does leaves as
+an output. Every way of playing drives it the same way:
+
+==========================  =====================================================
+way of playing              inputs it sends
+==========================  =====================================================
+typed lines, live           :class:`Typed`, :class:`Tick`
+typed timed scripts         :class:`Typed`, :class:`Tick` (simulated clock)
+microphone, live            :class:`Speech` (with the gate's :class:`Verdict`),
+                            :class:`SpokenUntil`, :class:`VoiceCut`,
+                            :class:`VoiceChanged`, :class:`MicLost`,
+                            :class:`MicBack`, :class:`Stop`, :class:`Tick`
+audio scripts               the same on a simulated clock
+replay                      :class:`Start` (``rebuild``)  , then each logged
+                            record as :class:`Replayed`
+resume                      replay, then :class:`Resume`, then live
+==========================  =====================================================
+
+and performs the outputs: :class:`Say` (print, speak, or play in one
+player's headphones), :class:`CutVoice`, :class:`ChangeVoice`,
+:class:`Caption` (who said what), :class:`Logged` (append to the game log),
+:class:`Snapshot` (the public state, for a screen) and :class:`Skipped` (a
+logged input a replay could not apply).
+
+Each step returns the records it logged first (what happened), then the rest
+in the order it happened. Every message is a frozen dataclass and
+round-trips through JSON (:func:`to_json`, :func:`from_json`), as each line
+of the game log does.
+"""
+
+from __future__ import annotations
+
+import typing
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from referee.gamelog import InputRecord, LogError, Record, checked, plain
+from referee.speech.hearing.mic import OverVoice
+from referee.speech.understanding.intents import Heard
+
+
+class Tone(StrEnum):
+    """What a sentence is, which decides how the mouth treats it."""
+
+    #: A game event ("Ann, 7 down.").
+    ANNOUNCE = "announce"
+    #: Whose turn it is: the turn's timer starts once it has been said.
+    TURN = "turn"
+    #: An answer to a question: the timer stands still while it is said.
+    ANSWER = "answer"
+    #: A yes/no question: the answer time counts from its end.
+    QUESTION = "question"
+    #: "Five.", "Four." ...: skipped when late or when a player is talking.
+    COUNTDOWN = "countdown"
+    #: Something is wrong with what was said or typed.
+    PROBLEM = "problem"
+    #: For one player's ears only (their own headphones).
+    PRIVATE = "private"
+
+
+# --- inputs: what the brain is told ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Start:
+    """The game begins: the opening and any chance it starts with. ``rebuild``:
+    the game is rebuilt from a log whose chance steps had these outcomes, in
+    order; nothing is said."""
+
+    type: ClassVar[str] = "start"
+    at: float
+    rebuild: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Tick:
+    """Game time is now ``at``: countdowns, timeouts, unanswered questions."""
+
+    type: ClassVar[str] = "tick"
+    at: float
+
+
+@dataclass(frozen=True)
+class Typed:
+    """A typed line (the keyboard, a script), by ``speaker`` if it says who."""
+
+    type: ClassVar[str] = "typed"
+    at: float
+    text: str
+    speaker: str | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the gate (:mod:`referee.gate`) made of speech heard at the table."""
+
+    #: Why it is not acted on (the referee's echo, said over its voice ...), or None.
+    dropped: str | None = None
+    #: What to tell the player when it is dropped ("Sorry, I was talking ...").
+    notice: str | None = None
+    #: It was said over the referee's voice: a move is asked about, never played at once.
+    over_voice: bool = False
+
+
+@dataclass(frozen=True)
+class Speech:
+    """An utterance from ``start`` to ``end`` decided on at ``at``: what the
+    recogniser and the matcher made of it, and the gate's verdict."""
+
+    type: ClassVar[str] = "speech"
+    at: float
+    start: float
+    end: float
+    #: The seat it came from (seat microphones), or None.
+    speaker: str | None
+    #: "mic", "seat", "echo" (a test's loudspeaker), ...
+    source: str
+    heard: Heard
+    #: The recogniser's words.
+    transcript: str
+    verdict: Verdict = Verdict()
+    #: What the microphone measured of it over the referee's voice, if that played.
+    over: OverVoice | None = None
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """One record of a game log, replayed to rebuild the game."""
+
+    type: ClassVar[str] = "replayed"
+    record: Record
+
+    @property
+    def at(self) -> float:
+        return self.record.at
+
+
+@dataclass(frozen=True)
+class Understood:
+    """An utterance already understood and judged sure or not (what a game log's
+    ``input`` record holds)."""
+
+    type: ClassVar[str] = "understood"
+    at: float
+    heard: Heard
+    speaker: str | None
+    sure: bool = True
+    source: str = "text"
+
+    @classmethod
+    def of(cls, record: InputRecord) -> Understood:
+        heard = Heard(record.text, record.intent, record.score, record.message)
+        return cls(record.at, heard, record.speaker, record.sure, record.source)
+
+
+@dataclass(frozen=True)
+class SpokenUntil:
+    """A sentence of ``tone`` said at ``at`` finished being said (or read) at
+    ``until``: a turn's timer starts then, a question's answer time counts from then."""
+
+    type: ClassVar[str] = "spoken-until"
+    at: float
+    until: float
+    tone: Tone
+
+
+@dataclass(frozen=True)
+class VoiceCut:
+    """The referee's voice was cut short at ``at`` ("stop")."""
+
+    type: ClassVar[str] = "voice-cut"
+    at: float
+
+
+@dataclass(frozen=True)
+class VoiceChanged:
+    """The voice took a :class:`ChangeVoice`; ``reply`` is what to say about it."""
+
+    type: ClassVar[str] = "voice-changed"
+    at: float
+    reply: str
+
+
+@dataclass(frozen=True)
+class MicLost:
+    """The microphone is gone: the timer waits (``text`` says so to the table)."""
+
+    type: ClassVar[str] = "mic-lost"
+    at: float
+    text: str
+
+
+@dataclass(frozen=True)
+class MicBack:
+    """The microphone is back: the timer runs again."""
+
+    type: ClassVar[str] = "mic-back"
+    at: float
+    text: str
+
+
+@dataclass(frozen=True)
+class Resume:
+    """A rebuilt game goes on at a table: say where it stands."""
+
+    type: ClassVar[str] = "resume"
+    at: float
+
+
+@dataclass(frozen=True)
+class Stop:
+    """The table ends the game (the program is closing)."""
+
+    type: ClassVar[str] = "stop"
+    at: float
+
+
+Input = (Start | Tick | Typed | Speech | Understood | Replayed | SpokenUntil | VoiceCut
+         | VoiceChanged | MicLost | MicBack | Resume | Stop)
+
+
+# --- outputs: what the brain does -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Say:
+    """One sentence of the referee at ``at``, for the table or for ``to`` alone."""
+
+    type: ClassVar[str] = "say"
+    at: float
+    text: str
+    tone: Tone = Tone.ANNOUNCE
+    #: The player a private sentence is for (their own output), else None: everyone.
+    to: str | None = None
+
+
+@dataclass(frozen=True)
+class CutVoice:
+    """Stop talking ("stop"). When the referee was not talking (not since
+    ``since``, if given), say so: a player who cannot see tells that from not heard."""
+
+    type: ClassVar[str] = "cut-voice"
+    at: float
+    since: float | None = None
+
+
+@dataclass(frozen=True)
+class ChangeVoice:
+    """Speak "louder", "quieter", "slower" or "faster"; answer with :class:`VoiceChanged`."""
+
+    type: ClassVar[str] = "change-voice"
+    at: float
+    change: str
+
+
+@dataclass(frozen=True)
+class Caption:
+    """What a player said, as the referee took it (``who`` as printed)."""
+
+    type: ClassVar[str] = "caption"
+    at: float
+    who: str
+    text: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Logged:
+    """A record for the game log."""
+
+    type: ClassVar[str] = "logged"
+    record: Record
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The public state after a step that changed something (for a screen)."""
+
+    type: ClassVar[str] = "snapshot"
+    at: float
+    state: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A logged input that does not fit the game being rebuilt (edited by hand)."""
+
+    type: ClassVar[str] = "skipped"
+    at: float
+    why: str
+
+
+Output = Say | CutVoice | ChangeVoice | Caption | Logged | Snapshot | Skipped
+
+INPUTS: tuple[type[Any], ...] = typing.get_args(Input)
+OUTPUTS: tuple[type[Any], ...] = typing.get_args(Output)
+MESSAGE_TYPES: dict[str, type[Any]] = {cls.type: cls for cls in (*INPUTS, *OUTPUTS)}
+
+
+def to_json(message: Input | Output) -> dict[str, Any]:
+    """A message as a JSON object: ``{"type": ..., field: value, ...}``."""
+    data: dict[str, Any] = plain(message)
+    return data
+
+
+def from_json(data: Any) -> Input | Output:
+    """The message a JSON object stands for; :class:`~referee.gamelog.LogError`
+    saying what is wrong when it stands for none."""
+    if not isinstance(data, dict):
+        raise LogError("a message is not a JSON object")
+    cls = MESSAGE_TYPES.get(data.get("type", ""))
+    if cls is None:
+        raise LogError(f"unknown message type {data.get('type')!r}")
+    message: Input | Output = checked(data, cls, cls.type)
+    return message

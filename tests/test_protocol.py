@@ -1,0 +1,83 @@
+"""The messages between the referee's brain and the table: every one round-trips
+through JSON. The examples are made from each message's own field types, so a
+new message, or a new field, is checked without touching this test."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from typing import Any
+
+import pytest
+
+from referee import protocol
+from referee.gamelog import LogError, Record, SaidRecord
+from referee.protocol import INPUTS, OUTPUTS, Say, Tone, from_json, to_json
+from referee.speech.understanding.intents import Heard
+from referee.speech.understanding.meaning import Intent
+
+SAMPLES: dict[Any, Any] = {
+    float: 1.25, str: "Ann, 7 down.", bool: True, int: 3,
+    Record: SaidRecord(2.5, "Bob's turn.", "turn"),
+    Heard: Heard("flip my seven", Intent.of("flip", owner="Ann", tile=7), 0.93, None),
+    Intent: Intent.of("call", number=65),
+}
+
+
+def sample(hint: Any) -> Any:
+    """A value of type ``hint`` (the first type of a union that is not None)."""
+    if hint in SAMPLES:
+        return SAMPLES[hint]
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return sample(next(a for a in typing.get_args(hint) if a is not type(None)))
+    if origin is tuple:
+        return (sample(typing.get_args(hint)[0]),) * 2
+    if origin is dict or hint is dict:
+        return {"turn": "Ann", "scores": [1, 2]}
+    if isinstance(hint, type) and issubclass(hint, Tone):
+        return Tone.QUESTION
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        hints = typing.get_type_hints(hint)
+        made: Any = hint
+        return made(**{f.name: sample(hints[f.name]) for f in dataclasses.fields(hint)})
+    raise AssertionError(f"no sample for {hint!r}: add one")
+
+
+MESSAGES = (*INPUTS, *OUTPUTS)
+
+
+@pytest.mark.parametrize("cls", MESSAGES, ids=lambda c: c.type)
+def test_every_message_round_trips_through_json(cls):
+    message = sample(cls)
+    text = json.dumps(to_json(message))
+    assert json.loads(text)["type"] == cls.type
+    assert from_json(json.loads(text)) == message
+
+
+def test_every_message_has_its_own_type_and_is_frozen():
+    assert len({cls.type for cls in MESSAGES}) == len(MESSAGES)
+    for cls in MESSAGES:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            sample(cls).at = 0.0
+
+
+@pytest.mark.parametrize("data", [
+    [], {"type": "shout", "at": 1.0}, {"type": "say", "text": "hi"},
+    {"type": "say", "at": 1.0, "text": "hi", "tone": "whisper"},
+    {"type": "say", "at": "soon", "text": "hi"},
+    {"type": "say", "at": 1.0, "text": "hi", "loud": True},
+    {"type": "speech", "at": 1.0, "start": 0.5, "end": 0.9, "speaker": None, "source": "mic",
+     "heard": {"text": "x"}, "transcript": "x"},
+    {"type": "logged", "record": {"type": "said", "at": 1.0}},
+])
+def test_a_bad_message_is_refused_with_a_reason(data):
+    with pytest.raises(LogError):
+        from_json(data)
+
+
+def test_the_tone_is_written_as_its_word():
+    assert to_json(Say(1.0, "Five.", Tone.COUNTDOWN))["tone"] == "countdown"
+    assert protocol.Tone("turn") is Tone.TURN
