@@ -1,6 +1,6 @@
 """Test and benchmark speech, built reproducibly.
 
-Every utterance of ``tests/audio_fixtures/utterances.tsv`` (commands with their
+Every utterance of ``tests/audio_fixtures/race65.tsv`` (commands with their
 expected intent, and table talk that must give none) is rendered by several
 voices and played in several rooms:
 
@@ -9,7 +9,7 @@ voices and played in several rooms:
   and, held out (never used to tune anything: :data:`HELD_OUT_VOICES`),
   Piper with other noise and length scales and five more eSpeak NG voices
   of other accents, variants, rates and pitches;
-* sentences: each game's commands and table talk (``utterances.tsv``,
+* sentences: each game's commands and table talk (``race65.tsv``,
   ``shut-the-box.tsv``), and held-out sets (``*-heldout.tsv``): natural
   paraphrases that are not sentences of the phrase files (``pd`` ids may be
   looked at when tuning, ``pt`` ids never) and more table talk (``tt``);
@@ -46,27 +46,21 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from referee.games import GAMES as REGISTRY
 from referee.speech.audio import RATE, Audio, from_float, load_wav, wav_bytes
 from referee.speech.training.rooms import active_power, as_float
 from referee.speech.understanding.meaning import Intent
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "audio_fixtures"
-UTTERANCES = FIXTURES / "utterances.tsv"
-#: Each game's utterance list and the table the expected intents assume.
-GAMES = {
-    "race65": (UTTERANCES, ("Ann", "Bob")),
-    "shut-the-box": (FIXTURES / "shut-the-box.tsv", ("Ann", "Bob", "Cy")),
-    "turn7": (FIXTURES / "turn7.tsv", ("Ann", "Bob", "Cy")),
-    "phase10-twist": (FIXTURES / "phase10-twist.tsv", ("Ann", "Bob", "Cy")),
-}
-#: Each game's held-out sentences (paraphrases and table talk).
-HELD_OUT = {
-    "race65": FIXTURES / "race65-heldout.tsv",
-    "shut-the-box": FIXTURES / "shut-the-box-heldout.tsv",
-    "turn7": FIXTURES / "turn7-heldout.tsv",
-    "phase10-twist": FIXTURES / "phase10-twist-heldout.tsv",
-}
+#: The players the fixtures' expected intents assume ("my" is the first's),
+#: as many as the game seats, up to three.
+TABLE = ("Ann", "Bob", "Cy")
+#: Each registered game's utterance list (``GAME.tsv``) and its table.
+GAMES = {name: (FIXTURES / f"{name}.tsv", TABLE[:min(len(TABLE), spec.max_players)])
+         for name, spec in REGISTRY.items()}
+#: Each game's held-out sentences (paraphrases and table talk: ``GAME-heldout.tsv``).
+HELD_OUT = {name: FIXTURES / f"{name}-heldout.tsv" for name in REGISTRY}
 COMMITTED_VOICE = "piper-joe"
 CACHE = Path(os.environ.get("REFEREE_CACHE", ROOT / "cache")) / "fixtures"
 PAD_SECONDS = 0.3

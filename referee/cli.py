@@ -138,6 +138,10 @@ def _table_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--echo-cancel", choices=["on", "off"], default="on",
                        help="live games: clean the microphone of the referee's voice so "
                        "players can speak over it (default on when speexdsp is installed)")
+    group.add_argument("--screen", metavar="[HOST:]PORT",
+                       help="live games: show the board, the clock and captions at "
+                       "http://HOST:PORT/, and a page per player (default host 127.0.0.1; "
+                       "0.0.0.0 for phones at the table)")
 
 
 class Parser(argparse.ArgumentParser):
@@ -158,6 +162,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
+    _play_command(commands)
+    _log_commands(commands)
+    _hear_command(commands)
+    _phrases_command(commands)
+    _models_command(commands)
+    commands.add_parser("doctor", help="say which recogniser, model, devices and voice are used")
+    from referee.speech.training.cli import add_parser as add_train
+
+    add_train(commands)
+
+    _tool_commands(commands)
+    return parser
+
+
+def _play_command(commands: argparse._SubParsersAction[Any]) -> None:
+    """``referee play GAME``: one sub-command a game, with its options only."""
     play = commands.add_parser("play", help="referee a game")
     games = play.add_subparsers(dest="game", metavar="GAME", required=True,
                                 help=", ".join(GAMES))
@@ -178,6 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
         game.add_argument("--json", action="store_true", help="end by printing the final state")
         _table_options(game)
 
+
+def _log_commands(commands: argparse._SubParsersAction[Any]) -> None:
+    """``referee resume LOG`` and ``referee replay LOG``."""
     resume = commands.add_parser("resume", help="continue a game from its log after a crash")
     resume.add_argument("log_file", type=Path, metavar="LOG", help="the game's log (.jsonl)")
     resume.add_argument("--json", action="store_true", help="end by printing the final state")
@@ -186,7 +209,14 @@ def build_parser() -> argparse.ArgumentParser:
     replay = commands.add_parser("replay", help="print a game from its log")
     replay.add_argument("log_file", type=Path, metavar="LOG", help="the game's log (.jsonl)")
     replay.add_argument("--json", action="store_true", help="end with the final state as JSON")
+    replay.add_argument("--screen", metavar="[HOST:]PORT",
+                        help="step through the game on the table's screen at http://HOST:PORT/")
+    replay.add_argument("--pace", type=within(float, 0.0, 60.0, "seconds"), default=2.0,
+                        help="seconds between moves on the screen (default 2)")
 
+
+def _hear_command(commands: argparse._SubParsersAction[Any]) -> None:
+    """``referee hear``: what the referee makes of words, recordings or the microphone."""
     hear = commands.add_parser("hear", help="show the intent of an utterance")
     heard_as = hear.add_mutually_exclusive_group()
     heard_as.add_argument("--game", default=next(iter(GAMES)),
@@ -205,6 +235,10 @@ def build_parser() -> argparse.ArgumentParser:
     _ear_options(hear)
     hear.add_argument("--json", action="store_true",
                       help="one JSON object per line (the only output format)")
+
+
+def _phrases_command(commands: argparse._SubParsersAction[Any]) -> None:
+    """``referee phrases check FILE.toml``."""
     phrases = commands.add_parser("phrases", help="check a phrase file")
     phrase_commands = phrases.add_subparsers(dest="phrases_command", metavar="ACTION")
     check = phrase_commands.add_parser(
@@ -213,6 +247,10 @@ def build_parser() -> argparse.ArgumentParser:
     _players_option(check)
     check.add_argument("--samples", type=within(int, 1, 10_000, "sentences"), default=20,
                        metavar="N", help="sentences drawn from each template (default 20)")
+
+
+def _models_command(commands: argparse._SubParsersAction[Any]) -> None:
+    """``referee models list`` and ``referee models install NAME``."""
     models = commands.add_parser("models", help="list or install speech models")
     model_commands = models.add_subparsers(dest="models_command", metavar="ACTION")
     listing = model_commands.add_parser("list", help="installed and installable models")
@@ -222,14 +260,6 @@ def build_parser() -> argparse.ArgumentParser:
     install.add_argument("--url", help="download from this address instead (a mirror)")
     install.add_argument("--sha256", help="the archive's expected SHA-256")
     install.add_argument("--dir", type=Path, help="where models live (default: models/)")
-
-    commands.add_parser("doctor", help="say which recogniser, model, devices and voice are used")
-    from referee.speech.training.cli import add_parser as add_train
-
-    add_train(commands)
-
-    _tool_commands(commands)
-    return parser
 
 
 def _tool_commands(commands: argparse._SubParsersAction[Any]) -> None:
@@ -304,8 +334,13 @@ def _encoder_state() -> str:
 
 def cmd_doctor() -> int:
     """Say what would be used, and why, without starting a game."""
-    import shutil
+    _doctor_ears()
+    _doctor_devices()
+    _doctor_voice()
+    return 0
 
+
+def _doctor_ears() -> None:
     from referee.speech.hearing.recognizers import (
         MODELS_DIR,
         default_engine,
@@ -331,6 +366,11 @@ def cmd_doctor() -> int:
     vosk_model = find_vosk_model()
     print(f"vosk: {f'model {vosk_model}' if vosk_model else f'no model in {MODELS_DIR}'}")
     print(f"pocketsphinx: US English model in {pocketsphinx_model_dir()}")
+
+
+def _doctor_devices() -> None:
+    import shutil
+
     try:
         import sounddevice
 
@@ -343,6 +383,9 @@ def cmd_doctor() -> int:
         print(f"microphones: cannot use audio devices ({error}); typed input only")
     espeak = shutil.which("espeak-ng")
     print(f"names: pronunciations for unknown names from {espeak or 'spelling (no espeak-ng)'}")
+
+
+def _doctor_voice() -> None:
     from referee.speech.speaking.tts import VoiceError, make_voice, output_device_available
 
     voices = []
@@ -356,7 +399,6 @@ def cmd_doctor() -> int:
     where = "the speakers" if speaker else "print only: no output device found"
     print(f"voice: {voices[0] if voices else 'none'} (default espeak through pyttsx3; "
           f"available: {', '.join(voices) or 'none'}), to {where}")
-    return 0
 
 
 def make_spec(args: argparse.Namespace, game: str) -> GameSpec:

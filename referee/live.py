@@ -137,6 +137,7 @@ class LiveLoop:
         record: Callable[[Record], None] | None = None,
         max_seconds: float | None = None,
         speed: float = 1.0,
+        seat_lines: Callable[[], list[tuple[str, str]]] | None = None,
     ) -> None:
         self.table = table
         self.session = table.session
@@ -147,6 +148,8 @@ class LiveLoop:
         self.max_seconds = max_seconds
         #: Game seconds per wall-clock second (tests run the clock faster).
         self.speed = speed
+        #: Lines sent from the players' seat pages since the last call (the screen).
+        self.seat_lines = seat_lines
         self._base = self.session.now
         self._t0 = clock()
         self._mic_ok = False
@@ -193,6 +196,8 @@ class LiveLoop:
                 break
             if not self._keyboard(0.0 if self._mic_ok else self._wait()):
                 break
+            for player, line in self.seat_lines() if self.seat_lines else ():
+                self.table.hear_text(line, player, self.now())
             if self._mic_ok:
                 self._listen()
                 talking = self.microphone is not None and self.microphone.in_speech
@@ -211,6 +216,8 @@ class LiveLoop:
     def _wait(self) -> float:
         wake = self.session.next_wakeup()
         until = 0.2 if self.microphone is not None else 1.0
+        if self.seat_lines is not None:  # a seat page's move is played at once
+            until = 0.1
         if wake is not None:
             until = min(until, max(0.0, (wake - self.now()) / self.speed))
         return until

@@ -310,11 +310,10 @@ class Session:
             log.exception("a step of the game failed")
             self._logged.append(ErrorRecord(message.at))
             self._out.append(Say(message.at, SORRY, Tone.PROBLEM))
-        if self._logged:
-            shown = self.public_state()
-            if shown != self._shown:
-                self._shown = shown
-                self._out.append(Snapshot(self.now, shown))
+        shown = self.public_state()
+        if shown != self._shown:  # (a tick that restarts the clock logs nothing)
+            self._shown = shown
+            self._out.append(Snapshot(self.now, shown))
         return [*(Logged(r) for r in self._logged), *self._out]
 
     def _handle(self, message: Input) -> None:
@@ -361,7 +360,7 @@ class Session:
 
     def public_state(self) -> dict[str, Any]:
         """What everyone at the table may know now (a screen shows it): the
-        game's own state (:meth:`~referee.games.base.GameSpec.final_state`),
+        game's own state (:meth:`~referee.games.base.GameSpec.public_state`),
         whose turn it is, when it runs out, the open question."""
         return {
             "players": list(self.players),
@@ -370,7 +369,7 @@ class Session:
             "question": None if self.question is None else self.question.text,
             "paused": self._paused,
             "over": self.over,
-            "game": self.spec.final_state(self.game),
+            "game": self.spec.public_state(self.game),
         }
 
     # --- what the referee says ------------------------------------------------------
@@ -917,8 +916,9 @@ class Session:
     def _delay_clock(self, at: float, until: float) -> None:
         """Hold the turn timer from ``at`` until ``until``, while the referee talks.
 
-        The table loop calls this when it announces a new turn or answers a
-        question, so a player's time is never spent listening to the referee.
+        The table says when it has said a new turn or an answer
+        (:class:`~referee.protocol.SpokenUntil`), so a player's time is never
+        spent listening to the referee.
         Called again while a delay is on, it moves the delay's end (``until``
         <= ``at`` ends it now: the referee was cut short).
         """

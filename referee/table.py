@@ -23,7 +23,7 @@ that for:
   takes to read at ``reading_wpm`` words a minute (:data:`READING_WPM` in
   live play).
 
-Time is whatever the caller says it is: :func:`run_audio_script` drives a
+Time is whatever the caller says it is: :class:`AudioScript` drives a
 table on a simulated clock from timed WAV files; :mod:`referee.live` drives it
 from the microphone and the wall clock.
 """
@@ -113,6 +113,7 @@ class Table:
         reading_wpm: float | None = None,
         record: Callable[[Record], None] | None = None,
         heard_back: Callable[[Audio, Spoken], None] | None = None,
+        screen: Callable[[Output], None] | None = None,
     ) -> None:
         self.session = session
         #: Without a voice, printed sentences hold the clock as if read at this
@@ -136,6 +137,8 @@ class Table:
         self.record = record
         #: Called with each rendered sentence (an audio script feeds it back as echo).
         self.heard_back = heard_back
+        #: Shown each output of the brain as it is carried out (the table's screen).
+        self.screen = screen
         #: When a player is speaking (start, end), as far as the listener knows.
         self._talking: tuple[float, float] | None = None
         #: Sentences spoken or being spoken, oldest first (kept short).
@@ -157,6 +160,8 @@ class Table:
 
     def perform(self, outputs: Iterable[Output]) -> None:
         for out in outputs:
+            if self.screen is not None and not isinstance(out, Say):
+                self.screen(out)  # (a sentence is shown as it is said)
             match out:
                 case Say():
                     self.say([out])
@@ -198,6 +203,8 @@ class Table:
                 continue  # stale, or a player is talking: never a wrong time, never over them
             if show:  # (False: already printed, e.g. a start-up problem)
                 self.show(f"[{said.at:.1f}] referee: {said.text}" if self.stamp else said.text)
+            if self.screen is not None:
+                self.screen(said)
             end = self._speak(said, start)
             if end is None:
                 end = self._read(said)
@@ -232,8 +239,11 @@ class Table:
         """A sentence for one player's headphones: not printed on the shared
         screen, not heard by the room's microphone, not in the way of the
         referee's voice."""
+        if self.screen is not None:
+            self.screen(said)  # (on that player's seat page only)
         if show:
-            where = f"in {said.to}'s headphones" if said.to in self.private else "nowhere"
+            where = (f"in {said.to}'s headphones" if said.to in self.private
+                     else f"on {said.to}'s seat page" if self.screen is not None else "nowhere")
             self._print(said.at, f"referee, to {said.to} only: (said {where})")
         output = self.private.get(str(said.to))
         if output is None:

@@ -16,17 +16,19 @@ Set-up decisions, each said once on stderr so that stdout is the game itself:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.gamelog import (
     LOGS_DIR,
+    ChanceRecord,
     DroppedRecord,
     GameHeader,
     GameLog,
@@ -43,7 +45,17 @@ from referee.gamelog import (
 )
 from referee.games import find_game
 from referee.games.base import GameSpec, SetupError, plural
-from referee.protocol import Resume, Say, Stop, Tone
+from referee.protocol import (
+    Caption,
+    Replayed,
+    Resume,
+    Say,
+    Snapshot,
+    Start,
+    Stop,
+    Tone,
+)
+from referee.protocol import Output as Shown
 from referee.session import Session, replay_records
 from referee.speech.audio import PlaybackTrack
 from referee.speech.hearing.mic import parse_device
@@ -60,6 +72,10 @@ from referee.speech.speaking.tts import (
 )
 from referee.speech.understanding.meaning import spoken_list
 from referee.table import ECHO_TAIL, READING_WPM, AudioScript, Table
+
+if TYPE_CHECKING:
+    from referee.screen.server import Screen
+    from referee.speech.hearing.mic import Microphone
 
 MAX_SCRIPT_BYTES = 10_000_000
 
@@ -118,19 +134,27 @@ def voice_and_output(args: argparse.Namespace, live: bool) -> tuple[Voice, Outpu
         note("No speaker found: the referee prints what it says and does not speak.")
         return SilentVoice(), NullOutput()
     try:
-        return voice, SpeakerOutput(parse_device(args.output_device))
+        return voice, SpeakerOutput(parse_device(args.output_device), track=_echo_track(args))
     except VoiceError as error:
         note(f"{error} Printing only.")
         return SilentVoice(), NullOutput()
 
 
+#: ``--private-audio Ann=screen``: Ann's private sentences go to her seat page only.
+SEAT_PAGE = "screen"
+
+
 def private_outputs(spec: GameSpec, live: bool) -> dict[str, Output]:
     """Each player's own output for what only they may hear (``--private-audio
-    Ann=DEVICE``): a device, or ``wav:DIR`` to write WAV files (recorded
-    games). A device that cannot be opened stops the game before it starts."""
+    Ann=DEVICE``): a device, ``wav:DIR`` to write WAV files (recorded
+    games), or ``screen``: their seat page alone (with ``--screen``; a seat
+    page shows its player's private sentences whatever their device). A
+    device that cannot be opened stops the game before it starts."""
     outputs: dict[str, Output] = {}
     for player, device in spec.private_channels().items():
-        if device.startswith("wav:"):
+        if device == SEAT_PAGE:  # shown on the player's seat page (--screen)
+            outputs[player] = NullOutput()
+        elif device.startswith("wav:"):
             try:
                 outputs[player] = WavDirOutput(device[4:] or ".")
             except VoiceError as error:
@@ -203,6 +227,10 @@ def _run(args: argparse.Namespace, session: Session,
     last record is at that time (where it stands is said instead of the opening). The
     game log is made by ``make_log`` once the voice and the microphone are
     ready, so a game that cannot start leaves no log behind."""
+    on_seat_pages = [p for p, d in session.spec.private_channels().items() if d == SEAT_PAGE]
+    if on_seat_pages and not (live and getattr(args, "screen", None)):
+        raise SetupError(f"--private-audio {on_seat_pages[0]}=screen shows private sentences "
+                         "on the player's seat page: play live with --screen too.")
     private = private_outputs(session.spec, live)
     voice, output = voice_and_output(args, live)
     game_log: GameLog | None = None
@@ -236,50 +264,135 @@ def _writer(game_log: GameLog | None) -> Callable[[Record], None] | None:
 def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: Output,
               make_log: Callable[[], GameLog | None], resuming: float | None,
               private: dict[str, Output]) -> GameLog | None:
-    from referee.live import LiveLoop, library_noise_to, parse_seats
-    from referee.speech.hearing.mic import Microphone, MicrophoneError, input_device
+    from referee.live import LiveLoop, library_noise_to
 
-    microphone = None
-    track = _echo_track(args, output)
-    if args.input != "text":
-        try:
-            seats = parse_seats(args.seat_mics, session.players)
-        except ValueError as error:
-            raise SetupError(str(error)) from error
-        try:
-            input_device(parse_device(args.device))
-            microphone = Microphone(parse_device(args.device), seats, args.end_silence,
-                                    track=track)
-        except MicrophoneError as error:
-            # A device asked for by name or number is refused, not replaced by
-            # typing: the table said which microphone to use.
-            if args.input == "mic" or args.device is not None:
-                raise SetupError(str(error)) from error
-            problem(f"{error} Falling back to typed input: type each move and press Enter.")
+    track = output.track if isinstance(output, SpeakerOutput) else None
+    microphone = _microphone(args, session, track)
     if microphone is None and sys.stdin.isatty():
         note("Type what you say, one line at a time; 'Bob: ...' says who spoke. "
              "After the game, that's all or Ctrl-D leaves.")
     recognizer = _recognizer(args, session) if microphone is not None else None
-    game_log = make_log()
-    table = Table(session, recognizer=recognizer, voice=voice, output=output,
-                  show=emit, stamp=False, echo_tail=ECHO_TAIL,
-                  cancels_echo=microphone is not None and track is not None, private=private,
-                  reading_wpm=READING_WPM, record=_writer(game_log))
-    # What went wrong while setting up is said too, not only printed.
-    table.say([Say(session.now, text, Tone.PROBLEM) for text in take_problems()], show=False)
-    if resuming is not None:
-        table.tell(Resume(resuming))
-    loop = LiveLoop(table, microphone=microphone, keyboard=sys.stdin.buffer,
-                    record=game_log.write if game_log else None)
-    with library_noise_to(library_log()):
-        loop.run(greet=resuming is None)
-        if not session.over:
-            table.tell(Stop(loop.now()))
-        # let the last sentence finish before the speakers close (their
-        # library's complaints at closing go to its log too)
-        time.sleep(max(0.0, min(5.0, table.busy_until - loop.now())))
-        output.close()
+    with screen_for(args, session.spec) as screen:
+        game_log = make_log()
+        table = Table(session, recognizer=recognizer, voice=voice, output=output,
+                      show=emit, stamp=False, echo_tail=ECHO_TAIL,
+                      cancels_echo=microphone is not None and track is not None,
+                      private=private, reading_wpm=READING_WPM, record=_writer(game_log),
+                      screen=None if screen is None else screen.publish)
+        # What went wrong while setting up is said too, not only printed.
+        table.say([Say(session.now, text, Tone.PROBLEM) for text in take_problems()],
+                  show=False)
+        if resuming is not None:
+            table.tell(Resume(resuming))
+        loop = LiveLoop(table, microphone=microphone, keyboard=sys.stdin.buffer,
+                        record=game_log.write if game_log else None,
+                        seat_lines=None if screen is None else screen.lines)
+        with library_noise_to(library_log()):
+            loop.run(greet=resuming is None)
+            if not session.over:
+                table.tell(Stop(loop.now()))
+            # let the last sentence finish before the speakers close (their
+            # library's complaints at closing go to its log too)
+            time.sleep(max(0.0, min(5.0, table.busy_until - loop.now())))
+            output.close()
     return game_log
+
+
+def _microphone(args: argparse.Namespace, session: Session,
+                track: PlaybackTrack | None) -> Microphone | None:
+    """The microphone the table asked for (``--input``, ``--device``,
+    ``--seat-mics``), or None for typed input (said why, when it was not asked for)."""
+    from referee.live import parse_seats
+    from referee.speech.hearing.mic import Microphone, MicrophoneError, input_device
+
+    if args.input == "text":
+        return None
+    try:
+        seats = parse_seats(args.seat_mics, session.players)
+    except ValueError as error:
+        raise SetupError(str(error)) from error
+    try:
+        input_device(parse_device(args.device))
+        return Microphone(parse_device(args.device), seats, args.end_silence, track=track)
+    except MicrophoneError as error:
+        # A device asked for by name or number is refused, not replaced by
+        # typing: the table said which microphone to use.
+        if args.input == "mic" or args.device is not None:
+            raise SetupError(str(error)) from error
+        problem(f"{error} Falling back to typed input: type each move and press Enter.")
+        return None
+
+
+@contextlib.contextmanager
+def screen_for(args: argparse.Namespace, spec: GameSpec) -> Iterator[Screen | None]:
+    """The table's screen while the game runs, when ``--screen`` asks for one
+    (a SetupError before the game starts when it cannot listen there)."""
+    if not getattr(args, "screen", None):
+        yield None
+        return
+    from referee.screen.server import Screen, ScreenError, parse_address
+
+    try:
+        host, port = parse_address(args.screen)
+        screen = Screen(spec.players, host, port, title=spec.summary.partition(":")[0])
+        screen.start()
+    except ScreenError as error:
+        raise SetupError(str(error)) from error
+    try:
+        _show_addresses(screen)
+        yield screen
+    finally:
+        screen.stop()
+
+
+def _show_addresses(screen: Screen) -> None:
+    """The screen's address and each seat's, printed with QR codes for phones."""
+    import segno
+
+    note(f"the table's screen: {screen.url}")
+    segno.make(screen.url).terminal(out=sys.stderr, compact=True)
+    for player in screen.seats:
+        note(f"{player}'s seat page (keep it to {player}): {screen.seat_url(player)}")
+        segno.make(screen.seat_url(player)).terminal(out=sys.stderr, compact=True)
+    if screen.host not in ("127.0.0.1", "localhost", "::1"):
+        problem("The screen is open to this network: its address is printed above.")
+
+
+def _replay_on_screen(args: argparse.Namespace, session: Session,
+                      records: Sequence[Record]) -> int:
+    """``referee replay LOG --screen``: the game again on the screen, a move
+    every ``--pace`` seconds; the screen stays until Enter (or Ctrl-C)."""
+    with screen_for(args, session.spec) as screen:
+        assert screen is not None
+        note(f"Replaying on the screen, a move every {args.pace:g} s; Ctrl-C stops.")
+        try:
+            replay_to_screen(session, records, screen.publish, args.pace)
+            note("The replay is over; press Enter to close the screen.")
+            if sys.stdin.isatty():
+                sys.stdin.readline()
+        except KeyboardInterrupt:
+            note("Replay stopped.")
+    return 0
+
+
+def replay_to_screen(session: Session, records: Sequence[Record],
+                     publish: Callable[[Shown], None], pace: float,
+                     sleep: Callable[[float], None] = time.sleep) -> None:
+    """Show a logged game on a screen as it went: what was said (from the log:
+    exactly what was announced), who said what, and the board after each step
+    (the game rebuilt record by record), ``pace`` seconds between moves."""
+    chance = tuple(r.outcome for r in records if isinstance(r, ChanceRecord))
+    session.step(Start(session.now, rebuild=chance))
+    for record in records:
+        if isinstance(record, InputRecord):
+            sleep(pace)
+            publish(Caption(record.at, record.by or record.speaker or "someone", record.text,
+                            record.source))
+        elif isinstance(record, SaidRecord):
+            publish(Say(record.at, record.text, Tone(record.kind), record.to))
+        for out in session.step(Replayed(record)):
+            if isinstance(out, Snapshot):
+                publish(out)
 
 
 def library_log() -> Path:
@@ -291,20 +404,18 @@ def library_log() -> Path:
     return LOGS_DIR / "audio-library.log"
 
 
-def _echo_track(args: argparse.Namespace, output: Output) -> PlaybackTrack | None:
-    """What the speakers play, for the microphone's echo canceller, when the
-    referee talks through speakers and ``--echo-cancel`` is on (the default)."""
+def _echo_track(args: argparse.Namespace) -> PlaybackTrack | None:
+    """Where the speakers keep what they play, for the microphone's echo
+    canceller, when ``--echo-cancel`` is on (the default) and one is installed."""
     from referee.speech.hearing import echo
 
-    if getattr(args, "echo_cancel", "on") != "on" or not isinstance(output, SpeakerOutput):
+    if getattr(args, "echo_cancel", "on") != "on":
         return None
     if not echo.available():
         problem("No echo canceller (libspeexdsp is missing): speech over the referee's "
              "voice is not heard; scripts/setup.sh installs it.")
         return None
-    track = PlaybackTrack()
-    output.track = track
-    return track
+    return PlaybackTrack()
 
 
 def read_lines(path: Path) -> list[str]:
@@ -409,7 +520,6 @@ def cmd_resume(args: argparse.Namespace) -> int:
             writing.write(ResumedRecord(last, time.strftime("%Y-%m-%dT%H:%M:%S%z")))
             return writing
 
-        args.audio_script = None
         return _run(args, session, make_log, live=True, resuming=last)
     finally:
         held.close()
@@ -419,6 +529,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     session, _, records = _logged_session(args.log_file)
+    if getattr(args, "screen", None):
+        return _replay_on_screen(args, Session(session.spec), records)
     for r in records:
         at = f"[{r.at:.1f}]"
         if isinstance(r, InputRecord):

@@ -14,6 +14,11 @@ cd "$(dirname "$0")/.."
 # the referee (referee/speech/hearing/echo.py, through ctypes).
 APT_PACKAGES=(libportaudio2 espeak-ng libespeak-ng1 sox pulseaudio pulseaudio-utils libasound2-plugins
               libspeexdsp1)
+# --train (./run test, ./run train): Chromium too, the real browser the screen's
+# tests drive (tests/test_screen.py; Playwright is pointed at /usr/bin/chromium).
+if [ "${1:-}" = "--train" ]; then
+    APT_PACKAGES+=(chromium)
+fi
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

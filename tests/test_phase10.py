@@ -669,7 +669,8 @@ def test_a_virtual_twist_card_needs_the_players_own_headphones():
     assert all(str(card.words()) not in x for x in s.last)  # never aloud, nor repeated
     refused = says(s, "twist card", "Ann")
     assert refused == ["Ann, I can only tell you a Twist card in your own headphones, and you "
-                       "have none (start the game with --private-audio Ann=DEVICE). Choose "
+                       "have none (start the game with --private-audio Ann=DEVICE, or "
+                       "Ann=screen and --screen). Choose "
                        "phase 2 or phase 3."]
     assert s.game.state.seat("Ann").phase is None
 

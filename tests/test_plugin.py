@@ -83,6 +83,8 @@ class GiveState:
     over: bool = False
     #: Draws from the bank still to come before play (chance steps in a row).
     draws: int = 0
+    #: The table ended the game (no winner).
+    stopped: bool = False
 
 
 class GiveRules(Rules[GiveState]):
@@ -111,7 +113,10 @@ class GiveRules(Rules[GiveState]):
         me = self.current_player(state)
         return [] if me is None else [Give(me, p) for p in state.players if p != me]
 
-    def apply(self, state: GiveState, action: Action, at: float) -> tuple[GiveState, list[Event]]:
+    def stopped(self, state: GiveState) -> GiveState:
+        return replace(state, over=True, stopped=True)
+
+    def play(self, state: GiveState, action: Action, at: float) -> tuple[GiveState, list[Event]]:
         if isinstance(action, Draw) and state.draws:
             tokens = list(state.tokens)
             tokens[state.turn] += action.tokens
@@ -143,6 +148,8 @@ class GiveRules(Rules[GiveState]):
         return tuple(p for p, t in zip(state.players, state.tokens, strict=True) if t == most)
 
     def outcome(self, state: GiveState) -> Outcome | None:
+        if state.stopped:
+            return Outcome((), stopped=True)
         return Outcome(self._leaders(state)) if state.over else None
 
     def deadline(self, state: GiveState) -> float | None:

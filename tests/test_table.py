@@ -31,7 +31,7 @@ from referee.table import AudioScript, Table
 ROOT = Path(__file__).resolve().parent.parent
 F = ROOT / "tests" / "audio_fixtures" / "piper-joe"
 
-# The recordings (see utterances.tsv).
+# The recordings (see race65.tsv).
 FLIP_12, FLIP_11, FLIP_8_DOWN, FLIP_7, FLIP_3 = "cmd54", "cmd62", "cmd29", "cmd01", "cmd63"
 FLIP_10_BACK_UP = "cmd30"
 ANN_10_DOWN, ANN_9_DOWN, ANN_6_DOWN, ANN_4_DOWN = "cmd55", "cmd56", "cmd57", "cmd58"

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from referee.engine.clock import TurnTimer
+
 # --- actions -----------------------------------------------------------------
 
 
@@ -183,9 +185,44 @@ class Rules(ABC, Generic[S]):
     def legal_actions(self, state: S) -> list[Action]:
         """The actions the rules allow now (calls of the target included)."""
 
-    @abstractmethod
     def apply(self, state: S, action: Action, at: float) -> tuple[S, list[Event]]:
-        """The next state and what happened; raises :class:`Rejection`."""
+        """The next state and what happened; raises :class:`Rejection`.
+
+        What the table does to every game is the same and handled here:
+        nothing is played after the end, :class:`StopGame` ends the game
+        (:meth:`stopped`), and :class:`PauseClock` / :class:`ResumeClock`
+        hold and restart the turn timer of a game that has one
+        (:meth:`timer`). Everything else is the game's own (:meth:`play`).
+        """
+        if self.outcome(state) is not None:
+            raise GameOver("The game is over.")
+        if isinstance(action, StopGame):
+            return self.stopped(state), [GameStopped()]
+        timer = self.timer(state)
+        if timer is not None and isinstance(action, PauseClock):
+            timer = timer.pause(at)
+            return self.with_timer(state, timer), [ClockPaused(timer.remaining(at))]
+        if timer is not None and isinstance(action, ResumeClock):
+            timer = timer.resume(at)
+            return self.with_timer(state, timer), [ClockResumed(timer.remaining(at))]
+        return self.play(state, action, at)
+
+    @abstractmethod
+    def play(self, state: S, action: Action, at: float) -> tuple[S, list[Event]]:
+        """The game's own actions (and :class:`Timeout`, in a timed game): the
+        next state and what happened; raises :class:`Rejection`."""
+
+    @abstractmethod
+    def stopped(self, state: S) -> S:
+        """``state`` ended by the table (:class:`StopGame`): no winner."""
+
+    def timer(self, state: S) -> TurnTimer | None:
+        """The turn timer, in a game that has one (None: untimed game)."""
+        return None
+
+    def with_timer(self, state: S, timer: TurnTimer) -> S:
+        """``state`` with its turn timer replaced (games with :meth:`timer`)."""
+        raise NotImplementedError(f"{type(self).__name__} has no turn timer")
 
     @abstractmethod
     def outcome(self, state: S) -> Outcome | None:

@@ -46,15 +46,12 @@ from referee.engine.core import (
     Action,
     Chance,
     Event,
-    GameOver,
-    GameStopped,
     GameWon,
     IllegalAction,
     NotYourTurn,
     Outcome,
     OutOfRange,
     Rules,
-    StopGame,
     UnknownPlayer,
     describe_table_action,
 )
@@ -506,14 +503,11 @@ class Phase10(Rules[Phase10State]):
         return type(action).__name__
 
     # --- apply ---------------------------------------------------------------------------------
-    def apply(self, state: Phase10State, action: Action,
-              at: float) -> tuple[Phase10State, list[Event]]:
-        if isinstance(action, StopGame):
-            if state.over:
-                raise GameOver("The game is already over.")
-            return replace(state, stopped=True, stage="over"), [GameStopped()]
-        if state.over:
-            raise GameOver("The game is over.")
+    def stopped(self, state: Phase10State) -> Phase10State:
+        return replace(state, stopped=True, stage="over")
+
+    def play(self, state: Phase10State, action: Action,
+             at: float) -> tuple[Phase10State, list[Event]]:
         for name in _named(action):
             if name not in state.players:
                 raise UnknownPlayer(f"{name} is not playing.")

@@ -47,21 +47,14 @@ from typing import Literal
 from referee.engine.clock import TurnTimer
 from referee.engine.core import (
     Action,
-    ClockPaused,
-    ClockResumed,
     Event,
-    GameOver,
-    GameStopped,
     GameWon,
     IllegalAction,
     NotYourTurn,
     Outcome,
     OutOfRange,
-    PauseClock,
     Rejection,
-    ResumeClock,
     Rules,
-    StopGame,
     TimeIsUp,
     TimeNotUp,
     Timeout,
@@ -371,11 +364,16 @@ class Race65(Rules[RaceState]):
             return f"{action.owner}'s {action.tile} is {'down' if action.down else 'up'}"
         return describe_table_action(action) or repr(action)
 
-    def apply(self, state: RaceState, action: Action, at: float) -> tuple[RaceState, list[Event]]:
-        if state.over:
-            raise GameOver("The game is over.")
-        if isinstance(action, StopGame):
-            return replace(state, stopped=True), [GameStopped()]
+    def stopped(self, state: RaceState) -> RaceState:
+        return replace(state, stopped=True)
+
+    def timer(self, state: RaceState) -> TurnTimer:
+        return state.timer
+
+    def with_timer(self, state: RaceState, timer: TurnTimer) -> RaceState:
+        return replace(state, timer=timer)
+
+    def play(self, state: RaceState, action: Action, at: float) -> tuple[RaceState, list[Event]]:
         if isinstance(action, Timeout):
             return self._timeout(state, at)
         if isinstance(action, SetTile):
@@ -386,12 +384,6 @@ class Race65(Rules[RaceState]):
             return self._flip(state, action, at)
         if isinstance(action, Call):
             return self._call(state, action, at)
-        if isinstance(action, PauseClock):
-            timer = state.timer.pause(at)
-            return replace(state, timer=timer), [ClockPaused(timer.remaining(at))]
-        if isinstance(action, ResumeClock):
-            timer = state.timer.resume(at)
-            return replace(state, timer=timer), [ClockResumed(timer.remaining(at))]
         raise IllegalAction(f"Race to 65 has no such action: {action!r}.")
 
     def restore(self, state: RaceState, moved_at: float, at: float) -> RaceState:

@@ -36,15 +36,12 @@ from referee.engine.core import (
     Action,
     Chance,
     Event,
-    GameOver,
-    GameStopped,
     GameWon,
     IllegalAction,
     NotYourTurn,
     Outcome,
     OutOfRange,
     Rules,
-    StopGame,
     TurnStarted,
     UnknownPlayer,
     describe_table_action,
@@ -306,11 +303,10 @@ class ShutTheBox(Rules[BoxState]):
             return f"{action.player} shuts {' and '.join(map(str, action.tiles))}"
         return describe_table_action(action) or repr(action)
 
-    def apply(self, state: BoxState, action: Action, at: float) -> tuple[BoxState, list[Event]]:
-        if state.over:
-            raise GameOver("The game is over.")
-        if isinstance(action, StopGame):
-            return replace(state, stopped=True), [GameStopped()]
+    def stopped(self, state: BoxState) -> BoxState:
+        return replace(state, stopped=True)
+
+    def play(self, state: BoxState, action: Action, at: float) -> tuple[BoxState, list[Event]]:
         if isinstance(action, Roll):
             return self._roll(state, action)
         if isinstance(action, ChooseDice):

@@ -55,20 +55,13 @@ from referee.engine.clock import TurnTimer
 from referee.engine.core import (
     Action,
     Chance,
-    ClockPaused,
-    ClockResumed,
     Event,
-    GameOver,
-    GameStopped,
     GameWon,
     IllegalAction,
     NotYourTurn,
     Outcome,
     OutOfRange,
-    PauseClock,
-    ResumeClock,
     Rules,
-    StopGame,
     TimeIsUp,
     TimeNotUp,
     Timeout,
@@ -605,18 +598,17 @@ class Turn7(Rules[Turn7State]):
     def restore(self, state: Turn7State, moved_at: float, at: float) -> Turn7State:
         return replace(state, timer=state.timer.restored(moved_at, at))
 
-    def apply(self, state: Turn7State, action: Action,
-              at: float) -> tuple[Turn7State, list[Event]]:
-        if state.over:
-            raise GameOver("The game is over.")
-        if isinstance(action, StopGame):
-            return replace(state, stopped=True), [GameStopped()]
-        if isinstance(action, PauseClock):
-            timer = state.timer.pause(at)
-            return replace(state, timer=timer), [ClockPaused(timer.remaining(at))]
-        if isinstance(action, ResumeClock):
-            timer = state.timer.resume(at)
-            return replace(state, timer=timer), [ClockResumed(timer.remaining(at))]
+    def stopped(self, state: Turn7State) -> Turn7State:
+        return replace(state, stopped=True)
+
+    def timer(self, state: Turn7State) -> TurnTimer:
+        return state.timer
+
+    def with_timer(self, state: Turn7State, timer: TurnTimer) -> Turn7State:
+        return replace(state, timer=timer)
+
+    def play(self, state: Turn7State, action: Action,
+             at: float) -> tuple[Turn7State, list[Event]]:
         if isinstance(action, Timeout):
             return self._timeout(state, at)
         if isinstance(action, Draw):

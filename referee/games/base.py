@@ -245,20 +245,208 @@ class Tool:
     run: Callable[[argparse.Namespace], int]
 
 
-class GameSpec(ABC):
-    """One game as the referee sees it: set-up, intents, announcements."""
+class GameCore(ABC):
+    """What every game provides: its name and phrase file, and six methods.
+    Everything else a game may do is optional, in the groups below, each with
+    defaults that fit a game without that capability."""
 
     #: Name on the command line and of the phrase file.
     name: ClassVar[str]
+    #: What players can say: the game folder's ``phrases.toml`` (see
+    #: :mod:`referee.speech.understanding.templates`).
+    phrase_file: ClassVar[Path]
+    #: The players, in the order they were named.
+    players: tuple[str, ...]
+
+    @abstractmethod
+    def new_game(self, at: float) -> Game[Any]:
+        """A fresh game whose first turn starts ``at``."""
+
+    @abstractmethod
+    def action_for(self, intent: Intent, speaker: str, game: Game[Any]) -> Action:
+        """The engine action a move intent stands for (may raise a Rejection)."""
+
+    @abstractmethod
+    def announce(self, event: Event, game: Game[Any]) -> str:
+        """The sentence the referee says for an event ('' for none)."""
+
+    @abstractmethod
+    def answer(self, what: str, player: str | None, game: Game[Any], at: float) -> str:
+        """The answer to a question (score, board, time, turn, help, rules)."""
+
+    @abstractmethod
+    def opening(self, game: Game[Any]) -> str:
+        """What the referee says when the game begins."""
+
+    @abstractmethod
+    def final_state(self, game: Game[Any]) -> dict[str, Any]:
+        """The game's state as JSON (``--json``)."""
+
+    @property
+    def wording(self) -> Wording:
+        """The phrase file's ``[describe]`` and ``[confirm]`` tables."""
+        return load_wording(self.phrase_file)
+
+
+class Talk(GameCore):
+    """Optional: how the game talks beyond its events and questions."""
+
+    #: Help topics in the order "help" names them, with their spoken titles.
+    HELP_TOPICS: ClassVar[dict[str, str]] = {
+        "moves": "Moves", "questions": "Questions, any time", "table": "For the table"}
+
+    def answer_question(self, intent: Intent, game: Game[Any], at: float) -> str:
+        """The answer to a question intent; a game whose questions carry more
+        than a player ("is my seven up": a tile) reads the rest here."""
+        return self.answer(str(intent["what"]), intent.get("player"), game, at)
+
+    def help(self, topic: str | None, game: Game[Any], player: str | None, at: float) -> str:
+        """Spoken help: without a topic, what to do now (:meth:`answer` "help")
+        and the topics; with one, every command of that topic, from the phrase
+        files' ``[help]`` lists (filled by :meth:`help_values`)."""
+        if topic is None or topic not in self.wording.help:
+            topics = [f"help with {'the table' if t == 'table' else t}"
+                      for t in self.HELP_TOPICS if t in self.wording.help]
+            listed = spoken_list(topics).replace(" and ", " or ")
+            return f"{self.answer('help', player, game, at)} For every command, say {listed}."
+        values = self.help_values(game, player)
+        examples = " ".join(f"{sentence(render(e, values))}." for e in self.wording.help[topic])
+        return f"{self.HELP_TOPICS.get(topic, sentence(topic))}: {examples}"
+
+    def help_values(self, game: Game[Any], player: str | None) -> dict[str, Any]:
+        """What fills the help examples: ``{other}``, a player other than ``player``."""
+        others = [p for p in game.players if p != player]
+        return {"other": (others or list(game.players))[0]}
+
+    def describe_intent(self, intent: Intent) -> str:
+        """A short phrase for an intent ("flip Bob's 7"), used to ask about
+        ambiguous ones and to confirm: the phrase file's ``[describe]``."""
+        return self.wording.describe(intent)
+
+    def public_state(self, game: Game[Any]) -> dict[str, Any]:
+        """What everyone at the table may see of the game now, as JSON (the
+        table's screen draws it): by default the final state (``--json``); a
+        game adds what is on the table mid-round (cards in a row, the roll)."""
+        return self.final_state(game)
+
+    def unnamed(self, game: Game[Any]) -> str | None:
+        """Whose an utterance is when nothing says who spoke: the player the game
+        waits for (whose turn it is); None when it waits for nobody in
+        particular (the session then asks who, or answers for everyone)."""
+        return game.current_player()
+
+    def moments(self, game: Game[Any]) -> frozenset[str]:
+        """The moments the game is at now, for the phrase file's ``when``: the
+        sentences that can only be said at a moment (Turn 7's bare names, when
+        an action card waits for its target) are listened for only then."""
+        return frozenset()
+
+    def reset(self, game: Game[Any]) -> str:
+        """What the players put back on the real table before a new game
+        ("Everyone, flip all your tiles back up."); '' when there is nothing
+        to put back (the referee held the dice or the cards)."""
+        return ""
+
+    def where_we_are(self, game: Game[Any], at: float) -> str:
+        """What the table needs to hear to pick the game up again (on resume)."""
+        return self.answer("turn", None, game, at)
+
+    def undone(self, before: Any, game: Game[Any]) -> str:
+        """What to say after an undo took the game from state ``before`` back."""
+        return "Undone."
+
+
+class Policy(GameCore):
+    """Optional: what is asked about before it is played, and what may interrupt
+    the referee (the defaults: nothing but ending the game needs asking)."""
+
+    def always_confirm(self, intent: Intent) -> bool:
+        """Whether a spoken move is confirmed even when it was heard surely
+        (a move whose mistake would cost too much). Typed moves never are."""
+        return False
+
+    def confirmation(self, intent: Intent, who: str) -> str:
+        """The question that confirms a move ``who`` made before it is played:
+        the phrase file's ``[confirm]``, else "Ann, did you say: <description>?"."""
+        return self.wording.confirm(intent, who)
+
+    def likelier(self, intent: Intent, who: str, game: Game[Any], at: float) -> Intent | None:
+        """Another reading of the words heard that the rules take where they
+        refuse ``intent`` (Phase 10: "three five and three seven", as a
+        recogniser writes "three fives and three sevens"), to be asked about
+        before it is played; None when there is none (the default)."""
+        return None
+
+    def agreement(self, intent: Intent) -> str | None:
+        """What another player must agree to before an intent is carried out
+        ("end the game"), or None when it needs nobody's agreement. Undo is
+        always agreed (the session names the move)."""
+        return "end the game" if intent.kind == "end" else None
+
+    def answer_move(self, intent: Intent, speaker: str, game: Game[Any]) -> Intent | None:
+        """A yes or no that answers the game's own question (Phase 10 Twist: "Bob,
+        did you make your phase?"), as the move it stands for; None when the
+        game asks nothing (the answer is then ignored, as table talk)."""
+        return None
+
+    def barge_in(self, intent: Intent) -> bool:
+        """Whether an intent may interrupt the referee while it is speaking."""
+        return intent.kind == "stop" or (intent.kind == "query" and intent.get("what") == "repeat")
+
+
+class ChanceAtTable(GameCore):
+    """Optional: who resolves the game's chance steps (its dice, its deck): the
+    referee (virtual) or the table (physical, the default)."""
+
+    def draw(self, chance: Chance, game: Game[Any]) -> Action | None:
+        """Resolve a chance step the game waits for (a roll, a draw, a deal):
+        the outcome to apply when the referee holds the dice or the deck
+        (virtual), or None when the table resolves it (physical: the players
+        report what came, and the game's phrases turn that into the outcome)."""
+        return None
+
+    def ask_chance(self, chance: Chance, game: Game[Any]) -> str:
+        """What the referee says when the table must resolve a chance step
+        itself (physical dice or cards: :meth:`draw` returned None), to ask for
+        the report; '' when the game's announcements already ask (Shut the
+        Box's "Ann's turn: roll and tell me what you rolled")."""
+        return ""
+
+    #: Help topics in the order "help" names them, with their spoken titles.
+    HELP_TOPICS: ClassVar[dict[str, str]] = {
+        "moves": "Moves", "questions": "Questions, any time", "table": "For the table"}
+
+
+class Privacy(GameCore):
+    """Optional: sentences for one player's ears only (their own headphones)."""
+
+    def private(self, event: Event, game: Game[Any]) -> tuple[str, str] | None:
+        """What to say about an event to one player alone, on their own output
+        device (``(player, sentence)``: Phase 10 Twist's virtual Twist card), or None."""
+        return None
+
+    def answer_privately(self, intent: Intent, game: Game[Any]) -> tuple[str, str, str] | None:
+        """A question whose answer is one player's secret ("what is my Twist card"):
+        ``(said aloud, player, said to them alone)``, or None for an ordinary answer."""
+        return None
+
+    def private_channels(self) -> dict[str, str]:
+        """Each player's own output device (headphones) for private sentences."""
+        return {}
+
+
+class GameSpec(Talk, Policy, ChanceAtTable, Privacy):
+    """One game as the referee sees it, set up for a table: its players and
+    options, and the game's required part (:class:`GameCore`) and optional
+    capabilities (:class:`Talk`, :class:`Policy`, :class:`ChanceAtTable`,
+    :class:`Privacy`)."""
+
     #: Other names accepted on the command line.
     aliases: ClassVar[tuple[str, ...]] = ()
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 2
     #: The game's options (``referee play GAME --help``; kept in the game log for resume).
     options_type: ClassVar[type[Options]] = Options
-    #: What players can say: the game folder's ``phrases.toml`` (see
-    #: :mod:`referee.speech.understanding.templates`).
-    phrase_file: ClassVar[Path]
     #: One line for ``referee play --help``.
     summary: ClassVar[str] = ""
     #: Extra commands of the game (``referee hint shut-the-box ...``).
@@ -311,152 +499,3 @@ class GameSpec(ABC):
         if not match:
             raise SetupError(f"{name} is not one of the players.")
         return match[0]
-
-    @abstractmethod
-    def new_game(self, at: float) -> Game[Any]:
-        """A fresh game whose first turn starts ``at``."""
-
-    @abstractmethod
-    def action_for(self, intent: Intent, speaker: str, game: Game[Any]) -> Action:
-        """The engine action a move intent stands for (may raise a Rejection)."""
-
-    @abstractmethod
-    def announce(self, event: Event, game: Game[Any]) -> str:
-        """The sentence the referee says for an event ('' for none)."""
-
-    @abstractmethod
-    def answer(self, what: str, player: str | None, game: Game[Any], at: float) -> str:
-        """The answer to a question (score, board, time, turn, help, rules)."""
-
-    def answer_question(self, intent: Intent, game: Game[Any], at: float) -> str:
-        """The answer to a question intent; a game whose questions carry more
-        than a player ("is my seven up": a tile) reads the rest here."""
-        return self.answer(str(intent["what"]), intent.get("player"), game, at)
-
-    @abstractmethod
-    def opening(self, game: Game[Any]) -> str:
-        """What the referee says when the game begins."""
-
-    @abstractmethod
-    def final_state(self, game: Game[Any]) -> dict[str, Any]:
-        """The game's state as JSON (``--json``)."""
-
-    def draw(self, chance: Chance, game: Game[Any]) -> Action | None:
-        """Resolve a chance step the game waits for (a roll, a draw, a deal):
-        the outcome to apply when the referee holds the dice or the deck
-        (virtual), or None when the table resolves it (physical: the players
-        report what came, and the game's phrases turn that into the outcome)."""
-        return None
-
-    def moments(self, game: Game[Any]) -> frozenset[str]:
-        """The moments the game is at now, for the phrase file's ``when``: the
-        sentences that can only be said at a moment (Turn 7's bare names, when
-        an action card waits for its target) are listened for only then."""
-        return frozenset()
-
-    def private(self, event: Event, game: Game[Any]) -> tuple[str, str] | None:
-        """What to say about an event to one player alone, on their own output
-        device (``(player, sentence)``: Phase 10 Twist's virtual Twist card), or None."""
-        return None
-
-    def answer_privately(self, intent: Intent, game: Game[Any]) -> tuple[str, str, str] | None:
-        """A question whose answer is one player's secret ("what is my Twist card"):
-        ``(said aloud, player, said to them alone)``, or None for an ordinary answer."""
-        return None
-
-    def private_channels(self) -> dict[str, str]:
-        """Each player's own output device (headphones) for private sentences."""
-        return {}
-
-    def answer_move(self, intent: Intent, speaker: str, game: Game[Any]) -> Intent | None:
-        """A yes or no that answers the game's own question (Phase 10 Twist: "Bob,
-        did you make your phase?"), as the move it stands for; None when the
-        game asks nothing (the answer is then ignored, as table talk)."""
-        return None
-
-    def ask_chance(self, chance: Chance, game: Game[Any]) -> str:
-        """What the referee says when the table must resolve a chance step
-        itself (physical dice or cards: :meth:`draw` returned None), to ask for
-        the report; '' when the game's announcements already ask (Shut the
-        Box's "Ann's turn: roll and tell me what you rolled")."""
-        return ""
-
-    #: Help topics in the order "help" names them, with their spoken titles.
-    HELP_TOPICS: ClassVar[dict[str, str]] = {
-        "moves": "Moves", "questions": "Questions, any time", "table": "For the table"}
-
-    def help(self, topic: str | None, game: Game[Any], player: str | None, at: float) -> str:
-        """Spoken help: without a topic, what to do now (:meth:`answer` "help")
-        and the topics; with one, every command of that topic, from the phrase
-        files' ``[help]`` lists (filled by :meth:`help_values`)."""
-        if topic is None or topic not in self.wording.help:
-            topics = [f"help with {'the table' if t == 'table' else t}"
-                      for t in self.HELP_TOPICS if t in self.wording.help]
-            listed = spoken_list(topics).replace(" and ", " or ")
-            return f"{self.answer('help', player, game, at)} For every command, say {listed}."
-        values = self.help_values(game, player)
-        examples = " ".join(f"{sentence(render(e, values))}." for e in self.wording.help[topic])
-        return f"{self.HELP_TOPICS.get(topic, sentence(topic))}: {examples}"
-
-    def help_values(self, game: Game[Any], player: str | None) -> dict[str, Any]:
-        """What fills the help examples: ``{other}``, a player other than ``player``."""
-        others = [p for p in game.players if p != player]
-        return {"other": (others or list(game.players))[0]}
-
-    def unnamed(self, game: Game[Any]) -> str | None:
-        """Whose an utterance is when nothing says who spoke: the player the game
-        waits for (whose turn it is); None when it waits for nobody in
-        particular (the session then asks who, or answers for everyone)."""
-        return game.current_player()
-
-    def reset(self, game: Game[Any]) -> str:
-        """What the players put back on the real table before a new game
-        ("Everyone, flip all your tiles back up."); '' when there is nothing
-        to put back (the referee held the dice or the cards)."""
-        return ""
-
-    def where_we_are(self, game: Game[Any], at: float) -> str:
-        """What the table needs to hear to pick the game up again (on resume)."""
-        return self.answer("turn", None, game, at)
-
-    @property
-    def wording(self) -> Wording:
-        """The phrase file's ``[describe]`` and ``[confirm]`` tables."""
-        return load_wording(self.phrase_file)
-
-    def describe_intent(self, intent: Intent) -> str:
-        """A short phrase for an intent ("flip Bob's 7"), used to ask about
-        ambiguous ones and to confirm: the phrase file's ``[describe]``."""
-        return self.wording.describe(intent)
-
-    # --- policy: what needs asking, and how ------------------------------------------
-    def always_confirm(self, intent: Intent) -> bool:
-        """Whether a spoken move is confirmed even when it was heard surely
-        (a move whose mistake would cost too much). Typed moves never are."""
-        return False
-
-    def confirmation(self, intent: Intent, who: str) -> str:
-        """The question that confirms a move ``who`` made before it is played:
-        the phrase file's ``[confirm]``, else "Ann, did you say: <description>?"."""
-        return self.wording.confirm(intent, who)
-
-    def likelier(self, intent: Intent, who: str, game: Game[Any], at: float) -> Intent | None:
-        """Another reading of the words heard that the rules take where they
-        refuse ``intent`` (Phase 10: "three five and three seven", as a
-        recogniser writes "three fives and three sevens"), to be asked about
-        before it is played; None when there is none (the default)."""
-        return None
-
-    def agreement(self, intent: Intent) -> str | None:
-        """What another player must agree to before an intent is carried out
-        ("end the game"), or None when it needs nobody's agreement. Undo is
-        always agreed (the session names the move)."""
-        return "end the game" if intent.kind == "end" else None
-
-    def barge_in(self, intent: Intent) -> bool:
-        """Whether an intent may interrupt the referee while it is speaking."""
-        return intent.kind == "stop" or (intent.kind == "query" and intent.get("what") == "repeat")
-
-    def undone(self, before: Any, game: Game[Any]) -> str:
-        """What to say after an undo took the game from state ``before`` back."""
-        return "Undone."

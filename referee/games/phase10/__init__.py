@@ -158,8 +158,9 @@ class Phase10Options(Options):
                         "referee and said in the player's headphones (virtual)",
                         choices=("physical", "virtual"))
     private_audio: tuple[str, ...] = option(
-        (), "a player's own output device for private sentences, e.g. Ann=2 or "
-            "Ann=wav:DIR (repeatable)", metavar="NAME=DEVICE")
+        (), "a player's own output device for private sentences, e.g. Ann=2, "
+            "Ann=wav:DIR, or Ann=screen: their seat page (with --screen) (repeatable)",
+        metavar="NAME=DEVICE")
     turns: bool = option(False, "keep the order of turns and the Skips")
     seed: int | None = option(None, "seed for the virtual Twist cards")
     dealer: str | None = option(None, "who deals the first hand (default: the first named)",
@@ -351,7 +352,8 @@ class Phase10Spec(GameSpec):
             low, high = self._neighbours(state, player)
             raise IllegalAction(
                 f"{player}, I can only tell you a Twist card in your own headphones, and you "
-                f"have none (start the game with --private-audio {player}=DEVICE). Choose "
+                f"have none (start the game with --private-audio {player}=DEVICE, or "
+                f"{player}=screen and --screen). Choose "
                 f"phase {low} or phase {high}.")
         return Choose(player, None if phase is None else int(phase))
 

@@ -361,6 +361,11 @@ class ShutBoxSpec(GameSpec):
         return f"Undone. {self._board(game.state)} {self._turn(game.state)}"
 
     # --- final state -----------------------------------------------------------------------
+    def public_state(self, game: Game[Any]) -> dict[str, Any]:
+        """The final state, and the roll the player must shut tiles for."""
+        state: BoxState = game.state
+        return {**self.final_state(game), "roll": state.roll}
+
     def final_state(self, game: Game[Any]) -> dict[str, Any]:
         state: BoxState = game.state
         players = {}

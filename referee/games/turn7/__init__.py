@@ -607,6 +607,19 @@ class Turn7Spec(GameSpec):
         return f"Undone. {self._whose(game)}"
 
     # --- final state -----------------------------------------------------------------------
+    def public_state(self, game: Game[Any]) -> dict[str, Any]:
+        """The final state, and each player's row this round: its number cards,
+        modifiers and whether they are still in (the screen shows them)."""
+        shown = self.final_state(game)
+        state: Turn7State = game.state
+        for player in state.players:
+            hand = state.hand(player)
+            shown["players"][player] |= {"cards": list(hand.numbers),
+                                         "modifiers": list(hand.modifiers),
+                                         "status": hand.status}
+        shown["round"] = state.round
+        return shown
+
     def final_state(self, game: Game[Any]) -> dict[str, Any]:
         state: Turn7State = game.state
         rounds: dict[str, list[int]] = {p: [] for p in state.players}

@@ -1,0 +1,354 @@
+"""The table's screen: a small web server beside the game.
+
+:class:`Screen` serves the board, the clock and the captions to any browser
+at the table (``/``) and a page per player (``/seat/<name>?key=...``) with
+what only that player may see and a way to play without speaking. It is fed
+only the referee's own outputs (:mod:`referee.protocol`): every sentence as
+it is said (:class:`~referee.protocol.Say`), who said what
+(:class:`~referee.protocol.Caption`) and the public state after every change
+(:class:`~referee.protocol.Snapshot`); it never reads the game.
+
+Decisions:
+
+* Starlette on uvicorn, in a thread of its own with its own event loop;
+  pages get events by server-sent events (one-way, plain HTTP, reconnect
+  built into the browser). The socket is bound before the game starts, so a
+  busy port or a bad address is said at once.
+* :meth:`Screen.publish` never blocks the game: it hands the event to the
+  server's loop (``call_soon_threadsafe``); each page has a bounded queue,
+  and a page too slow to keep up loses its oldest events, never the game's
+  time. A page that connects late gets the last :data:`HISTORY` captions and
+  the latest state first.
+* A seat page needs its seat's key (printed at the start, as a link and a QR
+  code): without it, 403 and nothing of the page. What it sends goes to the
+  game as a line typed by that player (:meth:`Screen.lines`), through the
+  same path as speech and typed lines: confirmations, agreements, undo.
+* Only the package's own files are served, by name (no file system path is
+  read from a request); every other path is 404.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import queue
+import secrets
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+from urllib.parse import quote
+
+from referee.protocol import Caption, Output, Say, Snapshot, Tone
+
+log = logging.getLogger(__name__)
+
+#: Captions a page that connects late is sent first.
+HISTORY = 200
+#: Events a page may fall behind by before its oldest are dropped.
+QUEUE = 500
+#: The longest line a seat page may send (as a typed line).
+MAX_LINE = 500
+#: The files a page may ask for, by name.
+FILES = {"screen.js": "text/javascript", "screen.css": "text/css"}
+
+
+class ScreenError(RuntimeError):
+    """The screen could not start (a busy port, a bad address)."""
+
+
+@dataclass(frozen=True)
+class Seat:
+    """A player's page: its name and its key."""
+
+    name: str
+    key: str
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``"8080"`` -> ("127.0.0.1", 8080); ``"0.0.0.0:8080"`` -> ("0.0.0.0", 8080).
+
+    >>> parse_address("8080"), parse_address("0.0.0.0:0")
+    (('127.0.0.1', 8080), ('0.0.0.0', 0))
+    """
+    host, _, port = text.strip().rpartition(":")
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ScreenError(f"--screen takes a port, or HOST:PORT (as 0.0.0.0:8080), "
+                          f"not {text!r}.")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+class Screen:
+    """A web server showing one table's game; start it, publish outputs, stop it."""
+
+    def __init__(self, players: Iterable[str], host: str = "127.0.0.1", port: int = 0,
+                 title: str = "") -> None:
+        self.title = title
+        self.seats = {p: Seat(p, secrets.token_urlsafe(9)) for p in players}
+        self.host = host
+        self._socket = self._bind(host, port)
+        self.port: int = self._socket.getsockname()[1]
+        self._lines: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
+        self._history: deque[dict[str, Any]] = deque(maxlen=HISTORY)
+        self._private: dict[str, deque[dict[str, Any]]] = {
+            p: deque(maxlen=HISTORY) for p in self.seats}
+        self._state: dict[str, Any] | None = None
+        #: Each page's queue and the seat it belongs to (None: the shared screen).
+        self._pages: dict[asyncio.Queue[dict[str, Any]], str | None] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    @staticmethod
+    def _bind(host: str, port: int) -> socket.socket:
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            family, kind, proto, _, address = infos[0]
+            sock = socket.socket(family, kind, proto)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(address)
+            sock.listen(64)
+        except OSError as error:
+            why = error.strerror or str(error)
+            raise ScreenError(f"The screen cannot listen on {host}:{port}: {why}.") from error
+        sock.setblocking(False)
+        return sock
+
+    # --- addresses -----------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        """The address to open (a host that means "every address" is this machine's name)."""
+        host = self.host
+        if host in ("0.0.0.0", "::", ""):
+            host = socket.gethostname()
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}/"
+
+    def seat_url(self, player: str) -> str:
+        seat = self.seats[player]
+        return f"{self.url}seat/{quote(seat.name)}?key={seat.key}"
+
+    # --- running -------------------------------------------------------------------------
+    def start(self) -> None:
+        """Serve in a thread of its own; returns once the server answers."""
+        import uvicorn
+
+        config = uvicorn.Config(self.app(), log_level="warning", access_log=False,
+                                lifespan="on")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._serve, name="screen", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10.0
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise ScreenError("The screen's server did not start.")
+            time.sleep(0.01)
+
+    def _serve(self) -> None:
+        try:
+            self._server.run(sockets=[self._socket])
+        except BaseException:  # (SystemExit from a server that cannot start)
+            log.exception("the screen's server stopped")
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+        self._socket.close()
+
+    # --- from the game ---------------------------------------------------------------
+    def publish(self, output: Output) -> None:
+        """Show one of the referee's outputs (others are ignored). Never blocks."""
+        event = _event(output)
+        if event is None:
+            return
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            self._remember(event)
+            return
+        with contextlib.suppress(RuntimeError):  # (the loop closed meanwhile)
+            loop.call_soon_threadsafe(self._fan_out, event)
+
+    def lines(self) -> list[tuple[str, str]]:
+        """What seat pages sent since the last call: (player, line), oldest first."""
+        got: list[tuple[str, str]] = []
+        while True:
+            try:
+                got.append(self._lines.get_nowait())
+            except queue.Empty:
+                return got
+
+    def _remember(self, event: dict[str, Any]) -> None:
+        if event["type"] == "state":
+            self._state = event
+        elif event.get("to") is not None:
+            self._private[event["to"]].append(event)
+        else:
+            self._history.append(event)
+
+    def _fan_out(self, event: dict[str, Any]) -> None:
+        self._remember(event)
+        for page, seat in list(self._pages.items()):
+            if event.get("to") is not None and event["to"] != seat:
+                continue
+            if page.full():  # a page too slow to keep up loses its oldest events
+                page.get_nowait()
+            page.put_nowait(event)
+
+    # --- the web application -------------------------------------------------------------
+    def app(self) -> Any:
+        from starlette.applications import Starlette
+        from starlette.requests import Request
+        from starlette.responses import (
+            HTMLResponse,
+            JSONResponse,
+            PlainTextResponse,
+            Response,
+            StreamingResponse,
+        )
+        from starlette.routing import Route
+
+        @contextlib.asynccontextmanager
+        async def lifespan(_: Any) -> AsyncIterator[None]:
+            self._loop = asyncio.get_running_loop()
+            yield
+
+        def seat_of(request: Request) -> Seat | Response:
+            name = request.path_params["name"]
+            seat = next((s for s in self.seats.values() if s.name.casefold() == name.casefold()),
+                        None)
+            if seat is None:
+                return PlainTextResponse("No such seat.", status_code=404)
+            key = request.query_params.get("key", "")
+            if not secrets.compare_digest(key.encode(), seat.key.encode()):
+                return PlainTextResponse("This seat's page needs its key.", status_code=403)
+            return seat
+
+        async def screen(request: Request) -> Response:
+            return HTMLResponse(_page("screen.html", self.title, None))
+
+        async def seat_page(request: Request) -> Response:
+            seat = seat_of(request)
+            if isinstance(seat, Response):
+                return seat
+            return HTMLResponse(_page("seat.html", self.title, seat))
+
+        async def static(request: Request) -> Response:
+            name = request.path_params["name"]
+            if name not in FILES:
+                return PlainTextResponse("Not found.", status_code=404)
+            return Response(_file(name), media_type=FILES[name])
+
+        def stream(seat: str | None) -> StreamingResponse:
+            page: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=QUEUE)
+            first = [*self._history, *(self._private[seat] if seat else [])]
+            first.sort(key=lambda e: e["n"])
+            if self._state is not None:
+                first.append(self._state)
+            self._pages[page] = seat
+
+            async def events() -> AsyncIterator[str]:
+                try:
+                    for event in first:
+                        yield _sse(event)
+                    while True:
+                        try:
+                            event = await asyncio.wait_for(page.get(), timeout=15.0)
+                        except TimeoutError:
+                            yield ": still here\n\n"  # (keeps proxies from closing it)
+                            continue
+                        yield _sse(event)
+                finally:
+                    self._pages.pop(page, None)
+
+            return StreamingResponse(events(), media_type="text/event-stream",
+                                     headers={"Cache-Control": "no-store"})
+
+        async def screen_events(request: Request) -> Response:
+            return stream(None)
+
+        async def seat_events(request: Request) -> Response:
+            seat = seat_of(request)
+            if isinstance(seat, Response):
+                return seat
+            return stream(seat.name)
+
+        async def seat_say(request: Request) -> Response:
+            seat = seat_of(request)
+            if isinstance(seat, Response):
+                return seat
+            try:
+                data = json.loads(await request.body())
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                return JSONResponse({"error": "Send JSON: {\"text\": \"...\"}."}, status_code=400)
+            text = data.get("text") if isinstance(data, dict) else None
+            if not isinstance(text, str) or not text.strip():
+                return JSONResponse({"error": "Say something: {\"text\": \"...\"}."},
+                                    status_code=400)
+            if len(text) > MAX_LINE:
+                return JSONResponse({"error": f"At most {MAX_LINE} characters, please."},
+                                    status_code=400)
+            self._lines.put((seat.name, text))
+            return JSONResponse({"ok": True})
+
+        async def state(request: Request) -> Response:
+            return JSONResponse(self._state["state"] if self._state else {})
+
+        routes = [
+            Route("/", screen),
+            Route("/state", state),
+            Route("/events", screen_events),
+            Route("/static/{name}", static),
+            Route("/seat/{name}", seat_page),
+            Route("/seat/{name}/events", seat_events),
+            Route("/seat/{name}/say", seat_say, methods=["POST"]),
+        ]
+        return Starlette(routes=routes, lifespan=lifespan)
+
+
+_COUNT = iter(range(1, 1 << 62))
+
+
+def _event(output: Output) -> dict[str, Any] | None:
+    """An output as the page gets it (None: not for the screen)."""
+    event: dict[str, Any]
+    match output:
+        case Say(at=at, text=text, tone=tone, to=to):
+            event = {"type": "say", "at": at, "text": text, "tone": str(tone), "to": to}
+            if tone == Tone.PRIVATE and to is None:
+                return None
+        case Caption(at=at, who=who, text=text, source=source):
+            event = {"type": "heard", "at": at, "who": who, "text": text, "source": source}
+        case Snapshot(at=at, state=state):
+            event = {"type": "state", "at": at, "state": state}
+        case _:
+            return None
+    event["n"] = next(_COUNT)
+    return event
+
+
+def _sse(event: dict[str, Any]) -> str:
+    return f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
+
+
+def _file(name: str) -> bytes:
+    return resources.files("referee.screen").joinpath("static", name).read_bytes()
+
+
+def _page(name: str, title: str, seat: Seat | None) -> str:
+    """A page, with the game's title and the seat it is for filled in."""
+    from html import escape
+
+    text = _file(name).decode()
+    config = {"seat": seat.name if seat else None, "key": seat.key if seat else None}
+    return (text.replace("{{title}}", escape(title or "The referee"))
+                .replace("{{seat}}", escape(seat.name if seat else ""))
+                .replace("{{config}}", escape(json.dumps(config), quote=True)))

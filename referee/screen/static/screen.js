@@ -1,0 +1,158 @@
+// The table's screen and the seat pages: events from the referee (server-sent
+// events), the board drawn from its public state, the clock ticking between
+// updates, every sentence as a caption. No build step, nothing fetched from
+// elsewhere.
+"use strict";
+
+const config = JSON.parse(document.body.dataset.config);
+const $ = (id) => document.getElementById(id);
+let clock = null; // {left: seconds at `since`, since: performance.now()}
+
+function text(tag, content, cls) {
+  const node = document.createElement(tag);
+  node.textContent = content;
+  if (cls) node.className = cls;
+  return node;
+}
+
+function caption(list, event) {
+  const item = text("li", event.text, event.tone);
+  item.dataset.at = event.at;
+  list.append(item);
+  while (list.children.length > 500) list.firstChild.remove();
+  list.scrollTop = list.scrollHeight;
+}
+
+// A list of numbers as tiles; with `down`, every tile from 1 to the largest,
+// those listed drawn face down.
+function tiles(numbers, down) {
+  const list = document.createElement("ul");
+  list.className = "tiles";
+  const shown = down ? Array.from({length: Math.max(12, ...numbers)}, (_, i) => i + 1) : numbers;
+  for (const n of shown) {
+    const tile = text("li", String(n));
+    if (down && numbers.includes(n)) {
+      tile.className = "down";
+      tile.setAttribute("aria-label", `${n} down`);
+    }
+    list.append(tile);
+  }
+  return list;
+}
+
+function value(key, v) {
+  if (Array.isArray(v) && v.every((x) => typeof x === "number")) return tiles(v, key === "down");
+  if (Array.isArray(v)) return text("span", v.join(", "));
+  if (v === null || v === undefined) return text("span", "–");
+  if (typeof v === "boolean") return text("span", v ? "yes" : "no");
+  if (typeof v === "object") return text("span", JSON.stringify(v));
+  return text("span", String(v));
+}
+
+function board(state) {
+  const game = state.game || {};
+  const root = $("board");
+  root.replaceChildren();
+  const players = game.players || {};
+  const names = Object.keys(players);
+  if (names.length) {
+    const fields = [...new Set(names.flatMap((n) => Object.keys(players[n] || {})))];
+    const table = document.createElement("table");
+    const head = table.createTHead().insertRow();
+    head.append(text("th", "Player"));
+    for (const f of fields) head.append(text("th", f));
+    const body = table.createTBody();
+    for (const name of names) {
+      const row = body.insertRow();
+      row.dataset.player = name;
+      if (name === state.turn) row.className = "now";
+      const who = text("th", name === state.turn ? `${name} (to play)` : name);
+      who.scope = "row";
+      row.append(who);
+      for (const f of fields) row.insertCell().append(value(f, (players[name] || {})[f]));
+    }
+    root.append(table);
+  }
+  const rest = Object.entries(game).filter(([k, v]) => k !== "players" && k !== "turn"
+    && v !== null && !(Array.isArray(v) && v.length === 0));
+  if (rest.length) {
+    const list = document.createElement("dl");
+    for (const [k, v] of rest) {
+      list.append(text("dt", k));
+      const dd = document.createElement("dd");
+      dd.append(value(k, v));
+      list.append(dd);
+    }
+    root.append(list);
+  }
+}
+
+function state(event) {
+  const s = event.state;
+  const winner = s.game && s.game.winner;
+  $("turn").textContent = s.over
+    ? (winner && winner.length ? `Game over: ${[].concat(winner).join(" and ")} won` : "Game over")
+    : s.paused ? "Paused" : s.turn ? `${s.turn} to play` : "";
+  const question = $("question");
+  question.hidden = !s.question;
+  question.textContent = s.question || "";
+  clock = s.deadline === null || s.deadline === undefined
+    ? null : {left: s.deadline - event.at, since: performance.now()};
+  tick();
+  board(s);
+}
+
+function tick() {
+  const node = $("clock");
+  if (!clock) { node.textContent = ""; return; }
+  const left = Math.max(0, clock.left - (performance.now() - clock.since) / 1000);
+  node.textContent = `${Math.ceil(left)} s`;
+}
+setInterval(tick, 200);
+
+const source = new EventSource(config.seat
+  ? `/seat/${encodeURIComponent(config.seat)}/events?key=${encodeURIComponent(config.key)}`
+  : "/events");
+// What became of the last thing heard, told by the referee's next sentence.
+const OUTCOME = {announce: "played", turn: "played", answer: "answered",
+                 question: "asked first", problem: "not played"};
+let heard = null;
+source.addEventListener("say", (m) => {
+  const event = JSON.parse(m.data);
+  caption(event.to ? $("private") : $("captions"), event);
+  if (heard && !event.to && OUTCOME[event.tone] && $("heard")) {
+    $("heard").textContent = `${heard.who}: ${heard.text}: ${OUTCOME[event.tone]}`;
+    heard = null;
+  }
+});
+source.addEventListener("heard", (m) => {
+  heard = JSON.parse(m.data);
+  if ($("heard")) $("heard").textContent = `${heard.who}: ${heard.text}`;
+});
+source.addEventListener("state", (m) => state(JSON.parse(m.data)));
+
+async function say(line) {
+  const status = $("sent");
+  try {
+    const reply = await fetch(
+      `/seat/${encodeURIComponent(config.seat)}/say?key=${encodeURIComponent(config.key)}`,
+      {method: "POST", headers: {"Content-Type": "application/json"},
+       body: JSON.stringify({text: line})});
+    const answer = await reply.json();
+    status.textContent = reply.ok ? `Sent: ${line}` : answer.error;
+  } catch (error) {
+    status.textContent = "Not sent: the referee cannot be reached.";
+  }
+}
+
+if (config.seat) {
+  for (const button of document.querySelectorAll("[data-say]")) {
+    button.addEventListener("click", () => say(button.dataset.say));
+  }
+  $("say").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const line = $("line").value.trim();
+    if (line) say(line);
+    $("line").value = "";
+  });
+}

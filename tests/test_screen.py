@@ -1,0 +1,371 @@
+"""The table's screen: the real server on 127.0.0.1 (an ephemeral port), real
+HTTP, and a real headless Chromium (Debian's, driven by Playwright) reading
+the pages as a player's phone would. Screenshots of each game's page are kept
+in ``cache/artefacts/screen/`` (``REFEREE_ARTEFACTS`` moves it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.cli import build_parser, make_spec
+from referee.live import LiveLoop
+from referee.protocol import Caption, Say, Snapshot, Tone
+from referee.screen.server import Screen, ScreenError, parse_address
+from referee.session import Session
+from referee.table import Table
+from referee.textplay import SpeakerError, split_speaker
+
+CHROMIUM = Path("/usr/bin/chromium")
+GOLDEN = Path(__file__).parent / "data" / "golden"
+ARTEFACTS = Path(os.environ.get("REFEREE_ARTEFACTS",
+                                Path(__file__).parent.parent / "cache" / "artefacts")) / "screen"
+
+
+@pytest.fixture
+def screen() -> Iterator[Screen]:
+    shown = Screen(["Ann", "Bob"], "127.0.0.1", 0, title="Race to 65")
+    shown.start()
+    yield shown
+    shown.stop()
+
+
+def fetch(url: str, data: bytes | None = None) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, data=data,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            return reply.status, reply.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def events(url: str, count: int) -> list[dict[str, Any]]:
+    """The first ``count`` events a page connecting to ``url`` gets."""
+    got: list[dict[str, Any]] = []
+    with urllib.request.urlopen(url, timeout=5) as stream:
+        while len(got) < count:
+            line = stream.readline().decode()
+            if line.startswith("data: "):
+                got.append(json.loads(line[6:]))
+    return got
+
+
+# --- the server, over real HTTP ------------------------------------------------------
+
+
+def test_a_late_page_gets_the_captions_and_the_state_and_a_seat_its_own_secrets(screen):
+    screen.publish(Say(1.0, "Ann's turn, 15 seconds.", Tone.TURN))
+    screen.publish(Say(1.5, "Your Twist card is Skip.", Tone.PRIVATE, "Bob"))
+    screen.publish(Caption(2.0, "Ann", "flip my seven", "mic"))
+    screen.publish(Snapshot(2.0, {"turn": "Ann", "game": {"players": {}}}))
+    time.sleep(0.2)
+    shared = events(screen.url + "events", 3)
+    assert [e["type"] for e in shared] == ["say", "heard", "state"]
+    assert "Twist" not in json.dumps(shared)  # a secret never reaches the shared screen
+    bob = events(screen.seat_url("Bob").replace("?", "/events?"), 4)
+    assert [e.get("text") for e in bob[:2]] == ["Ann's turn, 15 seconds.",
+                                                "Your Twist card is Skip."]
+    ann = events(screen.seat_url("Ann").replace("?", "/events?"), 3)
+    assert "Twist" not in json.dumps(ann)
+
+
+@pytest.mark.parametrize("path", [
+    "seat/Ann", "seat/Ann?key=wrong", "seat/Ann/events", "seat/Ann/events?key=",
+    "seat/Ann/say?key=wrong"])
+def test_a_seat_without_its_key_gets_403_and_nothing_of_the_page(screen, path):
+    status, body = fetch(screen.url + path, b'{"text": "flip my seven"}' if "say" in path
+                         else None)
+    assert status == 403
+    assert b"<html" not in body
+    assert screen.lines() == []
+
+
+@pytest.mark.parametrize("path", [
+    "nothing", "seat/Zed?key=x", "static/server.py", "static/..%2fserver.py",
+    "static/%2e%2e%2fserver.py", "static/..%2f..%2fpyproject.toml", "static/",
+    "static/screen.html"])
+def test_unknown_paths_and_files_outside_the_pages_are_404(screen, path):
+    status, body = fetch(screen.url + path)
+    assert status == 404
+    assert b"import" not in body
+    assert b"[project]" not in body
+
+
+@pytest.mark.parametrize(("data", "why"), [
+    (b"not json", "Send JSON"), (b"[1, 2]", "Say something"), (b'{"text": 7}', "Say something"),
+    (b'{"text": "   "}', "Say something"), (json.dumps({"text": "a" * 501}).encode(), "At most"),
+])
+def test_a_bad_move_from_a_seat_is_refused_with_a_reason_and_sends_nothing(screen, data, why):
+    status, body = fetch(screen.seat_url("Ann").replace("?", "/say?"), data)
+    assert status == 400
+    assert why in json.loads(body)["error"]
+    assert screen.lines() == []
+
+
+def test_a_move_from_a_seat_is_that_players_line(screen):
+    status, _ = fetch(screen.seat_url("Ann").replace("seat/Ann?", "seat/ann/say?"),
+                      b'{"text": "flip my seven"}')
+    assert status == 200
+    assert screen.lines() == [("Ann", "flip my seven")]
+
+
+def test_a_slow_page_never_slows_the_game(screen):
+    """A page that connects and reads nothing: publishing stays instant, and
+    the page's queue is bounded (it loses its oldest events)."""
+    stuck = socket.create_connection(("127.0.0.1", screen.port))
+    stuck.sendall(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+    time.sleep(0.2)
+    start = time.perf_counter()
+    for n in range(20_000):
+        screen.publish(Say(float(n), f"Sentence {n} of a long game, said at the table.",
+                           Tone.ANNOUNCE))
+    assert time.perf_counter() - start < 2.0
+    time.sleep(0.5)
+    assert fetch(screen.url)[0] == 200  # the server still answers
+    stuck.close()
+
+
+def test_the_screen_says_why_it_cannot_start():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(ScreenError, match=r"cannot listen on 127\.0\.0\.1"):
+            Screen(["Ann", "Bob"], "127.0.0.1", port)
+    with pytest.raises(ScreenError, match="cannot listen"):
+        Screen(["Ann", "Bob"], "no-such-host.invalid", 0)
+    for bad in ("", "port", "127.0.0.1:99999", "12:ab"):
+        with pytest.raises(ScreenError, match="--screen takes a port"):
+            parse_address(bad)
+
+
+def test_a_game_asked_to_show_on_a_busy_port_does_not_start(tmp_path):
+    from referee.cli import main
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code = main(["play", "race65", "--players", "Ann", "Bob", "--input", "text",
+                     "--voice", "none", "--no-log", "--screen", str(port)])
+    assert code != 0
+
+
+# --- in a real browser -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip("Chromium is not installed (./run test installs it: scripts/setup.sh)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync"])
+        yield chromium
+        chromium.close()
+
+
+def golden_table(stem: str, lines: int, private: dict[str, str] | None = None
+                 ) -> tuple[Table, Screen, list[str]]:
+    """A table playing the first ``lines`` lines of a golden script, typed, with
+    a screen; what the referee printed."""
+    script = (GOLDEN / f"{stem}.script").read_text().splitlines()
+    header = next(line for line in script if line.startswith("# args:"))
+    for player, device in (private or {}).items():
+        header = header.replace(f"{player}=headphones", f"{player}={device}")
+    args = build_parser().parse_args(["play", stem.split("-")[0],
+                                      *shlex.split(header.removeprefix("# args:"))])
+    spec = make_spec(args, args.game)
+    session = Session(spec)
+    screen = Screen(spec.players, "127.0.0.1", 0, title=spec.summary.partition(":")[0])
+    screen.start()
+    printed: list[str] = []
+    table = Table(session, show=printed.append, stamp=False, screen=screen.publish)
+    table.start()
+    played = [line for line in script if line.strip() and not line.startswith("#")]
+    for line in played[:lines]:
+        at_text, _, rest = line.partition("]")
+        at = float(at_text.strip("[ "))
+        try:
+            speaker, text = split_speaker(rest.strip(), session.players)
+        except SpeakerError:
+            continue
+        if text:
+            table.hear_text(text, speaker, at)
+        else:
+            table.advance(at)
+    return table, screen, printed
+
+
+GAMES = [("race65-phase-seven-hard", 12), ("shut-the-box-physical", 12),
+         ("turn7-virtual", 12), ("phase10-twist-physical", 12)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("stem", "lines"), GAMES, ids=[g[0] for g in GAMES])
+def test_the_page_shows_the_board_and_every_sentence_in_order(browser, stem, lines):
+    table, screen, printed = golden_table(stem, lines)
+    try:
+        page = browser.new_page(viewport={"width": 1000, "height": 1400})
+        page.goto(screen.url)
+        said = [line for line in printed if " only: " not in line]
+        page.wait_for_function(f"document.querySelectorAll('#captions li').length >= {len(said)}",
+                               timeout=10_000)
+        assert page.locator("#captions li").all_inner_texts() == said
+        shown = table.session.spec.public_state(table.session.game)
+        columns = page.locator("thead th").all_inner_texts()[1:]
+        for player, fields in shown["players"].items():
+            row = page.locator(f'tr[data-player="{player}"]')
+            assert row.count() == 1
+            for key, value in fields.items():
+                cell = row.locator("td").nth(columns.index(key))
+                if isinstance(value, list) and key == "down":
+                    assert cell.locator("li.down").count() == len(value)
+                elif isinstance(value, list) and all(isinstance(v, int) for v in value):
+                    assert cell.locator("li").all_inner_texts() == [str(v) for v in value]
+                elif isinstance(value, int | str) and not isinstance(value, bool):
+                    assert cell.inner_text() == str(value)
+        turn = table.session.game.current_player()
+        if turn is not None:
+            assert f"{turn} to play" in page.locator("#turn").inner_text()
+        ARTEFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTEFACTS / f"{stem}.png"), full_page=True)
+        page.close()
+    finally:
+        screen.stop()
+
+
+@pytest.mark.slow
+def test_the_countdown_moves_on_the_page(browser):
+    table, screen, _ = golden_table("race65-phase-seven-hard", 0)
+    try:
+        table.advance(table.busy_until + 0.1)  # the turn's clock starts once it is said
+        page = browser.new_page()
+        page.goto(screen.url)
+        page.wait_for_function("/\\d+ s/.test(document.querySelector('#clock').textContent)",
+                               timeout=10_000)
+        first = int(page.locator("#clock").inner_text().split()[0])
+        page.wait_for_function(
+            f"parseInt(document.querySelector('#clock').textContent) < {first}", timeout=5_000)
+        assert 0 < first <= 15
+        page.close()
+    finally:
+        screen.stop()
+
+
+@pytest.mark.slow
+def test_a_seat_page_shows_its_own_twist_card_and_not_anothers(browser):
+    _, screen, printed = golden_table("phase10-twist-virtual", 30, {"Bob": "screen"})
+    assert any("to Bob only" in line for line in printed)
+    try:
+        bob, ann = browser.new_page(), browser.new_page()
+        bob.goto(screen.seat_url("Bob"))
+        ann.goto(screen.seat_url("Ann"))
+        bob.wait_for_function("document.querySelectorAll('#private li').length > 0",
+                              timeout=10_000)
+        card = bob.locator("#private li").first.inner_text()
+        assert "Twist" in card or "card" in card
+        ann.wait_for_function("document.querySelectorAll('#captions li').length > 5",
+                              timeout=10_000)
+        assert ann.locator("#private li").count() == 0
+        assert card not in ann.content()
+        screen_page = browser.new_page()
+        screen_page.goto(screen.url)
+        screen_page.wait_for_function("document.querySelectorAll('#captions li').length > 5")
+        assert card not in screen_page.content()
+        ARTEFACTS.mkdir(parents=True, exist_ok=True)
+        bob.screenshot(path=str(ARTEFACTS / "phase10-seat-bob.png"), full_page=True)
+    finally:
+        screen.stop()
+
+
+@pytest.mark.slow
+def test_a_move_made_on_a_seat_page_is_played_and_an_undo_asked_about(browser):
+    from referee.games.race65 import Race65Options, Race65Spec
+
+    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
+    screen = Screen(session.players, "127.0.0.1", 0, title="Race to 65")
+    screen.start()
+    table = Table(session, show=lambda line: None, stamp=False, screen=screen.publish)
+    loop = LiveLoop(table, microphone=None, keyboard=None, seat_lines=screen.lines,
+                    max_seconds=60.0)
+    worker = threading.Thread(target=loop.run, daemon=True)
+    worker.start()
+    try:
+        seat = browser.new_page()
+        assert seat.goto(screen.seat_url("Ann").replace("key=", "key=x")).status == 403
+        seat.goto(screen.seat_url("Ann"))
+        seat.fill("#line", "flip my seven")
+        seat.press("#line", "Enter")
+        shared = browser.new_page()
+        shared.goto(screen.url)
+        shared.wait_for_function(
+            "document.querySelectorAll('tr[data-player=\"Ann\"] li.down').length === 1",
+            timeout=10_000)
+        assert session.game.state.tiles_down("Ann") == frozenset({7})
+        assert "Ann, 7 down." in shared.locator("#captions").inner_text()
+        seat.click("text=Undo")
+        shared.wait_for_function(
+            "document.querySelector('#captions').innerText.includes('do you agree to undo')",
+            timeout=10_000)
+        assert "Bob, do you agree" in shared.locator("#question").inner_text()
+        assert session.game.state.tiles_down("Ann") == frozenset({7})  # asked, not done
+        ARTEFACTS.mkdir(parents=True, exist_ok=True)
+        seat.screenshot(path=str(ARTEFACTS / "race65-seat-ann.png"), full_page=True)
+    finally:
+        loop.stop()
+        worker.join(timeout=5)
+        screen.stop()
+
+
+@pytest.mark.slow
+def test_a_logged_game_replays_on_the_screen(browser, tmp_path):
+    from referee.cli import main
+    from referee.gamelog import InputRecord, SaidRecord, read_log
+    from referee.tableplay import replay_to_screen
+
+    script = GOLDEN / "shut-the-box-virtual.script"
+    header = next(line for line in script.read_text().splitlines() if line.startswith("# args:"))
+    path = tmp_path / "game.jsonl"
+    assert main(["play", "shut-the-box", *shlex.split(header.removeprefix("# args:")),
+                 "--script", str(script), "--log", str(path)]) == 0
+    logged = read_log(path)
+    rebuilt = make_spec(build_parser().parse_args(
+        ["play", "shut-the-box", *shlex.split(header.removeprefix("# args:"))]), "shut-the-box")
+    session = Session(rebuilt)
+    screen = Screen(session.players, "127.0.0.1", 0, title="Shut the Box")
+    screen.start()
+    try:
+        waits: list[float] = []
+        replay_to_screen(session, logged.records, screen.publish, 0.25, waits.append)
+        inputs = sum(isinstance(r, InputRecord) for r in logged.records)
+        assert waits == [0.25] * inputs  # one pause a move
+        said = [r.text for r in logged.records if isinstance(r, SaidRecord) and r.to is None]
+        page = browser.new_page()
+        page.goto(screen.url)
+        page.wait_for_function(
+            f"document.querySelectorAll('#captions li').length >= {min(len(said), 200)}",
+            timeout=10_000)
+        assert page.locator("#captions li").all_inner_texts() == said[-200:]
+        assert "Game over" in page.locator("#turn").inner_text()
+        assert session.spec.public_state(session.game) == json.loads(
+            fetch(screen.url + "state")[1])["game"]
+    finally:
+        screen.stop()
