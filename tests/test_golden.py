@@ -72,7 +72,7 @@ def test_golden_transcript(script: Path, capsys: pytest.CaptureFixture[str]) -> 
                                     "Bob: 45 points", "Cy wins with the lowest hand!"]),
         ("phase10-twist-virtual", ["Cy is skipped. Ann's turn.", "may lay down only on their "
                                    "own turn", "cannot be only Wilds",
-                                   "have none (start the game with --private-audio Cy=DEVICE)",
+                                   "have none (start the game with --private-audio Cy=DEVICE",
                                    "listen in your headphones", "to Bob only: (private)",
                                    "did you make your Twist phase?",
                                    "on a Twist card: back 1 space", "Cy made the phase: past "
