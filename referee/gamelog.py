@@ -101,14 +101,8 @@ class Record:
         cls = RECORD_TYPES.get(kind) if isinstance(kind, str) else None
         if cls is None:
             raise LogError(f"unknown record type {kind!r}")
-        hints = typing.get_type_hints(cls)
-        values: dict[str, Any] = {}
-        for f in dataclasses.fields(cls):
-            if f.name in data:
-                values[f.name] = checked(data[f.name], hints[f.name], f"{kind}.{f.name}")
-            elif (f.default is dataclasses.MISSING
-                  and f.default_factory is dataclasses.MISSING):
-                raise LogError(f"the {kind} record has no {f.name}")
+        # (Fields a later version may add are left for it: a log stays readable.)
+        values = _fields_of(data, cls, str(kind), f"the {kind} record")
         if cls is EventRecord and isinstance(values.get("event"), str) and "fields" not in data:
             values["event"] = values["event"].split("(", 1)[0]  # version 1: a repr string
         return cls(**values)
@@ -340,17 +334,23 @@ def _dataclass(value: Any, cls: type[Any], where: str) -> Any:
     kind = getattr(cls, "type", None)
     if isinstance(kind, str) and value.get("type", kind) != kind:
         raise LogError(f"{where} is a {value.get('type')!r}, not a {kind!r}")
-    hints = typing.get_type_hints(cls)
-    values: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        if f.name in value:
-            values[f.name] = checked(value[f.name], hints[f.name], f"{where}.{f.name}")
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise LogError(f"{where} has no {f.name}")
     unknown = set(value) - {f.name for f in dataclasses.fields(cls)} - {"type"}
     if unknown:
         raise LogError(f"{where} has unknown fields {sorted(unknown)}")
-    return cls(**values)
+    return cls(**_fields_of(value, cls, where, where))
+
+
+def _fields_of(data: dict[str, Any], cls: type[Any], where: str, what: str) -> dict[str, Any]:
+    """``cls``'s fields read from ``data``, each checked against its type; a
+    field without a default must be there (``what`` names the object missing it)."""
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            values[f.name] = checked(data[f.name], hints[f.name], f"{where}.{f.name}")
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise LogError(f"{what} has no {f.name}")
+    return values
 
 
 class GameLog:
