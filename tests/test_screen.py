@@ -369,3 +369,60 @@ def test_a_logged_game_replays_on_the_screen(browser, tmp_path):
             fetch(screen.url + "state")[1])["game"]
     finally:
         screen.stop()
+
+
+SEAT_GAMES = ["race65-phase-seven-easy", "shut-the-box-physical", "turn7-physical",
+              "phase10-twist-physical"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", SEAT_GAMES)
+def test_a_whole_game_played_from_seat_pages_is_the_typed_game(stem):
+    """Every line of a golden game sent from its player's seat page (as the
+    page's script POSTs it) into a live loop: the game ends exactly as the same
+    lines typed with the players' names do (a line without a name comes from
+    the seat of the player the referee would take it from)."""
+    from referee.gamelog import InputRecord
+    from referee.session import SOMEONE
+    from referee.textplay import run_script
+
+    script = (GOLDEN / f"{stem}.script").read_text().splitlines()
+    header = next(line for line in script if line.startswith("# args:"))
+    argv = ["play", stem.split("-")[0], *shlex.split(header.removeprefix("# args:"))]
+    spec = make_spec(build_parser().parse_args(argv), stem.split("-")[0])
+    session = Session(spec)
+    screen = Screen(spec.players, "127.0.0.1", 0)
+    screen.start()
+    records: list[Any] = []
+    table = Table(session, show=lambda line: None, screen=screen.publish, record=records.append)
+    loop = LiveLoop(table, microphone=None, keyboard=None, seat_lines=screen.lines,
+                    max_seconds=300.0)
+    worker = threading.Thread(target=loop.run, daemon=True)
+    worker.start()
+    typed: list[str] = []
+    try:
+        for line in script:
+            if line.startswith("#") or not line.strip():
+                continue
+            speaker, text = split_speaker(line.partition("]")[2].strip(), spec.players)
+            if not text or session.left:
+                continue
+            who = speaker or session.attribute(None)
+            who = spec.players[0] if who == SOMEONE else who
+            heard = sum(isinstance(r, InputRecord) for r in records)
+            status, _ = fetch(screen.seat_url(who).replace("?", "/say?"),
+                              json.dumps({"text": text}).encode())
+            assert status == 200
+            deadline = time.monotonic() + 10
+            while sum(isinstance(r, InputRecord) for r in records) == heard:
+                assert time.monotonic() < deadline, f"{who}: {text} was never heard"
+                time.sleep(0.01)
+            typed.append(f"{who}: {text}")
+    finally:
+        loop.stop()
+        worker.join(timeout=5)
+        screen.stop()
+    again = Session(make_spec(build_parser().parse_args(argv), stem.split("-")[0]))
+    run_script(again, typed, lambda line: None)
+    assert session.final_state() == again.final_state()
+    assert session.over
