@@ -355,7 +355,9 @@ def _show_addresses(screen: Screen) -> None:
         note(f"{player}'s seat page (keep it to {player}): {screen.seat_url(player)}")
         segno.make(screen.seat_url(player)).terminal(out=sys.stderr, compact=True)
     if screen.host not in ("127.0.0.1", "localhost", "::1"):
-        problem("The screen is open to this network: its address is printed above.")
+        address = screen.url.removeprefix("http://").rstrip("/").replace(":", ", port ")
+        problem(f"The screen is open to this network at {address}; each player's page is "
+                "printed with its key.")
 
 
 def _replay_on_screen(args: argparse.Namespace, session: Session,

@@ -71,6 +71,18 @@ class Seat:
     key: str
 
 
+def lan_address() -> str:
+    """This machine's address on its network, as a phone at the table would
+    reach it (its name when it has no other address than loopback)."""
+    name = socket.gethostname()
+    try:
+        found = socket.getaddrinfo(name, None, socket.AF_INET, socket.SOCK_STREAM)
+    except OSError:
+        return name
+    addresses = [str(info[4][0]) for info in found]
+    return next((a for a in addresses if not a.startswith("127.")), name)
+
+
 def parse_address(text: str) -> tuple[str, int]:
     """``"8080"`` -> ("127.0.0.1", 8080); ``"0.0.0.0:8080"`` -> ("0.0.0.0", 8080).
 
@@ -126,7 +138,7 @@ class Screen:
         """The address to open (a host that means "every address" is this machine's name)."""
         host = self.host
         if host in ("0.0.0.0", "::", ""):
-            host = socket.gethostname()
+            host = lan_address()
         if ":" in host:
             host = f"[{host}]"
         return f"http://{host}:{self.port}/"
