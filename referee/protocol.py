@@ -16,7 +16,7 @@ microphone, live            :class:`Speech` (with the gate's :class:`Verdict`),
                             :class:`VoiceChanged`, :class:`MicLost`,
                             :class:`MicBack`, :class:`Stop`, :class:`Tick`
 audio scripts               the same on a simulated clock
-replay                      :class:`Start` (``rebuild``)  , then each logged
+replay                      :class:`Start` (``rebuild``), then each logged
                             record as :class:`Replayed`
 resume                      replay, then :class:`Resume`, then live
 ==========================  =====================================================

@@ -22,7 +22,7 @@ import pytest
 from referee.cli import build_parser, make_spec
 from referee.live import LiveLoop
 from referee.protocol import Caption, Say, Snapshot, Tone
-from referee.screen.server import Screen, ScreenError, parse_address
+from referee.screen.server import HISTORY, Screen, ScreenError, parse_address
 from referee.session import Session
 from referee.table import Table
 from referee.textplay import SpeakerError, split_speaker
@@ -214,21 +214,29 @@ def golden_table(stem: str, lines: int, private: dict[str, str] | None = None
     return table, screen, printed
 
 
-GAMES = [("race65-phase-seven-hard", 12), ("shut-the-box-physical", 12),
-         ("turn7-virtual", 12), ("phase10-twist-physical", 12)]
+#: Each game's golden script: its first dozen lines (mid-game: whose turn, the
+#: clock) and all of it (a whole game, to its end).
+GAMES = [(stem, lines) for stem in ("race65-phase-seven-hard", "shut-the-box-physical",
+                                    "turn7-virtual", "phase10-twist-physical")
+         for lines in (12, 10_000)]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("stem", "lines"), GAMES, ids=[g[0] for g in GAMES])
+@pytest.mark.parametrize(("stem", "lines"), GAMES,
+                         ids=[f"{g[0]}-{'whole' if g[1] > 100 else 'begun'}" for g in GAMES])
 def test_the_page_shows_the_board_and_every_sentence_in_order(browser, stem, lines):
     table, screen, printed = golden_table(stem, lines)
     try:
         page = browser.new_page(viewport={"width": 1000, "height": 1400})
         page.goto(screen.url)
         said = [line for line in printed if " only: " not in line]
-        page.wait_for_function(f"document.querySelectorAll('#captions li').length >= {len(said)}",
+        # A page that opens late gets the last HISTORY events (sentences and
+        # what was heard): the end of what was said, in order.
+        least = min(len(said), HISTORY // 2)
+        page.wait_for_function(f"document.querySelectorAll('#captions li').length >= {least}",
                                timeout=10_000)
-        assert page.locator("#captions li").all_inner_texts() == said
+        captions = page.locator("#captions li").all_inner_texts()
+        assert captions == said[-len(captions):]
         shown = table.session.spec.public_state(table.session.game)
         columns = page.locator("thead th").all_inner_texts()[1:]
         for player, fields in shown["players"].items():
@@ -242,11 +250,17 @@ def test_the_page_shows_the_board_and_every_sentence_in_order(browser, stem, lin
                     assert cell.locator("li").all_inner_texts() == [str(v) for v in value]
                 elif isinstance(value, int | str) and not isinstance(value, bool):
                     assert cell.inner_text() == str(value)
+        if isinstance(shown.get("board"), str):  # a board of spaces, with pawns
+            spaces = page.locator(".track li")
+            assert spaces.count() == len(shown["board"].split()) + 1
+            for player, fields in shown["players"].items():
+                where = spaces.last if fields["finished"] else spaces.nth(fields["space"] - 1)
+                assert player in where.locator(".pawns").inner_text()
         turn = table.session.game.current_player()
         if turn is not None:
             assert f"{turn} to play" in page.locator("#turn").inner_text()
         ARTEFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(ARTEFACTS / f"{stem}.png"), full_page=True)
+        page.screenshot(path=str(ARTEFACTS / f"{stem}-{lines}.png"), full_page=True)
         page.close()
     finally:
         screen.stop()

@@ -73,6 +73,9 @@ function board(state) {
     }
     root.append(table);
   }
+  if (typeof game.board === "string" && names.some((n) => "space" in (players[n] || {}))) {
+    root.append(track(game.board.split(/\s+/), players));
+  }
   const rest = Object.entries(game).filter(([k, v]) => k !== "players" && k !== "turn"
     && v !== null && !(Array.isArray(v) && v.length === 0));
   if (rest.length) {
@@ -85,6 +88,27 @@ function board(state) {
     }
     root.append(list);
   }
+}
+
+// A board of spaces (Phase 10 Twist's: "1 2 T 3 10") with each player's pawn
+// on their space (counted from 1), and those past the last space at the end.
+function track(spaces, players) {
+  const list = document.createElement("ol");
+  list.className = "track";
+  list.setAttribute("aria-label", "The board's spaces and the pawns on them");
+  const here = (i) => Object.keys(players).filter((p) => players[p].space === i + 1
+    && !players[p].finished);
+  spaces.forEach((label, i) => {
+    const space = text("li", label === "T" ? "Twist" : `Phase ${label}`);
+    const pawns = here(i);
+    if (pawns.length) space.append(text("span", pawns.join(", "), "pawns"));
+    list.append(space);
+  });
+  const done = Object.keys(players).filter((p) => players[p].finished);
+  const end = text("li", "Finished");
+  if (done.length) end.append(text("span", done.join(", "), "pawns"));
+  list.append(end);
+  return list;
 }
 
 function state(event) {
