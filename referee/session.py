@@ -361,7 +361,8 @@ class Session:
     def public_state(self) -> dict[str, Any]:
         """What everyone at the table may know now (a screen shows it): the
         game's own state (:meth:`~referee.games.base.GameSpec.public_state`),
-        whose turn it is, when it runs out, the open question."""
+        whose turn it is, when it runs out, the open question, and the moves
+        each player could make now (as sentences, for seat pages)."""
         return {
             "players": list(self.players),
             "turn": None if self.over else self.game.current_player(),
@@ -370,6 +371,8 @@ class Session:
             "paused": self._paused,
             "over": self.over,
             "game": self.spec.public_state(self.game),
+            "moves": {p: [] if self.over else self.spec.moves_now(self.game, p)
+                      for p in self.players},
         }
 
     # --- what the referee says ------------------------------------------------------

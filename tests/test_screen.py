@@ -335,12 +335,22 @@ def test_a_move_made_on_a_seat_page_is_played_and_an_undo_asked_about(browser):
             timeout=10_000)
         assert session.game.state.tiles_down("Ann") == frozenset({7})
         assert "Ann, 7 down." in shared.locator("#captions").inner_text()
+        seat.wait_for_selector("#moves button:text-is('flip my 3')")
+        assert "flip my 7" not in seat.locator("#moves").inner_text()  # (flipped this turn)
+        seat.click("#moves button:text-is('flip my 3')")  # a move as a button
+        shared.wait_for_function(
+            "document.querySelectorAll('tr[data-player=\"Ann\"] li.down').length === 2",
+            timeout=10_000)
+        assert session.game.state.tiles_down("Ann") == frozenset({3, 7})
+        seat.wait_for_function(  # Ann's turn is over: only the call is left to her
+            "[...document.querySelectorAll('#moves button')].every("
+            "b => !b.textContent.startsWith('flip'))", timeout=10_000)
         seat.click("text=Undo")
         shared.wait_for_function(
             "document.querySelector('#captions').innerText.includes('do you agree to undo')",
             timeout=10_000)
         assert "Bob, do you agree" in shared.locator("#question").inner_text()
-        assert session.game.state.tiles_down("Ann") == frozenset({7})  # asked, not done
+        assert session.game.state.tiles_down("Ann") == frozenset({3, 7})  # asked, not done
         ARTEFACTS.mkdir(parents=True, exist_ok=True)
         seat.screenshot(path=str(ARTEFACTS / "race65-seat-ann.png"), full_page=True)
     finally:
@@ -440,3 +450,44 @@ def test_a_whole_game_played_from_seat_pages_is_the_typed_game(stem):
     run_script(again, typed, lambda line: None)
     assert session.final_state() == again.final_state()
     assert session.over
+
+
+@pytest.mark.parametrize("script", sorted(GOLDEN.glob("*.script")), ids=lambda p: p.stem)
+def test_every_move_a_seat_page_offers_is_heard_as_a_move_the_rules_take(script):
+    """A golden game typed line by line; after each line, every sentence each
+    player's seat page offers as a button is heard, from that player, as a
+    move (not a question, not nothing) that the rules accept there and then."""
+    from harness.brain import Drive
+    from referee.engine.core import Rejection
+    from referee.session import NOT_MOVES
+
+    lines = script.read_text().splitlines()
+    header = next(line for line in lines if line.startswith("# args:"))
+    game = script.stem.split("-")[0]
+    spec = make_spec(build_parser().parse_args(
+        ["play", game, *shlex.split(header.removeprefix("# args:"))]), game)
+    drive = Drive(spec)
+    drive.start()
+    offered = 0
+    at = 0.0
+    for line in lines:
+        if line.startswith("#") or not line.strip():
+            continue
+        at = max(at, float(line.partition("]")[0].strip("[ ")))
+        speaker, text = split_speaker(line.partition("]")[2].strip(), spec.players)
+        if text:
+            drive.hear(text, speaker, at)
+        else:
+            drive.tick(at)
+        moves = drive.public_state()["moves"]
+        for player, sentences in moves.items():
+            for sentence in sentences:
+                heard = drive.matcher.match(sentence, player)
+                assert heard.kind not in NOT_MOVES, (sentence, player, heard)
+                try:
+                    action = spec.action_for(heard.intent, player, drive.game)
+                    drive.game.rules.apply(drive.game.state, action, at)
+                except Rejection as refused:
+                    pytest.fail(f"{player}: {sentence!r} offered, refused: {refused.sentence}")
+                offered += 1
+    assert offered > 0

@@ -329,6 +329,13 @@ class Talk(GameCore):
         game adds what is on the table mid-round (cards in a row, the roll)."""
         return self.final_state(game)
 
+    def moves_now(self, game: Game[Any], player: str) -> list[str]:
+        """Sentences of the phrase file that ``player`` could say now to make a
+        move the rules allow (a seat page shows them as buttons, for players
+        who do not speak); [] when the game offers none (the page's text box
+        still takes any sentence)."""
+        return []
+
     def unnamed(self, game: Game[Any]) -> str | None:
         """Whose an utterance is when nothing says who spoke: the player the game
         waits for (whose turn it is); None when it waits for nobody in

@@ -357,6 +357,21 @@ class Phase10Spec(GameSpec):
                 f"phase {low} or phase {high}.")
         return Choose(player, None if phase is None else int(phase))
 
+    def moves_now(self, game: Game[Any], player: str) -> list[str]:
+        """During the hand: lay down their phase, then go out; on a Twist space:
+        a neighbouring phase or a Twist card. A read-out of the cards, a hit
+        and the end of the hand's reports are said or typed in words."""
+        state: Phase10State = game.state
+        if state.over:
+            return []
+        if state.stage == "choose" and player in state.choosing:
+            low, high = self._neighbours(state, player)
+            twist = not self.virtual or player in self.channels  # (a virtual card needs one)
+            return [f"phase {low}", f"phase {high}", *(["twist card"] if twist else [])]
+        if state.stage != "play" or (self.options.turns and game.current_player() != player):
+            return []
+        return ["I'm out"] if state.seat(player).laid else ["I laid down my phase"]
+
     def _neighbours(self, state: Phase10State, player: str) -> tuple[int, int]:
         space = state.seat(player).space
         if space > self.board.last or self.board.spaces[space] is not None:

@@ -33,6 +33,7 @@ from referee.engine.core import (
 from referee.engine.race65 import (
     DIFFICULTIES,
     RULE_SETS,
+    TILES,
     Call,
     CallCorrect,
     CallIncorrect,
@@ -357,6 +358,15 @@ class Race65Spec(GameSpec):
         )
 
     # --- final state ------------------------------------------------------------------
+    def moves_now(self, game: Game[Any], player: str) -> list[str]:
+        """Their own tiles they may flip on their turn, and the call of the target
+        (any time: a wrong one costs the tray)."""
+        state: RaceState = game.state
+        flips = [f"flip my {tile}" for tile in TILES
+                 if player == state.active_player and not state.flipped_this_turn(player, tile)
+                 and (player, tile) not in state.last_turn]
+        return [*flips, f"I call {self.config.target}"]
+
     def final_state(self, game: Game[Any]) -> dict[str, Any]:
         state: RaceState = game.state
         return {

@@ -361,6 +361,17 @@ class ShutBoxSpec(GameSpec):
         return f"Undone. {self._board(game.state)} {self._turn(game.state)}"
 
     # --- final state -----------------------------------------------------------------------
+    def moves_now(self, game: Game[Any], player: str) -> list[str]:
+        """On their turn: roll (virtual dice), or each set of open tiles that
+        makes the roll ("shut 3 and 4"). Physical dice are reported in words."""
+        state: BoxState = game.state
+        if state.over or player != state.active_player:
+            return []
+        if state.roll is None:
+            return [] if self.physical else ["roll"]
+        return [f"shut {spoken_list([str(t) for t in tiles])}"
+                for tiles in sets_making(state.roll, frozenset(state.open))]
+
     def public_state(self, game: Game[Any]) -> dict[str, Any]:
         """The final state, and the roll the player must shut tiles for."""
         state: BoxState = game.state

@@ -607,6 +607,19 @@ class Turn7Spec(GameSpec):
         return f"Undone. {self._whose(game)}"
 
     # --- final state -----------------------------------------------------------------------
+    def moves_now(self, game: Game[Any], player: str) -> list[str]:
+        """Hit or stay on their turn; when their action card waits for a target,
+        each player still in the round (a bare name answers "who gets it?").
+        A physical card drawn is reported in words."""
+        state: Turn7State = game.state
+        if state.over:
+            return []
+        if state.waiting and not state.forced and state.waiting[0].player == player:
+            return [p for p in state.players if state.hand(p).active]
+        if state.deciding != player:
+            return []
+        return ["hit", "stay"] if state.hand(player).row else ["hit"]  # (no cards: must hit)
+
     def public_state(self, game: Game[Any]) -> dict[str, Any]:
         """The final state, and each player's row this round: its number cards,
         modifiers and whether they are still in (the screen shows them)."""

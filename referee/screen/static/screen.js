@@ -124,6 +124,18 @@ function state(event) {
     ? null : {left: s.deadline - event.at, since: performance.now()};
   tick();
   board(s);
+  if (config.seat) moves((s.moves || {})[config.seat] || []);
+}
+
+// The moves this seat's player could make now, one button each.
+function moves(sentences) {
+  const root = $("moves");
+  root.replaceChildren(...sentences.map((line) => {
+    const button = text("button", line);
+    button.type = "button";
+    button.addEventListener("click", () => say(line));
+    return button;
+  }));
 }
 
 function tick() {
