@@ -113,7 +113,7 @@ class Table:
         reading_wpm: float | None = None,
         record: Callable[[Record], None] | None = None,
         heard_back: Callable[[Audio, Spoken], None] | None = None,
-        screen: Callable[[Output], None] | None = None,
+        screen: Callable[[Output, float], None] | None = None,
     ) -> None:
         self.session = session
         #: Without a voice, printed sentences hold the clock as if read at this
@@ -137,7 +137,8 @@ class Table:
         self.record = record
         #: Called with each rendered sentence (an audio script feeds it back as echo).
         self.heard_back = heard_back
-        #: Shown each output of the brain as it is carried out (the table's screen).
+        #: Shown each output of the brain as it is carried out, and in how many
+        #: seconds (a sentence: when its sound starts; the table's screen).
         self.screen = screen
         #: When a player is speaking (start, end), as far as the listener knows.
         self._talking: tuple[float, float] | None = None
@@ -161,7 +162,7 @@ class Table:
     def perform(self, outputs: Iterable[Output]) -> None:
         for out in outputs:
             if self.screen is not None and not isinstance(out, Say):
-                self.screen(out)  # (a sentence is shown as it is said)
+                self.screen(out, 0.0)  # (a sentence is shown as it is said)
             match out:
                 case Say():
                     self.say([out])
@@ -203,8 +204,8 @@ class Table:
                 continue  # stale, or a player is talking: never a wrong time, never over them
             if show:  # (False: already printed, e.g. a start-up problem)
                 self.show(f"[{said.at:.1f}] referee: {said.text}" if self.stamp else said.text)
-            if self.screen is not None:
-                self.screen(said)
+            if self.screen is not None:  # when its sound starts
+                self.screen(said, max(0.0, start - self.session.now))
             end = self._speak(said, start)
             if end is None:
                 end = self._read(said)
@@ -240,7 +241,7 @@ class Table:
         screen, not heard by the room's microphone, not in the way of the
         referee's voice."""
         if self.screen is not None:
-            self.screen(said)  # (on that player's seat page only)
+            self.screen(said, 0.0)  # (on that player's seat page only)
         if show:
             where = (f"in {said.to}'s headphones" if said.to in self.private
                      else f"on {said.to}'s seat page" if self.screen is not None else "nowhere")

@@ -5,6 +5,7 @@ in ``cache/artefacts/screen/`` (``REFEREE_ARTEFACTS`` moves it)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -119,6 +120,43 @@ def test_a_move_from_a_seat_is_that_players_line(screen):
                       b'{"text": "flip my seven"}')
     assert status == 200
     assert screen.lines() == [("Ann", "flip my seven")]
+
+
+def test_a_sentence_is_shown_when_its_sound_starts_and_a_cut_drops_the_rest(screen):
+    from referee.protocol import CutVoice
+
+    got: list[tuple[float, str]] = []
+
+    def read() -> None:
+        with urllib.request.urlopen(screen.url + "events", timeout=10) as stream:
+            while len(got) < 3:
+                line = stream.readline().decode()
+                if line.startswith("data: "):
+                    got.append((time.monotonic(), json.loads(line[6:])["text"]))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    time.sleep(0.3)
+    start = time.monotonic()
+    screen.publish(Say(1.0, "Ann, 7 down.", Tone.ANNOUNCE), 0.0)
+    screen.publish(Say(1.0, "One more flip.", Tone.ANNOUNCE), 0.6)   # after 0.6 s of speech
+    screen.publish(Say(1.0, "Bob's turn.", Tone.TURN), 0.4)  # queued behind it, in order
+    screen.publish(Say(1.0, "Never said.", Tone.ANNOUNCE), 1.5)
+    time.sleep(0.9)
+    screen.publish(CutVoice(1.9))  # "stop": what was not said yet is not shown
+    reader.join(timeout=5)
+    assert [text for _, text in got] == ["Ann, 7 down.", "One more flip.", "Bob's turn."]
+    assert got[0][0] - start < 0.3
+    assert 0.5 < got[1][0] - start < 1.5
+    assert got[2][0] >= got[1][0]
+    time.sleep(1.0)  # (past when "Never said." was due)
+    late: list[str] = []
+    with (urllib.request.urlopen(screen.url + "events", timeout=0.5) as stream,
+          contextlib.suppress(TimeoutError)):
+        for raw in stream:
+            if raw.startswith(b"data: "):
+                late.append(json.loads(raw[6:])["text"])
+    assert late == ["Ann, 7 down.", "One more flip.", "Bob's turn."]
 
 
 def test_a_slow_page_never_slows_the_game(screen):

@@ -45,7 +45,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import quote
 
-from referee.protocol import Caption, Output, Say, Snapshot, Tone
+from referee.protocol import Caption, CutVoice, Output, Say, Snapshot, Tone
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +114,9 @@ class Screen:
         #: Each page's queue and the seat it belongs to (None: the shared screen).
         self._pages: dict[asyncio.Queue[dict[str, Any]], str | None] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: Sentences waiting for their sound to start (in order), and when the last is due.
+        self._waiting: deque[asyncio.TimerHandle] = deque()
+        self._last_due = 0.0
         self._server: Any = None
         self._thread: threading.Thread | None = None
 
@@ -177,17 +180,46 @@ class Screen:
         self._socket.close()
 
     # --- from the game ---------------------------------------------------------------
-    def publish(self, output: Output) -> None:
-        """Show one of the referee's outputs (others are ignored). Never blocks."""
+    def publish(self, output: Output, after: float = 0.0) -> None:
+        """Show one of the referee's outputs (others are ignored), ``after``
+        seconds from now: a sentence is shown when its sound starts (the
+        speakers play the sentences queued before it first). A cut voice
+        (:class:`~referee.protocol.CutVoice`) drops the sentences not shown
+        yet: they are never said. Never blocks."""
+        loop = self._loop
+        if isinstance(output, CutVoice):
+            if loop is not None and not loop.is_closed():
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(self._cut)
+            return
         event = _event(output)
         if event is None:
             return
-        loop = self._loop
         if loop is None or loop.is_closed():
             self._remember(event)
             return
         with contextlib.suppress(RuntimeError):  # (the loop closed meanwhile)
-            loop.call_soon_threadsafe(self._fan_out, event)
+            loop.call_soon_threadsafe(self._later, event, after)
+
+    def _later(self, event: dict[str, Any], after: float) -> None:
+        """Show ``event`` now, or a sentence once the ones before it were shown
+        and its sound starts (in order: each due a hair after the last)."""
+        if event["type"] != "say" or (after <= 0.0 and not self._waiting):
+            self._fan_out(event)
+            return
+        assert self._loop is not None
+        due = max(self._loop.time() + after, self._last_due + 1e-6)
+        self._last_due = due
+        self._waiting.append(self._loop.call_at(due, self._shown_later, event))
+
+    def _shown_later(self, event: dict[str, Any]) -> None:
+        self._waiting.popleft()  # (the first waiting: due times only grow)
+        self._fan_out(event)
+
+    def _cut(self) -> None:
+        for handle in self._waiting:
+            handle.cancel()
+        self._waiting.clear()
 
     def lines(self) -> list[tuple[str, str]]:
         """What seat pages sent since the last call: (player, line), oldest first."""
