@@ -212,7 +212,8 @@ def _log_commands(commands: argparse._SubParsersAction[Any]) -> None:
     replay.add_argument("--screen", metavar="[HOST:]PORT",
                         help="step through the game on the table's screen at http://HOST:PORT/")
     replay.add_argument("--pace", type=within(float, 0.0, 60.0, "seconds"), default=2.0,
-                        help="seconds between moves on the screen (default 2)")
+                        help="seconds between moves on the screen (default 2; 0 at a "
+                        "terminal: Enter shows the next move)")
 
 
 def _hear_command(commands: argparse._SubParsersAction[Any]) -> None:

@@ -363,12 +363,17 @@ def _show_addresses(screen: Screen) -> None:
 def _replay_on_screen(args: argparse.Namespace, session: Session,
                       records: Sequence[Record]) -> int:
     """``referee replay LOG --screen``: the game again on the screen, a move
-    every ``--pace`` seconds; the screen stays until Enter (or Ctrl-C)."""
+    every ``--pace`` seconds, or (``--pace 0`` at a terminal) a move each time
+    Enter is pressed; the screen stays until Enter (or Ctrl-C)."""
+    stepping = args.pace == 0 and sys.stdin.isatty()
     with screen_for(args, session.spec) as screen:
         assert screen is not None
-        note(f"Replaying on the screen, a move every {args.pace:g} s; Ctrl-C stops.")
+        note("Replaying on the screen: " + ("Enter shows the next move" if stepping
+             else f"a move every {args.pace:g} s") + "; Ctrl-C stops.")
+        wait: Callable[[float], object] = (
+            (lambda _: sys.stdin.readline()) if stepping else time.sleep)
         try:
-            replay_to_screen(session, records, screen.publish, args.pace)
+            replay_to_screen(session, records, screen.publish, args.pace, wait)
             note("The replay is over; press Enter to close the screen.")
             if sys.stdin.isatty():
                 sys.stdin.readline()
@@ -379,7 +384,7 @@ def _replay_on_screen(args: argparse.Namespace, session: Session,
 
 def replay_to_screen(session: Session, records: Sequence[Record],
                      publish: Callable[[Shown], None], pace: float,
-                     sleep: Callable[[float], None] = time.sleep) -> None:
+                     sleep: Callable[[float], object] = time.sleep) -> None:
     """Show a logged game on a screen as it went: what was said (from the log:
     exactly what was announced), who said what, and the board after each step
     (the game rebuilt record by record), ``pace`` seconds between moves."""

@@ -276,7 +276,7 @@ def test_the_page_shows_the_board_and_every_sentence_in_order(browser, stem, lin
         captions = page.locator("#captions li").all_inner_texts()
         assert captions == said[-len(captions):]
         shown = table.session.spec.public_state(table.session.game)
-        columns = page.locator("thead th").all_inner_texts()[1:]
+        columns = page.locator("thead th").evaluate_all("ths => ths.map(t => t.dataset.key)")[1:]
         for player, fields in shown["players"].items():
             row = page.locator(f'tr[data-player="{player}"]')
             assert row.count() == 1

@@ -49,6 +49,10 @@ function value(key, v) {
   return text("span", String(v));
 }
 
+// Column titles for the state's keys that need more than a capital.
+const TITLES = {down: "Tiles (dim: face down)", open: "Open tiles", cards: "Cards this round",
+                rounds: "Round scores"};
+
 function board(state) {
   const game = state.game || {};
   const root = $("board");
@@ -60,7 +64,11 @@ function board(state) {
     const table = document.createElement("table");
     const head = table.createTHead().insertRow();
     head.append(text("th", "Player"));
-    for (const f of fields) head.append(text("th", f));
+    for (const f of fields) {
+      const title = text("th", TITLES[f] || f[0].toUpperCase() + f.slice(1));
+      title.dataset.key = f;
+      head.append(title);
+    }
     const body = table.createTBody();
     for (const name of names) {
       const row = body.insertRow();
