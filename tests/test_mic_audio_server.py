@@ -8,12 +8,15 @@ PortAudio, exactly as it would a microphone.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import signal
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -146,7 +149,10 @@ def test_a_live_game_by_voice_with_seat_microphones_through_an_audio_server(
     ]
     log = tmp_path / "game.jsonl"
     game = _live_game(audio_server, "--difficulty", "easy", "--seat-mics", "Ann=0,Bob=1",
-                      "--log", str(log))
+                      "--log", str(log), "--screen", "0")
+    # The table's screen is on too: what the referee says reaches a page as
+    # captions while the voice and the seats work as they do without it.
+    shown = _screen_events(game)
     out = Lines(game.stdout)
     answered = []
     try:
@@ -188,6 +194,34 @@ def test_a_live_game_by_voice_with_seat_microphones_through_an_audio_server(
     assert final["winner"] is None
     assert final["players"] == {"Ann": {"total": 12, "down": [12]},
                                 "Bob": {"total": 0, "down": []}}
+    captions = [e["text"] for e in shown if e["type"] == "say"]
+    heard = [(e["who"], e["source"]) for e in shown if e["type"] == "heard"]
+    assert [a for _, _, a in moves if any(a in c for c in captions)] == [a for _, _, a in moves]
+    assert ("Bob", "seat") in heard
+    assert [e for e in shown if e["type"] == "state"][-1]["state"]["game"]["players"] == \
+        final["players"]
+
+
+def _screen_events(game: subprocess.Popen[str]) -> list[dict[str, Any]]:
+    """The events a page of the game's screen gets, collected as they come
+    (the screen's address is the first thing the referee prints about it)."""
+    assert game.stderr is not None
+    url = ""
+    for line in game.stderr:
+        if "the table's screen: " in line:
+            url = line.split("the table's screen: ")[1].strip()
+            break
+    assert url, "the referee printed no screen address"
+    events: list[dict[str, Any]] = []
+
+    def read() -> None:
+        with contextlib.suppress(OSError), urllib.request.urlopen(url + "events") as stream:
+            for raw in stream:
+                if raw.startswith(b"data: "):
+                    events.append(json.loads(raw[6:]))
+
+    threading.Thread(target=read, daemon=True).start()
+    return events
 
 
 @pytest.mark.slow
