@@ -33,7 +33,7 @@ from referee.protocol import (
     Understood,
     VoiceChanged,
 )
-from referee.session import Session, replay_records
+from referee.session import ANSWER_SECONDS, Session, replay_records
 from referee.speech.understanding.intents import Heard, IntentMatcher
 from referee.textplay import NO_VOICE
 
@@ -42,11 +42,9 @@ class Drive:
     """A session, and the calls a test makes of it."""
 
     def __init__(self, spec: GameSpec, *, at: float = 0.0,
-                 matcher: IntentMatcher | None = None, answer_seconds: float | None = None,
+                 matcher: IntentMatcher | None = None, answer_seconds: float = ANSWER_SECONDS,
                  record: Callable[[Record], None] | None = None) -> None:
-        extra: dict[str, Any] = {} if answer_seconds is None else {
-            "answer_seconds": answer_seconds}
-        self.session = Session(spec, at=at, matcher=matcher, **extra)
+        self.session = Session(spec, at=at, matcher=matcher, answer_seconds=answer_seconds)
         self.record = record
         #: Every output of every step so far.
         self.outputs: list[Output] = []

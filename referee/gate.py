@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from rapidfuzz.distance import LCSseq
 
 from referee.protocol import Tone, Verdict
+from referee.session import SURE_SCORE
 from referee.speech.hearing.mic import OverVoice
 from referee.speech.understanding.intents import Heard
 from referee.speech.understanding.numbers import join_numbers
@@ -74,8 +75,6 @@ NEAR_END_DB = 5.0
 SEAT_DB = 6.0
 #: Seconds around a countdown word within which an utterance is its echo.
 ECHO_SLACK = 0.3
-#: Matcher scores at or above this are clear enough to act on over the voice.
-CLEAR_SCORE = 0.9
 #: Why a command said over the referee (no echo canceller) is dropped, and what
 #: the referee says when a player clearly said it (it went on after the voice).
 SPOKE_OVER = "the referee was speaking"
@@ -234,7 +233,7 @@ def _unclear(heard: Heard) -> str | None:
     """Why a hearing over the referee's (cancelled) voice is too unsure to act
     on or ask about (None: clear enough). A "stop" is lenient (a wrong one only
     hushes the referee); "none" is not acted on anyway."""
-    if heard.kind in ("stop", "none") or heard.score >= CLEAR_SCORE:
+    if heard.kind in ("stop", "none") or heard.score >= SURE_SCORE:
         return None
     return UNCLEAR_OVER
 

@@ -48,7 +48,6 @@ from referee.protocol import (
     Output,
     Say,
     Skipped,
-    Snapshot,
     Speech,
     SpokenUntil,
     Start,
@@ -146,8 +145,6 @@ class Table:
         self.spoken: list[Spoken] = []
         self.busy_until = session.now
         self.heard: list[Hearing] = []
-        #: The last public state the brain sent (what a screen would show).
-        self.snapshot: dict[str, Any] = {}
         self._voice_failed = False
 
     @property
@@ -176,8 +173,6 @@ class Table:
                 case Caption(at=at, who=who, text=text, source=source):
                     if source != "text":  # (typed lines are on the screen already)
                         self._print(at, f"{who}: ({text})")
-                case Snapshot(state=state):
-                    self.snapshot = state
                 case Skipped(at=at, why=why):
                     self._print(at, f"skipped {why}")
 
