@@ -286,6 +286,7 @@ def report(rows: list[Row], game: str, engine: str, voices: list[str],
         cells.append(_pct([r for r in mine if r.kind == "command"], "asked"))
         print(f"| {split} | " + " | ".join(cells) + " |")
     ceiling(rows, conditions)
+    by_length(rows, conditions)
     mistakes(rows, conditions)
     confusions(rows)
     latencies = [r.seconds for r in rows]
@@ -341,6 +342,31 @@ def _splits(rows: list[Row], conditions: list[str]
             sets = [[r for r in mine if r.kind == "command" and r.condition == c]
                     for c in conditions]
             yield split, mine, [*sets, [r for r in mine if r.kind == para]]
+
+
+#: The lengths commands are judged by (words said): short, middling, long.
+LENGTHS = ((1, 3), (4, 5), (6, 99))
+
+
+def by_length(rows: list[Row], conditions: list[str]) -> None:
+    """Commands by how many words were said, by split: how many were acted on
+    at once and right, and how many heard right (acted on or asked about). A
+    long sentence heard right should be acted on as often as a short one."""
+    print()
+    print("Commands by length (words said): acted on right / heard right:")
+    print()
+    print("| split | " + " | ".join(f"{low}-{high} words" if high < 99 else f"{low}+ words"
+                                  for low, high in LENGTHS) + " |")
+    print("|---|" + "---:|" * len(LENGTHS))
+    for split, mine, _ in _splits(rows, conditions):
+        cells = []
+        for low, high in LENGTHS:
+            group = [r for r in mine if r.kind == "command"
+                     and low <= len(r.text.split()) <= high]
+            acted = [r for r in group if r.right and not r.asked]
+            cells.append(f"{100 * len(acted) / len(group):.1f} % / {_pct(group)} "
+                         f"({len(group)})" if group else "-")
+        print(f"| {split} | " + " | ".join(cells) + " |")
 
 
 def mistakes(rows: list[Row], conditions: list[str]) -> None:

@@ -1,6 +1,6 @@
 """Games and sentences the tests share: Race to 65's listed forms and the
 intents they mean, a Race to 65 session with its options, a short game of Shut
-the Box."""
+the Box, whether the recognisers listen for a sentence."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from typing import Any
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.session import Session
 from referee.speech.understanding.meaning import Intent
+from referee.speech.understanding.network import Network, Node, compile_phrases, said_as
+from referee.speech.understanding.templates import PhraseSet, Token
 
 
 def race65_session(rules: str = "phase-seven", difficulty: str | None = "hard",
@@ -62,3 +64,33 @@ SHORT_GAME = [("Ann", "I rolled one and one"), ("Ann", "shut two"),
               ("Ann", "I rolled one and one"), ("Bob", "I rolled one and one"),
               ("Bob", "shut two"), ("Bob", "I rolled six and six"), ("Bob", "shut twelve"),
               ("Bob", "I rolled one and one")]
+
+
+#: The networks :func:`listened_for` walked, by phrase file (kept with it).
+_COMPILED: dict[int, tuple[PhraseSet, Network, dict[Token, list[tuple[str, ...]]]]] = {}
+
+
+def listened_for(phrases: PhraseSet, text: str, fillers: bool = False) -> bool:
+    """Whether the recognisers' network has this sentence, word for word (with
+    ``fillers``: or once a filler of the phrase file before or after is taken
+    off, as Whisper's search allows them)."""
+    if id(phrases) not in _COMPILED:
+        net = compile_phrases(phrases)
+        _COMPILED[id(phrases)] = phrases, net, {
+            unit: [tuple(w.split()) for w in said_as(unit, phrases.slots, True)]
+            for unit in net.units()}
+    _, net, said = _COMPILED[id(phrases)]
+
+    def walk(words: list[str], node: Node, at: int) -> bool:
+        if at == len(words):
+            return node.final
+        return any(tuple(words[at:at + len(form)]) == form
+                   and walk(words, target, at + len(form))
+                   for unit, target in node.arcs for form in said[unit])
+
+    words = text.split()
+    heads = [[], *(f.casefold().split() for f in phrases.fillers_before)] if fillers else [[]]
+    tails = [[], *(f.casefold().split() for f in phrases.fillers_after)] if fillers else [[]]
+    return any(words[:len(head)] == head and words[len(words) - len(tail):] == tail
+               and walk(words[len(head):len(words) - len(tail)], net.start, 0)
+               for head in heads for tail in tails if len(head) + len(tail) < len(words))

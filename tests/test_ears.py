@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from harness.fixtures import BABBLE_TALKERS, HELD_OUT_VOICES, VOICES, Espeak, Piper
+from harness.games import listened_for
 from referee.cli import main
 from referee.games import matcher_for
 from referee.speech.audio import load_wav
@@ -37,7 +38,7 @@ from referee.speech.hearing.recognizers import (
 from referee.speech.hearing.whisper import Decoder, Tokens, WhisperScorer, read_ctranslate2
 from referee.speech.training.data import Dataset, benchmark_sentences
 from referee.speech.training.model import TableDecoder
-from referee.speech.training.sentences import SHORT_MIX, draw
+from referee.speech.training.sentences import SHORT_MIX, command, draw
 from referee.speech.training.train import Settings, train
 from referee.speech.training.voices import (
     HeldOutVoice,
@@ -137,6 +138,21 @@ def test_the_one_word_set_is_moves_said_in_a_word_and_words_that_are_none() -> N
     numbers = [line for line in moves if line.target.rstrip(".?")[:1].isdigit()
                or line.said.casefold().split()[0] in UNITS]
     assert len(numbers) > len(moves) / 3
+
+
+def test_phase_10s_read_outs_are_drawn_as_the_recognisers_listen_for_them() -> None:
+    """A read-out in the training lines is one of the shapes Whisper's search
+    allows ("three fives and a wild"), never a bare list of numbers."""
+    rng = random.Random(4)
+    players = ("Ann", "Bob")
+    phrases = matcher_for("phase10-twist", players).phrases
+    lines = [command("phase10-twist", players, rng) for _ in range(300)]
+    read_outs = [line for line in lines
+                 if any(w in line.said.casefold().split() for w in ("wild", "run", "fives"))]
+    assert len(read_outs) > 10
+    for line in lines:
+        said = " ".join(normalise_words(line.said))
+        assert listened_for(phrases, said, fillers=True), said
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.games import listened_for
 from referee.games import SetupError, find_game, matcher_for
 from referee.speech.hearing.recognizers import (
     CALIBRATION,
@@ -360,22 +361,6 @@ def test_the_calibration_weighs_no_length_beyond_what_it_was_fitted_on(calibrati
 # --- a list listened for in parts (Phase 10 Twist's read-outs) -----------------------------
 
 
-def in_grammar(phrases, text: str) -> bool:
-    """Whether the recognisers' network has this sentence, word for word."""
-    net = compile_phrases(phrases)
-    said = {unit: [tuple(w.split()) for w in network.said_as(unit, phrases.slots, True)]
-            for unit in net.units()}
-    words = text.split()
-
-    def walk(node, at: int) -> bool:
-        if at == len(words):
-            return bool(node.final)
-        return any(tuple(words[at:at + len(form)]) == form and walk(target, at + len(form))
-                   for unit, target in node.arcs for form in said[unit])
-
-    return walk(net.start, 0)
-
-
 @pytest.mark.parametrize(
     ("text", "listened"),
     [
@@ -399,7 +384,7 @@ def in_grammar(phrases, text: str) -> bool:
 def test_a_read_out_is_listened_for_in_its_parts(text, listened):
     phrases = matcher_for("phase10-twist", ["Ann", "Bob"]).phrases
     assert phrases.slots["cards"].said_most == 4
-    assert in_grammar(phrases, text) is listened
+    assert listened_for(phrases, text) is listened
 
 
 def test_a_typed_read_out_is_read_word_by_word_as_ever():
@@ -431,4 +416,4 @@ def test_phrases_check_draws_read_outs_from_their_parts():
                if i.sentences[:1] == ("[i] (lay | put | laid) down my phase",)]
     rng = random.Random(3)
     drawn = [draw(phrases, tree, rng) for tree in laid.trees[2:3] for _ in range(40)]
-    assert all(in_grammar(phrases, text) for text in drawn), drawn
+    assert all(listened_for(phrases, text) for text in drawn), drawn

@@ -676,7 +676,7 @@ class SentenceSearch:
             for form in self.before:
                 yield form[0], _State(node, form[1:], words, begun=True)
         for unit, child in node.arcs:
-            listed = isinstance(unit, SlotRef) and unit.many
+            listed = node.listing or (isinstance(unit, SlotRef) and unit.many)
             for said, forms in self._choices[unit]:
                 if listed and repeats((*words, said)):
                     continue

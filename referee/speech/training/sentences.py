@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from referee.speech.understanding.check import draw as draw_sentence
 from referee.speech.understanding.numbers import join_numbers, number_to_words
 from referee.speech.understanding.templates import (
     Expansion,
@@ -191,8 +192,12 @@ def _fill(phrases: PhraseSet, expansion: Expansion, rng: random.Random) -> list[
             words.append(spoken_word(token.text))
             continue
         slot = phrases.slots[token.name]
-        if token.many and token.name == "cards":
-            words += readout(rng).split()
+        if token.many and slot.said:  # a read-out: in the parts it is listened for in
+            # (a joiner before a part that starts with it is said once: "and a wild")
+            drawn = draw_sentence(phrases, (token,), rng).split()
+            joiners = {w.text for e in slot.said_joiner for w in e if isinstance(w, Word)}
+            words += [w for w, before in zip(drawn, ["", *drawn], strict=False)
+                      if not (w == before and w in joiners)]
             continue
         count = 1
         if token.many:
@@ -273,38 +278,6 @@ def spoken(words: Sequence[str], players: Iterable[str]) -> str:
     """The words as a voice should read them (names as written, a comma after
     an addressed name so that the voice pauses as players do)."""
     return written(words, players, digits=False).rstrip(".?")
-
-
-_COLOURS = ("red", "blue", "green", "yellow")
-_PLURALS = ("ones", "twos", "threes", "fours", "fives", "sixes", "sevens", "eights", "nines",
-            "tens", "elevens", "twelves")
-
-
-def readout(rng: random.Random) -> str:
-    """Phase 10 Twist's cards as a player reads them out: "three fives and three
-    sevens", "a run of four from six to nine", "seven greens", "a wild"."""
-    parts = []
-    for _ in range(rng.choice((1, 1, 2, 2, 3))):
-        shape = rng.randrange(6)
-        if shape == 0:
-            parts.append(f"{number_to_words(rng.randint(2, 4))} {rng.choice(_PLURALS)}")
-        elif shape == 1:
-            low = rng.randint(1, 8)
-            size = rng.randint(3, min(9, 13 - low))
-            high = low + size - 1
-            parts.append(f"a run of {number_to_words(size)} from {number_to_words(low)} "
-                         f"to {number_to_words(high)}")
-        elif shape == 2:
-            parts.append(f"{number_to_words(rng.randint(3, 8))} {rng.choice(_COLOURS)}s")
-        elif shape == 3:
-            parts.append(rng.choice(("a wild", "two wilds", "a skip", "wild")))
-        elif shape == 4:
-            parts.append(" ".join(number_to_words(rng.randint(1, 12))
-                                  for _ in range(rng.randint(2, 4))))
-        else:
-            parts.append(f"a set of {number_to_words(rng.randint(2, 4))} "
-                         f"{rng.choice(_PLURALS)}")
-    return " and ".join(parts)
 
 
 # --- what is not a command -------------------------------------------------------------------

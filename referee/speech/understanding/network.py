@@ -62,6 +62,9 @@ class Node:
     #: Words that may come here for nothing: a list's joiner ("and") after
     #: one of its values, when the network leaves joiners out (the matcher's).
     free: frozenset[str] = frozenset()
+    #: Within a list said in parts (a read-out): the words on from here may not
+    #: say again what was just said (``whisper.repeats``).
+    listing: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,13 +97,15 @@ class _Builder:
         self.slots, self.joiners, self.source = slots, joiners, source
         self.empty: dict[int, list[Node]] = {}  # id(node) -> targets of its empty arcs
         self.made = 0
+        #: How deep in lists said in parts the nodes being made are.
+        self.listing = 0
 
     def node(self, free: frozenset[str] = frozenset()) -> Node:
         self.made += 1
         if self.made > MOST_NODES:
             raise NetworkError(f"{self.source or 'the phrases'}: more than {MOST_NODES:,} "
                                "nodes to compile: split the templates or shorten the lists")
-        return Node(free=free)
+        return Node(free=free, listing=self.listing > 0)
 
     def link(self, a: Node, b: Node) -> None:
         self.empty.setdefault(id(a), []).append(b)
@@ -130,12 +135,14 @@ class _Builder:
         (``said`` parts) is listened for as those parts."""
         slot = self.slots[ref.name]
         if self.joiners and slot.said:
+            self.listing += 1
             node = start
             for n in range(slot.said_most):
                 if n:
                     node = self.part(Choice(slot.said_joiner), node)
                 node = self.part(Choice(slot.said_trees), node)
                 self.link(node, end)
+            self.listing -= 1
             return
         free = frozenset() if self.joiners else frozenset(
             t.text for e in slot.joiner for t in e if isinstance(t, Word))
@@ -170,7 +177,8 @@ class _Builder:
             if id(node) in made:
                 return made[id(node)]
             closure = self._closure(node)
-            new = made[id(node)] = Node(final=any(n.final for n in closure), free=node.free)
+            new = made[id(node)] = Node(final=any(n.final for n in closure), free=node.free,
+                                        listing=any(n.listing for n in closure))
             arcs = [(unit, target) for n in closure for unit, target in n.arcs]
             pending.append((new, arcs))
             return new
@@ -210,7 +218,8 @@ def _minimal(start: Node) -> Network:
     merged: dict[int, Node] = {}
     for node in reversed(order):
         arcs = list(dict.fromkeys((unit, merged[id(t)]) for unit, t in node.arcs))
-        signature = (node.final, node.free, frozenset((u, id(t)) for u, t in arcs))
+        signature = (node.final, node.free, node.listing,
+                     frozenset((u, id(t)) for u, t in arcs))
         if signature not in same:
             node.arcs = arcs
             same[signature] = node
@@ -259,7 +268,8 @@ def deterministic(network: Network, source: str = "") -> Network:
             if len(made) >= MOST_NODES:
                 raise NetworkError(f"{source or 'the phrases'}: more than {MOST_NODES:,} "
                                    "nodes to compile: split the templates")
-            made[ids] = Node(final=any(members[i].final for i in ids))
+            made[ids] = Node(final=any(members[i].final for i in ids),
+                             listing=any(members[i].listing for i in ids))
             todo.append(ids)
         return made[ids]
 
