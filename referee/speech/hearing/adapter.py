@@ -60,6 +60,11 @@ class Adapter:
     path: Path | None = None
     sha256: str = ""
     pinned: bool = True
+    #: The encoder's adapters, if it has any: ``(A, B)`` by the projection's
+    #: CTranslate2 name (``encoder/layer_0/self_attention/linear_0``), merged
+    #: into the encoder's weights as the model is loaded
+    #: (:func:`~referee.speech.hearing.whisper.merge_encoder`).
+    encoder: Mapping[str, tuple[Floats, Floats]] = field(default_factory=dict)
 
     @property
     def rank(self) -> int:
@@ -117,7 +122,16 @@ def load(path: Path, expected_sha256: str | None = None) -> Adapter:
         layers.append(layer)
     if not layers:
         raise AdapterError(f"{path} holds no decoder adapters.")
-    return Adapter(tuple(layers), report, path, digest, bool(expected_sha256))
+    encoder = {}
+    for name in sorted(arrays):
+        if name.startswith("encoder/") and name.endswith("/lora_a"):
+            key = name.removesuffix("/lora_a")
+            a, b = arrays[name], arrays.get(key + "/lora_b")
+            if b is None or a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+                raise AdapterError(f"{path}: {key} has no adapter of matching shapes.")
+            encoder[key] = (a.astype(np.float32), b.astype(np.float32))
+    return Adapter(tuple(layers), report, path, digest, bool(expected_sha256), encoder)
+
 
 
 def find_adapter() -> tuple[Path, str | None]:

@@ -124,15 +124,16 @@ def check_model_files(folder: Path, expected: Mapping[str, str] = MODEL_FILES) -
 _DTYPES = {0: np.float32, 1: np.int8, 2: np.int16, 3: np.int32, 4: np.float16}
 
 
-def read_ctranslate2(path: Path) -> dict[str, npt.NDArray[Any]]:
-    """The variables of a CTranslate2 ``model.bin`` (binary version 6), by name.
+def _parse_ctranslate2(blob: bytes, where: str) -> tuple[
+        dict[str, tuple[int, np.dtype[Any], tuple[int, ...]]], dict[str, str]]:
+    """Where each variable of a CTranslate2 ``model.bin`` (binary version 6)
+    is: its offset, type and shape by name; and the aliases.
 
     The layout is CTranslate2's ``ModelSpec._serialize``: a version, the
     spec's name and revision, then each variable as name, rank, dimensions,
     type and bytes, then aliases (Whisper's output projection is an alias of
     its token embedding).
     """
-    blob = path.read_bytes()
     offset = 0
 
     def unpack(fmt: str) -> int:
@@ -151,24 +152,65 @@ def read_ctranslate2(path: Path) -> dict[str, npt.NDArray[Any]]:
     try:
         version = unpack("I")
         if version != 6:
-            raise ModelError(f"{path}: CTranslate2 binary version {version}, expected 6.")
+            raise ModelError(f"{where}: CTranslate2 binary version {version}, expected 6.")
         string()  # the spec's name
         unpack("I")  # its revision
-        variables: dict[str, npt.NDArray[Any]] = {}
+        layout: dict[str, tuple[int, np.dtype[Any], tuple[int, ...]]] = {}
         for _ in range(unpack("I")):
             name = string()
-            shape = [unpack("I") for _ in range(unpack("B"))]
+            shape = tuple(unpack("I") for _ in range(unpack("B")))
             dtype = np.dtype(_DTYPES[unpack("B")])
             size = unpack("I")
-            variables[name] = np.frombuffer(
-                blob, dtype=dtype, count=size // dtype.itemsize, offset=offset
-            ).reshape(shape)
+            if offset + size > len(blob) or size != dtype.itemsize * math.prod(shape):
+                raise ValueError(f"{name} runs past the end or has the wrong size")
+            layout[name] = (offset, dtype, shape)
             offset += size
+        aliases = {}
         for _ in range(unpack("I")):
             alias, target = string(), string()
-            variables[alias] = variables[target]
+            aliases[alias] = target
     except (struct.error, KeyError, ValueError, UnicodeDecodeError) as error:
-        raise ModelError(f"{path} is not a CTranslate2 model ({error}).") from error
+        raise ModelError(f"{where} is not a CTranslate2 model ({error}).") from error
+    return layout, aliases
+
+
+def ctranslate2_layout(blob: bytes) -> dict[str, tuple[int, np.dtype[Any], tuple[int, ...]]]:
+    """Each variable's offset, type and shape in a ``model.bin``'s bytes."""
+    return _parse_ctranslate2(blob, "the model")[0]
+
+
+def merge_encoder(model: bytes, encoder: Mapping[str, tuple[Floats, Floats]]) -> bytes:
+    """A CTranslate2 ``model.bin`` with the encoder's adapters merged into its
+    weights (``W + (A @ B).T``, rounded to the file's float16), everything
+    else byte for byte as it was. The same inputs give the same bytes."""
+    out = bytearray(model)
+    layout = ctranslate2_layout(model)
+    for key, (a, b) in encoder.items():
+        place = layout.get(key + "/weight")
+        if place is None:
+            raise ModelError(f"The model has no {key} for the adapter.")
+        offset, dtype, shape = place
+        weight = np.frombuffer(model, dtype=dtype, count=int(np.prod(shape)), offset=offset)
+        weight = weight.reshape(shape)
+        if (a.shape[0], b.shape[1]) != (shape[1], shape[0]):
+            raise ModelError(f"{key}: adapter {a.shape} {b.shape} for a weight of {shape}.")
+        merged = (weight.astype(np.float32) + (a @ b).T).astype(dtype)
+        if not np.all(np.isfinite(merged)):
+            raise ModelError(f"{key}: the adapter takes the weights out of range.")
+        out[offset:offset + merged.nbytes] = merged.tobytes()
+    return bytes(out)
+
+def read_ctranslate2(path: Path) -> dict[str, npt.NDArray[Any]]:
+    """The variables of a CTranslate2 ``model.bin``, by name (aliases included)."""
+    blob = path.read_bytes()
+    layout, aliases = _parse_ctranslate2(blob, str(path))
+    variables: dict[str, npt.NDArray[Any]] = {
+        name: np.frombuffer(blob, dtype=dtype, count=math.prod(shape), offset=offset).reshape(
+            shape) for name, (offset, dtype, shape) in layout.items()}
+    for alias, target in aliases.items():
+        if target not in variables:
+            raise ModelError(f"{path} is not a CTranslate2 model (alias of no {target}).")
+        variables[alias] = variables[target]
     return variables
 
 
@@ -769,7 +811,8 @@ class WhisperScorer:
     """Whisper tiny.en: encoder in CTranslate2, decoder and search in NumPy."""
 
     def __init__(self, folder: Path, threads: int = 2, beam: int = 8,
-                 adapter: Sequence[Lora] | None = None, compute: str | None = None) -> None:
+                 adapter: Sequence[Lora] | None = None, compute: str | None = None,
+                 encoder_adapter: Mapping[str, tuple[Floats, Floats]] | None = None) -> None:
         import ctranslate2
 
         #: How the encoder computes: "int8" or "float32" (:func:`encoder_compute`).
@@ -793,9 +836,17 @@ class WhisperScorer:
         self.primer = ""
         config = json.loads((folder / "config.json").read_text())
         self.suppress = set(config.get("suppress_ids", []))
+        # An encoder adapter is merged into the weights as the model loads: the
+        # pinned file on disk stays as it is.
+        files = None if not encoder_adapter else {
+            path.name: (merge_encoder((folder / "model.bin").read_bytes(), encoder_adapter)
+                        if path.name == "model.bin" else path.read_bytes())
+            for path in sorted(folder.iterdir()) if path.is_file()}
         self.encoder = ctranslate2.models.Whisper(
-            str(folder), device="cpu", compute_type=self.compute, intra_threads=threads
-        )
+            str(folder), device="cpu", compute_type=self.compute, intra_threads=threads,
+            files=files)
+        #: Whether the encoder is the table's (adapted) or the shipped one.
+        self.encoder_adapted = bool(encoder_adapter)
         self.tokens = Tokens(folder / "tokenizer.json")
         # The decoder's weights only (copied: the file's other 30 MB can go).
         self._variables = {name: np.array(value) for name, value in

@@ -60,11 +60,12 @@ class Babble:
     """Other people talking, from training voices only: table talk read by
     eSpeak NG and Piper voices, three to six talkers at once."""
 
-    def __init__(self, seed: int, talkers: int = 8) -> None:
+    def __init__(self, seed: int, talkers: int = 8, tracks: Sequence[Signal] = ()) -> None:
+        """Eight talkers of the seed's drawing, or the ``tracks`` given (a pack's)."""
         rng = random.Random(seed)
         self.rng = rng
-        self.tracks: list[Signal] = []
-        for n in range(talkers):
+        self.tracks: list[Signal] = list(tracks)
+        for n in range(0 if tracks else talkers):
             voice = draw_voice(rng)
             while voice.engine == "kokoro":  # the slowest to render; not needed here
                 voice = draw_voice(rng)
@@ -84,45 +85,55 @@ class Babble:
 class Echo:
     """The referee's own sentences in its own voice, as they leak back."""
 
-    def __init__(self, seed: int, count: int = 12) -> None:
+    def __init__(self, seed: int, count: int = 12, sentences: Sequence[Audio] = ()) -> None:
         rng = random.Random(seed)
         self.rng = rng
         referee = VoiceSpec("referee", "espeak", 1.0)
-        self.sentences = [speak(referee, negative("referee", "race65", ("Ann", "Bob"), rng).said)
-                          for _ in range(count)]
+        self.sentences = list(sentences) or [
+            speak(referee, negative("referee", "race65", ("Ann", "Bob"), rng).said)
+            for _ in range(count)]
 
     def __call__(self) -> Audio:
         return self.rng.choice(self.sentences)
 
 
-def render(line: Line, index: int, seed: int, babble: Callable[[int], Signal],
-           echo: Callable[[], Audio] | None) -> tuple[npt.NDArray[np.float32], str, str]:
-    """Example ``index``'s prepared samples, its voice and its room. A voice
-    that fails on the line (a tool's error) is replaced by the next voice its
-    random generator draws: the same every time."""
+def speak_line(line: Line, index: int, seed: int) -> tuple[Audio, VoiceSpec, random.Random]:
+    """Example ``index``'s line said dry (no room yet) in its voice, and its
+    random generator as the room is to draw from it. A voice that fails on the
+    line (a tool's error) is replaced by the next voice the generator draws:
+    the same every time."""
     rng = random.Random(seed * 1_000_003 + index)
     if line.kind == "referee":
         voice = VoiceSpec("referee", "espeak", 1.0)
-        audio = speak(voice, line.said)
-        clean_share = 0.0
-    else:
-        for attempt in range(5):
-            voice = draw_voice(rng)
-            try:
-                audio = perturb(speak(voice, line.said, seed + index), rng)
-            except (OSError, ValueError, subprocess.CalledProcessError, RuntimeError):
-                if attempt == 4:
-                    raise
-                continue
-            if len(audio.samples):
-                break
-        clean_share = 0.2
+        return speak(voice, line.said), voice, rng
+    for attempt in range(5):
+        voice = draw_voice(rng)
+        try:
+            audio = perturb(speak(voice, line.said, seed + index), rng)
+        except (OSError, ValueError, subprocess.CalledProcessError, RuntimeError):
+            if attempt == 4:
+                raise
+            continue
+        if len(audio.samples):
+            break
+    return audio, voice, rng
+
+
+def render(line: Line, index: int, seed: int, babble: Callable[[int], Signal],
+           echo: Callable[[], Audio] | None) -> tuple[npt.NDArray[np.float32], str, str]:
+    """Example ``index``'s prepared samples, its voice and its room."""
+    audio, voice, rng = speak_line(line, index, seed)
+    clean_share = 0.0 if line.kind == "referee" else 0.2
     placed, room = place(audio, rng, babble, echo, clean_share)
     if line.kind == "referee":
         room = f"leak {room}"
-    prepared = trailing_cut(placed)
-    samples = prepared.samples.astype(np.float32) / 32768.0
-    return samples, voice.key(), room
+    return prepared(placed), voice.key(), room
+
+
+def prepared(placed: Audio) -> npt.NDArray[np.float32]:
+    """What the referee hears of an utterance: :func:`trailing_cut`, as floats."""
+    samples: npt.NDArray[np.float32] = trailing_cut(placed).samples.astype(np.float32) / 32768.0
+    return samples
 
 
 def _work(job: tuple[Path, int, int, Sequence[int], Sequence[Line]]) -> int:

@@ -47,6 +47,8 @@ class Adapted(nn.Module):
         self.a = nn.Parameter(torch.randn(in_size, rank, generator=generator) / math.sqrt(in_size))
         self.b = nn.Parameter(torch.zeros(rank, out_size))
         self.dropout = nn.Dropout(dropout)
+        #: False: the projection as shipped (the adapter kept, not applied).
+        self.active = True
 
     def base(self, x: torch.Tensor) -> torch.Tensor:
         return nn.functional.linear(x, self.weight, self.bias)
@@ -56,7 +58,7 @@ class Adapted(nn.Module):
         return out
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not self.rank:
+        if not self.rank or not self.active:
             return self.base(x)
         return self.base(x) + self.delta(x)
 
@@ -109,7 +111,8 @@ class TableDecoder(nn.Module):
         self.embeddings = nn.Parameter(torch.tensor(embeddings), requires_grad=False)
         positions = np.asarray(variables["decoder/position_encodings/encodings"], np.float32)
         self.positions = nn.Parameter(torch.tensor(positions), requires_grad=False)
-        self.vocabulary = torch.tensor(np.asarray(vocabulary, np.int64))
+        self.vocabulary: torch.Tensor
+        self.register_buffer("vocabulary", torch.tensor(np.asarray(vocabulary, np.int64)))
         self.heads = heads
         self.width = positions.shape[1]
         count = 0
@@ -124,6 +127,12 @@ class TableDecoder(nn.Module):
 
     def adapters(self) -> list[nn.Parameter]:
         return [p for p in self.parameters() if p.requires_grad]
+
+    def adapting(self, on: bool) -> None:
+        """Apply the adapters (True) or decode as the base model (False)."""
+        for layer in self.layers:
+            for module in layer.projections().values():
+                module.active = on
 
     def _split(self, x: torch.Tensor) -> torch.Tensor:
         b, t, _ = x.shape
@@ -141,7 +150,7 @@ class TableDecoder(nn.Module):
         (the output projection is most of the work)."""
         steps = tokens.shape[1]
         x = self.embeddings[tokens] + self.positions[:steps][None]
-        causal = torch.full((steps, steps), -math.inf).triu(1)
+        causal = torch.full((steps, steps), -math.inf, device=tokens.device).triu(1)
         scale = 1.0 / math.sqrt(self.width // self.heads)
         for layer in self.layers:
             q, k, v = layer.qkv(layer.self_norm(x)).split(self.width, dim=-1)
@@ -151,7 +160,7 @@ class TableDecoder(nn.Module):
             q = self._split(layer.cross_q(layer.cross_norm(x)))
             with torch.no_grad():
                 kv = layer.cross_kv.base(encoded)
-            if layer.cross_kv.rank:
+            if layer.cross_kv.rank and layer.cross_kv.active:
                 kv = kv + layer.cross_kv.delta(encoded)
             mk, mv = self._split(kv[..., : self.width]), self._split(kv[..., self.width :])
             attended = (q @ mk.transpose(-1, -2) * scale).softmax(-1) @ mv
@@ -172,7 +181,7 @@ class TableDecoder(nn.Module):
         for i, layer in enumerate(self.layers):
             for name, module in layer.projections().items():
                 key = f"decoder/layer_{i}/{PROJECTIONS[name]}"
-                out[key + "/lora_a"] = module.a.detach().numpy().astype(np.float16)
-                out[key + "/lora_b"] = (module.b.detach() * module.scale).numpy().astype(
+                out[key + "/lora_a"] = module.a.detach().cpu().numpy().astype(np.float16)
+                out[key + "/lora_b"] = (module.b.detach() * module.scale).cpu().numpy().astype(
                     np.float16)
         return out

@@ -90,6 +90,30 @@ class Batches:
         return tokens, wanted, encoded
 
 
+def warm_then_cosine(optimiser: torch.optim.Optimizer, warmup: int,
+                     steps: int) -> torch.optim.lr_scheduler.LambdaLR:
+    """The learning rate rising linearly over ``warmup`` steps, then falling
+    to zero along a half cosine by ``steps``."""
+
+    def rate(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        done = (step - warmup) / max(1, steps - warmup)
+        return 0.5 * (1 + math.cos(math.pi * min(done, 1.0)))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimiser, rate)
+
+
+def descend(optimiser: torch.optim.Optimizer, schedule: torch.optim.lr_scheduler.LambdaLR,
+            loss: torch.Tensor, parameters: list[torch.nn.Parameter]) -> None:
+    """One step down the loss: gradients clipped to norm 1, then the schedule moves on."""
+    optimiser.zero_grad()
+    loss.backward()  # type: ignore[no-untyped-call]
+    torch.nn.utils.clip_grad_norm_(parameters, 1.0)
+    optimiser.step()
+    schedule.step()
+
+
 def loss_of(model: TableDecoder, tokens: torch.Tensor, wanted: torch.Tensor,
             encoded: torch.Tensor) -> torch.Tensor:
     at = wanted >= 0
@@ -113,13 +137,7 @@ def train(data: Dataset, model_folder: Path, settings: Settings, budget_s: float
     steps = max(1, math.ceil(len(train_ids) * settings.epochs / settings.batch))
     optimiser = torch.optim.AdamW(model.adapters(), lr=settings.rate, weight_decay=0.0)
 
-    def rate(step: int) -> float:
-        if step < settings.warmup:
-            return (step + 1) / settings.warmup
-        done = (step - settings.warmup) / max(1, steps - settings.warmup)
-        return 0.5 * (1 + math.cos(math.pi * min(done, 1.0)))
-
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, rate)
+    schedule = warm_then_cosine(optimiser, settings.warmup, steps)
     rng = random.Random(settings.seed)
     order: list[int] = []
     started = time.monotonic()
@@ -141,11 +159,7 @@ def train(data: Dataset, model_folder: Path, settings: Settings, budget_s: float
         chosen, order = order[: settings.batch], order[settings.batch :]
         model.train()
         loss = loss_of(model, *batches.make(chosen))
-        optimiser.zero_grad()
-        loss.backward()  # type: ignore[no-untyped-call]
-        torch.nn.utils.clip_grad_norm_(model.adapters(), 1.0)
-        optimiser.step()
-        schedule.step()
+        descend(optimiser, schedule, loss, model.adapters())
         losses.append(float(loss.detach()))
         recent = [*recent[-49:], losses[-1]]
         bar(step + 1, f"loss {sum(recent) / len(recent):.3f}")
