@@ -280,3 +280,27 @@ def test_referee_train_pack_writes_a_pack_that_reads_back(tmp_path: Path,
         referee(["train", "pack", "--lines", "0", "--out", str(out)])
     assert refused.value.code == 2
     assert "0 is not 1 or more" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_accelerator_script_trains_its_three_adapters(pack: Pack, tmp_path: Path) -> None:
+    """``scripts/gpu-ears.sh`` as a lent machine runs it, here on the CPU."""
+    import os
+
+    from referee.speech.hearing.adapter import ADAPTER
+
+    env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable, "NO_WHEELS": "1"}
+    result = subprocess.run(
+        ["bash", "scripts/gpu-ears.sh", str(pack.folder), "--batch", "3", "--epochs", "1",
+         "--warmup", "1", "--watch-every", "3"],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:]
+    decoder, both, encoder = (load(tmp_path / f"{name}.npz")
+                              for name in ("decoder", "both", "encoder"))
+    assert not decoder.encoder
+    assert len(both.encoder) == len(encoder.encoder) == 16
+    shipped = load(ADAPTER)
+    a, b = shipped.layers[1]["qkv"]
+    assert np.allclose(encoder.layers[1]["qkv"][0], a, atol=1e-3)
+    assert np.allclose(encoder.layers[1]["qkv"][1], b, atol=1e-3)
+    assert result.stdout.count('"planned_steps": 2') == 3

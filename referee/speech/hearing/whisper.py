@@ -200,6 +200,7 @@ def merge_encoder(model: bytes, encoder: Mapping[str, tuple[Floats, Floats]]) ->
         out[offset:offset + merged.nbytes] = merged.tobytes()
     return bytes(out)
 
+
 def read_ctranslate2(path: Path) -> dict[str, npt.NDArray[Any]]:
     """The variables of a CTranslate2 ``model.bin``, by name (aliases included)."""
     blob = path.read_bytes()
