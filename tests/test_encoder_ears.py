@@ -283,11 +283,15 @@ def test_referee_train_pack_writes_a_pack_that_reads_back(tmp_path: Path,
 
 
 @pytest.mark.slow
-def test_the_accelerator_script_trains_its_three_adapters(pack: Pack, tmp_path: Path) -> None:
-    """``scripts/gpu-ears.sh`` as a lent machine runs it, here on the CPU."""
+def test_the_accelerator_script_trains_its_three_adapters(
+        pack: Pack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``scripts/gpu-ears.sh`` as a lent machine runs it, here on the CPU; the
+    referee then hears with what it wrote."""
     import os
 
-    from referee.speech.hearing.adapter import ADAPTER
+    from referee.games import matcher_for
+    from referee.speech.hearing.adapter import ADAPTER, ADAPTER_ENV
+    from referee.speech.hearing.recognizers import WhisperRecognizer, make_recognizer
 
     env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable, "NO_WHEELS": "1"}
     result = subprocess.run(
@@ -304,3 +308,14 @@ def test_the_accelerator_script_trains_its_three_adapters(pack: Pack, tmp_path: 
     assert np.allclose(encoder.layers[1]["qkv"][0], a, atol=1e-3)
     assert np.allclose(encoder.layers[1]["qkv"][1], b, atol=1e-3)
     assert result.stdout.count('"planned_steps": 2') == 3
+
+    phrases = matcher_for("race65", ["Ann", "Bob"]).phrases
+    shipped_ears = make_recognizer(phrases)
+    assert "(decoder, rank" in shipped_ears.describe()
+    monkeypatch.setenv(ADAPTER_ENV, str(tmp_path / "encoder.npz"))
+    ears = make_recognizer(phrases)
+    assert isinstance(ears, WhisperRecognizer)
+    assert ears.scorer.encoder_adapted
+    assert "(decoder and encoder, rank 32" in ears.describe()
+    heard = ears.decode(ears.prepare(load_wav(FIXTURE.read_bytes(), str(FIXTURE))))
+    assert heard.extra["model"] == "tiny.en+table"
