@@ -68,7 +68,7 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
     pack = what.add_parser("pack", help="synthesise a training pack for adapting the encoder "
                            "(on an accelerator: scripts/gpu-ears.sh)")
     pack.add_argument("--lines", type=_positive, default=4200,
-                      help="utterances (default 4200: about 21 MB, what fits beside the "
+                      help="utterances (default 4200: about 49 MB in all, what fits beside the "
                       "repository in what travels to an accelerator machine)")
     pack.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the random seed")
     pack.add_argument("--workers", type=_positive, default=2,
