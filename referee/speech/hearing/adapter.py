@@ -133,7 +133,6 @@ def load(path: Path, expected_sha256: str | None = None) -> Adapter:
     return Adapter(tuple(layers), report, path, digest, bool(expected_sha256), encoder)
 
 
-
 def find_adapter() -> tuple[Path, str | None]:
     """The adapter to use and the SHA-256 it must have: ``$REFEREE_WHISPER_ADAPTER``
     (unpinned: a development adapter) or the shipped one (pinned)."""

@@ -27,7 +27,7 @@ import numpy.typing as npt
 import torch
 from torch import nn
 
-from referee.speech.training.model import Adapted, _norm
+from referee.speech.training.model import Adapted, _norm, lora_arrays
 
 #: The encoder's projections that have adapters: their names and CTranslate2's.
 ENCODER_PROJECTIONS = {
@@ -43,9 +43,8 @@ class EncoderLayer(nn.Module):
         prefix = f"encoder/layer_{index}/"
 
         def adapted(name: str) -> Adapted:
-            path = prefix + ENCODER_PROJECTIONS[name]
-            return Adapted(variables[path + "/weight"], variables[path + "/bias"], rank, alpha,
-                           generator, dropout)
+            return Adapted.of(variables, prefix + ENCODER_PROJECTIONS[name], rank, alpha,
+                              generator, dropout)
 
         self.qkv, self.self_out = adapted("qkv"), adapted("self_out")
         self.ffn_in, self.ffn_out = adapted("ffn_in"), adapted("ffn_out")
@@ -111,12 +110,6 @@ class TableEncoder(nn.Module):
         """The adapters as :func:`~referee.speech.hearing.whisper.merge_encoder`
         takes them: ``A`` ([in, rank]) and ``B * scale`` ([rank, out]) in
         float16 under each projection's CTranslate2 name."""
-        out: dict[str, npt.NDArray[np.float16]] = {}
-        for i, layer in enumerate(self.layers):
-            assert isinstance(layer, EncoderLayer)
-            for name, module in layer.projections().items():
-                key = f"encoder/layer_{i}/{ENCODER_PROJECTIONS[name]}"
-                out[key + "/lora_a"] = module.a.detach().cpu().numpy().astype(np.float16)
-                out[key + "/lora_b"] = (module.b.detach() * module.scale).cpu().numpy().astype(
-                    np.float16)
-        return out
+        layers = [layer.projections() for layer in self.layers
+                  if isinstance(layer, EncoderLayer)]
+        return lora_arrays("encoder", layers, ENCODER_PROJECTIONS)

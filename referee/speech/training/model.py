@@ -50,6 +50,13 @@ class Adapted(nn.Module):
         #: False: the projection as shipped (the adapter kept, not applied).
         self.active = True
 
+    @classmethod
+    def of(cls, variables: Mapping[str, npt.NDArray[Any]], path: str, rank: int, alpha: float,
+           generator: torch.Generator, dropout: float) -> Adapted:
+        """The projection the model's variables name ``path`` (its weight and bias)."""
+        return cls(variables[path + "/weight"], variables[path + "/bias"], rank, alpha,
+                   generator, dropout)
+
     def base(self, x: torch.Tensor) -> torch.Tensor:
         return nn.functional.linear(x, self.weight, self.bias)
 
@@ -82,9 +89,8 @@ class Layer(nn.Module):
         prefix = f"decoder/layer_{index}/"
 
         def adapted(name: str) -> Adapted:
-            path = prefix + PROJECTIONS[name]
-            return Adapted(variables[path + "/weight"], variables[path + "/bias"], rank, alpha,
-                           generator, dropout)
+            return Adapted.of(variables, prefix + PROJECTIONS[name], rank, alpha, generator,
+                              dropout)
 
         self.qkv, self.self_out = adapted("qkv"), adapted("self_out")
         self.cross_q, self.cross_kv = adapted("cross_q"), adapted("cross_kv")
@@ -177,11 +183,20 @@ class TableDecoder(nn.Module):
         """The adapters as the referee applies them: per layer and projection,
         ``A`` ([in, rank]) and ``B * scale`` ([rank, out]) in float16, under
         the projection's CTranslate2 name."""
-        out: dict[str, npt.NDArray[np.float16]] = {}
-        for i, layer in enumerate(self.layers):
-            for name, module in layer.projections().items():
-                key = f"decoder/layer_{i}/{PROJECTIONS[name]}"
-                out[key + "/lora_a"] = module.a.detach().cpu().numpy().astype(np.float16)
-                out[key + "/lora_b"] = (module.b.detach() * module.scale).cpu().numpy().astype(
-                    np.float16)
-        return out
+        return lora_arrays("decoder", [layer.projections() for layer in self.layers],
+                           PROJECTIONS)
+
+
+def lora_arrays(part: str, layers: Sequence[Mapping[str, Adapted]],
+                names: Mapping[str, str]) -> dict[str, npt.NDArray[np.float16]]:
+    """Adapters as the referee reads them: per layer and projection, ``A``
+    ([in, rank]) and ``B * scale`` ([rank, out]) in float16, under
+    ``PART/layer_N/`` and the projection's CTranslate2 name (``names``)."""
+    out: dict[str, npt.NDArray[np.float16]] = {}
+    for i, projections in enumerate(layers):
+        for name, module in projections.items():
+            key = f"{part}/layer_{i}/{names[name]}"
+            out[key + "/lora_a"] = module.a.detach().cpu().numpy().astype(np.float16)
+            out[key + "/lora_b"] = (module.b.detach() * module.scale).cpu().numpy().astype(
+                np.float16)
+    return out

@@ -17,7 +17,7 @@ import json
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,22 @@ def vocabulary(tokens: Tokens, suppress: set[int], targets: Sequence[Sequence[in
     return sorted({*frequent, *used, tokens.end} - (suppress - used))
 
 
+def teacher_rows(prompts: Sequence[Sequence[int]], targets: Sequence[Sequence[int]],
+                 row: Mapping[int, int], end: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Teacher forcing's batch: each prompt then its target but the last token,
+    padded with ``end`` ([batch, steps]); and what each position must predict,
+    as the target's vocabulary rows (``row``), -1 where no loss is taken."""
+    rows = [[*p, *t[:-1]] for p, t in zip(prompts, targets, strict=True)]
+    length = max(map(len, rows))
+    tokens = torch.full((len(rows), length), end, dtype=torch.long)
+    wanted = torch.full((len(rows), length), -1, dtype=torch.long)
+    for b, (p, t) in enumerate(zip(prompts, targets, strict=True)):
+        tokens[b, : len(rows[b])] = torch.tensor(rows[b])
+        start = len(p) - 1
+        wanted[b, start : start + len(t)] = torch.tensor([row[x] for x in t])
+    return tokens, wanted
+
+
 class Batches:
     """Examples as padded token rows, targets (vocabulary rows, -1 where no
     loss is taken) and encodings."""
@@ -75,16 +91,8 @@ class Batches:
         self.end = tokens.end
 
     def make(self, indexes: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        rows = [[*self.prompts[i], *self.targets[i][:-1]] for i in indexes]
-        length = max(map(len, rows))
-        tokens = torch.full((len(rows), length), self.end, dtype=torch.long)
-        wanted = torch.full((len(rows), length), -1, dtype=torch.long)
-        for b, i in enumerate(indexes):
-            row = rows[b]
-            tokens[b, : len(row)] = torch.tensor(row)
-            start = len(self.prompts[i]) - 1
-            wanted[b, start : start + len(self.targets[i])] = torch.tensor(
-                [self.row[t] for t in self.targets[i]])
+        tokens, wanted = teacher_rows([self.prompts[i] for i in indexes],
+                                      [self.targets[i] for i in indexes], self.row, self.end)
         encoded = torch.from_numpy(np.stack([self.data.encoding(i) for i in indexes]).astype(
             np.float32))
         return tokens, wanted, encoded

@@ -48,7 +48,7 @@ from referee.speech.training.encoder import TableEncoder
 from referee.speech.training.model import TableDecoder
 from referee.speech.training.pack import Pack
 from referee.speech.training.rooms import place
-from referee.speech.training.train import descend, warm_then_cosine
+from referee.speech.training.train import descend, loss_of, teacher_rows, warm_then_cosine
 
 
 @dataclass(frozen=True)
@@ -162,16 +162,8 @@ class Whole:
         return out
 
     def rows(self, indexes: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
-        prompts, targets = self.pack.prompts, self.pack.targets
-        rows = [[*prompts[i], *targets[i][:-1]] for i in indexes]
-        length = max(map(len, rows))
-        tokens = torch.full((len(rows), length), self.end, dtype=torch.long)
-        wanted = torch.full((len(rows), length), -1, dtype=torch.long)
-        for b, i in enumerate(indexes):
-            tokens[b, : len(rows[b])] = torch.tensor(rows[b])
-            start = len(prompts[i]) - 1
-            wanted[b, start: start + len(targets[i])] = torch.tensor(
-                [self.row[t] for t in targets[i]])
+        tokens, wanted = teacher_rows([self.pack.prompts[i] for i in indexes],
+                                      [self.pack.targets[i] for i in indexes], self.row, self.end)
         return tokens.to(self.device), wanted.to(self.device)
 
     def losses(self, features: torch.Tensor, indexes: Sequence[int]) -> tuple[torch.Tensor,
@@ -184,13 +176,12 @@ class Whole:
         else:
             with torch.no_grad():
                 encoded = self.encoder(features)
-        at = wanted >= 0
-        adapted = torch.nn.functional.nll_loss(self.decoder(tokens, encoded, at), wanted[at])
+        adapted = loss_of(self.decoder, tokens, wanted, encoded)
         if not (self.settings.encoder_rank and self.settings.base_weight):
             return adapted, torch.zeros((), device=self.device)
         self.decoder.adapting(False)
         try:
-            base = torch.nn.functional.nll_loss(self.decoder(tokens, encoded, at), wanted[at])
+            base = loss_of(self.decoder, tokens, wanted, encoded)
         finally:
             self.decoder.adapting(True)
         return adapted, base
