@@ -108,12 +108,14 @@ ENGINE: str | None = None
 def response_times(voice_name: str, condition: str) -> tuple[list[Response], int]:
     """Each command's response in one room, and the number of commands.
 
-    The stream is fed in 10 ms blocks, as the microphone delivers it; when the
-    speech pauses, the listener decodes ahead (wall clock), and if that is
-    still running when the end is detected the answer waits for it (the loop
-    is one thread). A command whose end is not detected within the second of
-    room noise that follows it (babble keeps a voice detector busy) has no
-    time.
+    The stream is fed in 10 ms blocks, as the microphone delivers it, to a loop
+    of one thread: when the speech pauses, the listener decodes ahead (wall
+    clock) and the loop reads nothing meanwhile; the blocks that arrived in
+    the meantime are read after it, and if they hold speech again (the
+    player went on) the decode is given up as soon as one has arrived, as
+    the microphone does. The loop's lag when the end is decided is the wait.
+    A command whose end is not detected within the second of room noise that
+    follows it (babble keeps a voice detector busy) has no time.
     """
     matcher = matcher_for("race65", PLAYERS)
     recognizer = make_recognizer(matcher.phrases, ENGINE)
@@ -135,26 +137,40 @@ def response_times(voice_name: str, condition: str) -> tuple[list[Response], int
             stream = np.concatenate([audio.samples, tail])
         data = stream.astype("<i2").tobytes()
         listener = Listener(recognizer, matcher)
-        clock = {"now": 0.0, "ready": 0.0}
+        #: The loop's clock (audio time it has worked up to), the samples read so
+        #: far, and the seconds spent decoding ahead while reading the last block.
+        clock = {"now": 0.0, "read": 0.0, "spent": 0.0}
+        segmenter = Segmenter(DEFAULT_END_SILENCE, judge=listener.judge, tail=listener.tail)
 
-        def paused(so_far: Audio, listener: Listener = listener,
-                   clock: dict[str, float] = clock) -> None:
+        def paused(so_far: Audio, listener: Listener = listener, clock: dict[str, float] = clock,
+                   stream: np.ndarray = stream, segmenter: Segmenter = segmenter) -> None:
             start = time.perf_counter()
-            listener.pause(so_far)
-            clock["ready"] = clock["now"] + time.perf_counter() - start
 
-        segmenter = Segmenter(DEFAULT_END_SILENCE, on_pause=paused, judge=listener.judge)
+            def went_on() -> bool:  # speech among the samples arrived since
+                arrived = clock["now"] + time.perf_counter() - start
+                waiting = stream[int(clock["read"]) : int(arrived * RATE)]
+                return segmenter.speech_in(waiting)
+
+            listener.pause(so_far, went_on)
+            clock["spent"] += time.perf_counter() - start
+
+        segmenter.on_pause = paused
         found = None
         step = BLOCK * 2
+        arrived = 0.0
         for i in range(0, len(data), step):
-            clock["now"] = (i + step) / 2 / RATE
+            arrived = (i + step) / 2 / RATE
+            clock["now"] = max(clock["now"], arrived)  # read once here and the loop is free
+            clock["read"] = (i + step) / 2
+            clock["spent"] = 0.0
             got = list(segmenter.feed(data[i : i + step]))
+            clock["now"] += clock["spent"]
             if got:
                 found = got[-1]
                 break
         if found is None:
             continue
-        decided = clock["now"]
+        decided = arrived
         kept = listener.kept
         session = Session(spec, matcher=matcher)
         start = time.perf_counter()
@@ -167,7 +183,7 @@ def response_times(voice_name: str, condition: str) -> tuple[list[Response], int
             lead = first_sound(voice.render(sentences(said[0].text)[0]))
         found_times.append(Response(
             detect=max(0.0, decided - speech_end(audio)),
-            wait=max(0.0, clock["ready"] - decided),
+            wait=clock["now"] - decided,
             process=time.perf_counter() - start + lead,
             ahead=listener.kept > kept,
         ))

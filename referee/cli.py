@@ -578,7 +578,8 @@ def hear_files(
             if start.seconds <= LONG_FILE:
                 decode(start)
                 continue
-            segmenter = Segmenter(on_pause=listener.pause, judge=listener.judge)
+            segmenter = Segmenter(on_pause=listener.pause, judge=listener.judge,
+                                  tail=listener.tail)
             for block in itertools.chain([start], blocks):
                 for utterance in segmenter.feed(block.to_bytes()):
                     decode(utterance.audio, start=round(utterance.start, 2),

@@ -58,7 +58,7 @@ from referee.protocol import (
     VoiceCut,
 )
 from referee.session import NOT_MOVES, NOT_SPEAKING, Session, sentences
-from referee.speech.audio import Audio, AudioError, load_wav
+from referee.speech.audio import SPEECH_MARGIN, Audio, AudioError, load_wav
 from referee.speech.hearing.mic import DEFAULT_END_SILENCE, URGENT, OverVoice
 from referee.speech.hearing.recognizers import Recognizer, Transcript
 from referee.speech.listen import Listener, understand
@@ -315,17 +315,26 @@ class Table:
         canceller had learnt the room when it began (None: as the table was set up)."""
         if self.listener is None:
             raise RuntimeError("this table has no recogniser")
-        transcript = self.listener.transcript(audio)
+        transcript = self.listener.transcript(audio, over=over is not None)
         heard = understand(self.session.matcher, transcript, self.session.attribute(speaker))
         return self.hear_intent(heard, transcript, start, end, at, speaker, source, over,
                                 cancels_echo)
 
-    def pause(self, so_far: Audio) -> None:
-        """A player's speech paused: decode it ahead, in case they are done."""
+    @property
+    def tail(self) -> float:
+        """The quiet after a player's last sound at which their words are
+        decoded ahead (the recogniser's; see the listener)."""
+        return SPEECH_MARGIN if self.listener is None else self.listener.tail
+
+    def pause(self, so_far: Audio, give_up: Callable[[], bool] | None = None,
+              over: bool = False) -> None:
+        """A player's speech paused: decode it ahead, in case they are done
+        (given up midway if ``give_up()`` says they went on); ``over``: the
+        referee is speaking."""
         if self.listener is None:
             return
         try:
-            self.listener.pause(so_far)
+            self.listener.pause(so_far, give_up, over)
         except Exception:  # a guess is only a guess: the utterance is decoded again
             log.exception("decoding ahead failed")
 

@@ -12,7 +12,7 @@ import pytest
 
 from harness.fixtures import COMMITTED_VOICE, clean_path, stream_of, utterances
 from referee.games import matcher_for
-from referee.speech.audio import RATE, Audio, load_wav
+from referee.speech.audio import OVER_TAIL, RATE, SPEECH_MARGIN, TAIL, Audio, load_wav
 from referee.speech.hearing.mic import (
     MAX_UTTERANCE,
     MicrophoneError,
@@ -183,31 +183,67 @@ def test_play_with_a_device_that_does_not_exist_is_refused_before_anything_start
     assert not log.exists()
 
 
-def test_a_pause_gives_the_utterance_so_far_which_the_end_then_confirms():
+@pytest.mark.parametrize("tail", [SPEECH_MARGIN, TAIL])
+def test_a_pause_gives_the_utterance_so_far_which_the_end_then_confirms(tail):
     """Decoding ahead: what is reported at the pause is the start of the utterance,
-    and it prepares to exactly what the whole utterance prepares to, for each
-    recogniser's preparation (PocketSphinx: cut to the speech; Whisper: the
-    quiet after the speech dropped)."""
-    from referee.speech.audio import speech_region, trailing_cut
+    reported as soon as ``tail`` of quiet follows its last loud frame, and it
+    prepares to exactly what the whole utterance prepares to, for each
+    recogniser's preparation (PocketSphinx: cut to the speech, with
+    SPEECH_MARGIN; Whisper: only the quiet after TAIL dropped)."""
+    from referee.speech.audio import (
+        frame_energies,
+        speech_bounds,
+        speech_region,
+        trailing_cut,
+    )
+    from referee.speech.hearing.mic import FRAME
 
     cases = utterances()[:6]
     data, _ = stream_of(cases)
     pauses: list[Audio] = []
-    segmenter = Segmenter(on_pause=pauses.append)
+    segmenter = Segmenter(on_pause=pauses.append, tail=tail)
     found = []
     for chunk in chunks(data, 320):
         for utterance in segmenter.feed(chunk):
             found.append((utterance, list(pauses)))
             pauses.clear()
     assert len(found) == len(cases)
+    preparations = [lambda a: trailing_cut(a, tail)]
+    if tail >= SPEECH_MARGIN:
+        preparations.append(speech_region)
     for utterance, paused in found:
         assert paused, "every utterance pauses before it ends"
         whole = utterance.audio.samples
         for so_far in paused:
             assert np.array_equal(so_far.samples, whole[: len(so_far.samples)])
-        for prepare in (speech_region, trailing_cut):
+        last = paused[-1].samples
+        bounds = speech_bounds(frame_energies(last, FRAME), FRAME, len(last), margin=0)
+        assert bounds is not None
+        quiet, wait = len(last) - bounds[1], int(tail * RATE) + FRAME
+        assert wait <= quiet < wait + FRAME + RATE // 100  # (a frame, a block) no later
+        for prepare in preparations:
             assert np.array_equal(prepare(paused[-1]).samples,
                                   prepare(utterance.audio).samples)
+
+
+def test_whisper_hears_the_tail_it_is_decoded_ahead_with():
+    """Whisper's preparation keeps TAIL of quiet, and a listener with it asks
+    the microphone's segmenter to decode ahead after that much."""
+    from referee.speech.hearing.mic import Microphone
+    from referee.speech.hearing.recognizers import WhisperRecognizer
+    from referee.speech.listen import Listener
+
+    assert TAIL <= SPEECH_MARGIN == OVER_TAIL
+    assert WhisperRecognizer.tail == TAIL
+    assert PocketSphinxRecognizer.tail == SPEECH_MARGIN
+    recognizer = PocketSphinxRecognizer(matcher_for("race65", ["Ann", "Bob"]).phrases)
+    recognizer.tail = TAIL  # (the instance only: as Whisper's)
+    microphone = Microphone()
+    microphone.listen_with(Listener(recognizer))
+    microphone.reset()
+    assert microphone.segmenter._tail == int(TAIL * RATE)
+    with pytest.raises(ValueError, match="tail"):
+        Segmenter(tail=-0.1)
 
 
 @pytest.mark.slow
@@ -446,3 +482,159 @@ def test_stop_over_the_referee_is_looked_for_sooner():
     quick, usual = handed_over(True), handed_over(False)
     assert [t for _, t in quick] == [t for _, t in usual] == ["stop"]
     assert quick[0][0] <= usual[0][0] - 0.06
+
+
+# --- giving up a decode ahead when the speaker goes on --------------------------------
+
+
+@pytest.mark.slow
+def test_whisper_gives_up_a_decode_ahead_midway_and_otherwise_decodes_it_whole():
+    """The real model on a real recording: a guess asked to give up after a few
+    steps returns nothing, having stopped there; one never asked to is the
+    very transcript of a whole decode."""
+    from referee.speech.hearing.recognizers import make_recognizer
+
+    matcher = matcher_for("race65", ["Ann", "Bob"])
+    recognizer = make_recognizer(matcher.phrases, "whisper")
+    audio = recognizer.prepare(load_wav(clean_path(COMMITTED_VOICE, utterances()[0])))
+    asked = []
+
+    def after(n: int):
+        def give_up() -> bool:
+            asked.append(n)
+            return len(asked) > n
+        return give_up
+
+    whole = recognizer.decode(audio)
+    kept = recognizer.guess(audio, after(1000))
+    assert kept is not None
+    assert (kept.text, kept.confidence, kept.nbest) == (whole.text, whole.confidence, whole.nbest)
+    steps = len(asked)
+    assert steps >= 4  # before and after the encoder, then each step of the decoder
+    asked.clear()
+    assert recognizer.guess(audio, after(2)) is None
+    assert len(asked) == 3  # it stopped at the first yes
+    assert recognizer.decode(audio).text == whole.text  # and nothing of it lingers
+    # Over the referee's voice it keeps the longer tail.
+    raw = load_wav(clean_path(COMMITTED_VOICE, utterances()[0]))
+    short, long = recognizer.prepare(raw), recognizer.prepare(raw, OVER_TAIL)
+    assert len(long.samples) - len(short.samples) == int(OVER_TAIL * RATE) - int(TAIL * RATE)
+    assert np.array_equal(long.samples[: len(short.samples)], short.samples)
+
+
+def test_a_guess_given_up_is_no_guess_and_the_utterance_is_decoded_whole():
+    from referee.speech.listen import Listener
+
+    matcher = matcher_for("race65", ["Ann", "Bob"])
+    recognizer = PocketSphinxRecognizer(matcher.phrases)
+    listener = Listener(recognizer, matcher)
+    audio = load_wav(clean_path(COMMITTED_VOICE, {c.text: c for c in utterances()}[
+        "what's my score"]))
+    listener.pause(audio)
+    assert listener.judge() == "complete"
+    longer = Audio(np.concatenate([audio.samples, audio.samples]))
+    listener.pause(longer, give_up=lambda: True)  # a later pause, and the speaker went on
+    assert (listener.guessed, listener.given_up) == (1, 1)
+    assert listener.judge() is None  # the earlier guess is gone too
+    transcript = listener.transcript(audio)
+    assert listener.kept == 0
+    assert transcript.text == "what's my score"
+
+
+def _microphone_listening(parts: list[bytes], speaking: bool = False):
+    """A microphone with a PocketSphinx listener decoding ahead, whose blocks
+    arrive in ``parts``: each part has all arrived before the next is read,
+    so what follows a pause within a part is waiting while its decode runs."""
+    from referee.speech.hearing.mic import BLOCK, Microphone
+    from referee.speech.listen import Listener
+
+    matcher = matcher_for("race65", ["Ann", "Bob"])
+    listener = Listener(PocketSphinxRecognizer(matcher.phrases), matcher)
+    microphone = Microphone(end_silence=0.5)
+    microphone.listen_with(listener, hurry=lambda: speaking)
+    microphone.reset()
+    microphone._stream = _StandInStream()
+    found = []
+    for part in parts:
+        for chunk in chunks(part, BLOCK * 2):
+            microphone._blocks.put((chunk, 0.0))
+        while not microphone._blocks.empty():
+            found += microphone.read(timeout=0.0)
+    return found, listener
+
+
+@pytest.mark.slow
+def test_the_microphone_gives_up_a_decode_ahead_when_the_speaker_goes_on():
+    """Two commands and a gap shorter than the end silence: the pause at the gap
+    is decoded ahead while the second one's start is already waiting, so that
+    decode is given up; the one at the end, of the whole, is kept."""
+    data = _joined(0.5, "flip my seven", 0.2, "flip seven", 1.0)
+    split = len(_joined(0.5, "flip my seven", 0.2)) + 2 * int(0.2 * RATE)
+    parts = [data[:split], data[split:]]
+    found, listener = _microphone_listening(parts)
+    assert len(found) == 1
+    assert listener.given_up >= 1
+    assert found[0].end > split / 2 / RATE  # the second command is in it
+    transcript = listener.transcript(found[0].audio)
+    assert listener.kept == 1  # the decode at the end was not given up
+    assert transcript.text.split()[:3] == ["put", "my", "seven"]  # (PocketSphinx's words)
+    # While the referee speaks, its voice may be in what is waiting: no giving up.
+    found, listener = _microphone_listening(parts, speaking=True)
+    assert listener.given_up == 0
+    assert listener.guessed >= 2
+
+
+def test_speech_in_what_is_waiting_is_judged_against_the_utterance():
+    """A frame as loud as the utterance's speech is speech; room noise is not."""
+    segmenter = Segmenter()
+    assert not segmenter.speech_in(np.full(640, 3000, dtype=np.int16))  # no utterance yet
+    data = _joined(0.5, "what's my score")
+    for chunk in chunks(data, 320):
+        list(segmenter.feed(chunk))
+    speech = np.frombuffer(data, dtype="<i2")[-RATE // 2 :]
+    rng = np.random.default_rng(0)
+    assert segmenter.speech_in(speech)
+    assert not segmenter.speech_in(rng.normal(0, 30, RATE // 2).astype(np.int16))
+    assert not segmenter.speech_in(np.zeros(100, dtype=np.int16))  # not a whole frame
+
+
+def test_the_same_samples_are_not_decoded_ahead_twice():
+    """A quick look and then the pause can prepare to the very same samples
+    (Whisper's tail is about the quick look's quiet): one decode stands for both."""
+    from referee.speech.listen import Listener
+
+    matcher = matcher_for("race65", ["Ann", "Bob"])
+    listener = Listener(PocketSphinxRecognizer(matcher.phrases), matcher)
+    audio = load_wav(clean_path(COMMITTED_VOICE, {c.text: c for c in utterances()}[
+        "what's my score"]))
+    listener.pause(audio)
+    listener.pause(Audio(audio.samples.copy()))
+    assert listener.guessed == 1
+    assert listener.judge() == "complete"
+    longer = Audio(np.concatenate([audio.samples, audio.samples]))
+    listener.pause(longer)
+    assert listener.guessed == 2
+
+
+def test_over_the_referee_a_pause_waits_for_the_longer_tail():
+    """While the referee speaks (``hurry``), the pause that decodes ahead comes
+    after OVER_TAIL of quiet, not Whisper's TAIL, and prepares as the end does."""
+    from referee.speech.audio import frame_energies, speech_bounds, trailing_cut
+    from referee.speech.hearing.mic import FRAME
+
+    data, _ = stream_of(utterances()[:3])
+    pauses: list[Audio] = []
+    segmenter = Segmenter(on_pause=pauses.append, tail=TAIL, hurry=lambda: True)
+    found = []
+    for chunk in chunks(data, 320):
+        for utterance in segmenter.feed(chunk):
+            found.append((utterance, list(pauses)))
+            pauses.clear()
+    assert len(found) == 3
+    for utterance, paused in found:
+        last = paused[-1].samples
+        bounds = speech_bounds(frame_energies(last, FRAME), FRAME, len(last), margin=0)
+        assert bounds is not None
+        assert len(last) - bounds[1] >= int(OVER_TAIL * RATE) + FRAME
+        assert np.array_equal(trailing_cut(paused[-1], OVER_TAIL).samples,
+                              trailing_cut(utterance.audio, OVER_TAIL).samples)

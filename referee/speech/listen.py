@@ -9,18 +9,20 @@ the speech pauses (:class:`~referee.speech.hearing.mic.Segmenter` ``on_pause``),
 utterance so far is prepared and decoded while the voice detector is still
 waiting out the end silence. When the utterance does end there, it prepares
 to the very same samples and the transcript is ready; if somebody went on
-talking, the guess is thrown away and the whole utterance is decoded as
-usual. Either way the recogniser decodes exactly what it would have without
-the guess.
+talking, the guess is thrown away (from a live microphone, the decode stops
+as soon as the speech resumes) and the whole utterance is decoded as usual.
+Either way the recogniser decodes exactly what it would have without the
+guess.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
 
-from referee.speech.audio import Audio
+from referee.speech.audio import OVER_TAIL, Audio
 from referee.speech.hearing.grammar import Prefixes
 from referee.speech.hearing.mic import COMPLETE, EXTENDABLE, INCOMPLETE
 from referee.speech.hearing.recognizers import Recognizer, Transcript
@@ -49,31 +51,52 @@ def hear_audio(
     return understand(matcher, transcript, speaker), transcript
 
 
+def _never() -> bool:
+    return False
+
+
 class Listener:
     """Recognition for a live stream, decoding ahead during the end silence."""
 
     def __init__(self, recognizer: Recognizer, matcher: IntentMatcher | None = None) -> None:
         self.recognizer = recognizer
         self.matcher = matcher
+        #: The quiet after the last sound at which a pause is decoded ahead.
+        self.tail = recognizer.tail
         #: Which word sequences are the start of a longer sentence of the grammar.
         self._prefixes = Prefixes(matcher.phrases) if matcher else None
         self._guess: tuple[Audio, Transcript] | None = None
         #: The intent kind of the words judged last ("stop"), or None.
         self.guessed_kind: str | None = None
-        #: How many utterances were decoded ahead, and how many of those guesses held.
+        #: How many utterances were decoded ahead, and how many of those guesses held;
+        #: how many decodes ahead were given up midway (the speaker went on).
         self.guessed = 0
         self.kept = 0
+        self.given_up = 0
 
-    def pause(self, so_far: Audio) -> None:
+    def pause(self, so_far: Audio, give_up: Callable[[], bool] | None = None,
+              over: bool = False) -> None:
         """The speech paused: decode what was said so far, in case it was all.
 
         Not when the recogniser's preparation depends on the whole utterance
         (PocketSphinx denoises noisy ones): the guess would never hold.
+        ``give_up`` (optional; the microphone's) is asked between the
+        decoder's steps whether the speaker has gone on meanwhile: then the
+        decode stops there, and there is no guess. ``over``: the referee is
+        speaking (the recogniser keeps :data:`~referee.speech.audio.OVER_TAIL`).
         """
         if not self.recognizer.can_guess(so_far):
+            self._guess = None
             return
-        audio = self.recognizer.prepare(so_far)
-        self._guess = (audio, self.recognizer.decode(audio))
+        audio = self.recognizer.prepare(so_far, OVER_TAIL if over else None)
+        if self._guess is not None and np.array_equal(self._guess[0].samples, audio.samples):
+            return  # what the last pause decoded (a quick look, then the pause): it stands
+        self._guess = None
+        transcript = self.recognizer.guess(audio, give_up or _never)
+        if transcript is None:
+            self.given_up += 1
+            return
+        self._guess = (audio, transcript)
         self.guessed += 1
 
     def judge(self) -> str | None:
@@ -97,9 +120,10 @@ class Listener:
             return EXTENDABLE
         return COMPLETE
 
-    def transcript(self, audio: Audio) -> Transcript:
-        """What was said in the utterance that ended (the guess, if it holds)."""
-        prepared = self.recognizer.prepare(audio)
+    def transcript(self, audio: Audio, over: bool = False) -> Transcript:
+        """What was said in the utterance that ended (the guess, if it holds);
+        ``over``: the referee's voice played during it."""
+        prepared = self.recognizer.prepare(audio, OVER_TAIL if over else None)
         guess, self._guess = self._guess, None
         if guess is not None and np.array_equal(guess[0].samples, prepared.samples):
             self.kept += 1

@@ -47,6 +47,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from referee.speech.audio import (
+    OVER_TAIL,
     RATE,
     SPEECH_DB,
     SPEECH_MARGIN,
@@ -63,7 +64,14 @@ class Judge(Protocol):
     """What decodes ahead at pauses and judges the words so far (the pipeline's
     :class:`~referee.speech.listen.Listener`): hearing itself knows no words."""
 
-    def pause(self, so_far: Audio) -> None: ...
+    @property
+    def tail(self) -> float:
+        """Seconds of quiet after the last loud sound before the words so far
+        are decoded ahead (what the recogniser's preparation keeps of that quiet)."""
+        ...
+
+    def pause(self, so_far: Audio, give_up: Callable[[], bool] | None = None,
+              over: bool = False) -> None: ...
 
     def judge(self) -> str | None: ...
 
@@ -178,11 +186,11 @@ class Segmenter:
     its hangover). Words can end it sooner or later:
 
     * ``on_pause`` (optional) is called with the audio of the utterance so far
-      each time its speech has paused for the margin that
-      :func:`~referee.speech.audio.speech_region` keeps after the last loud
-      frame. From then on, unless somebody goes on talking, the utterance will
-      be cut to exactly that audio, so it can be decoded while the silence
-      runs (:class:`~referee.speech.listen.Listener`).
+      each time its speech has paused for ``tail``, the quiet that the
+      recogniser's preparation keeps after the last loud frame. From then
+      on, unless somebody goes on talking, the utterance prepares to exactly
+      that audio, so it can be decoded while the silence runs
+      (:class:`~referee.speech.listen.Listener`).
     * ``judge`` (optional) then says what those words are. A whole command
       that nothing can follow (:data:`COMPLETE`: "what's my score") ends the
       utterance after :data:`QUIET_COMPLETE` of quiet (back at the room's
@@ -206,9 +214,14 @@ class Segmenter:
                  max_seconds: float = MAX_UTTERANCE,
                  on_pause: Callable[[Audio], None] | None = None,
                  judge: Callable[[], str | None] | None = None,
-                 hurry: Callable[[], bool] | None = None) -> None:
+                 hurry: Callable[[], bool] | None = None,
+                 tail: float = SPEECH_MARGIN) -> None:
         """``hurry`` (optional) says whether an urgent word now would be
-        acted on at once (the referee is speaking): see :data:`QUICK_MARGIN`."""
+        acted on at once (the referee is speaking): see :data:`QUICK_MARGIN`.
+        ``tail``: the quiet after the last loud sound at which ``on_pause``
+        is called (the recogniser's :attr:`~referee.speech.hearing.recognizers.Recognizer.tail`:
+        the audio reported then prepares to what the whole utterance would);
+        at least :data:`~referee.speech.audio.OVER_TAIL` while the referee speaks."""
         from pocketsphinx import Endpointer
 
         if not 0.1 <= end_silence <= 2.0:
@@ -220,6 +233,11 @@ class Segmenter:
         self.on_pause = on_pause
         self.judge = judge
         self.hurry = hurry
+        if not 0.0 <= tail <= 1.0:
+            raise ValueError("tail must be between 0 and 1 second")
+        self._tail = int(tail * RATE)
+        #: ... while ``hurry`` says the referee is speaking.
+        self._over_tail = int(max(tail, OVER_TAIL) * RATE)
         self._pending = b""
         self._max_bytes = int(max_seconds * RATE) * 2
         #: The last few seconds of the stream, for the pre-roll of each utterance.
@@ -410,7 +428,8 @@ class Segmenter:
         if last_loud == self._paused_at:
             return
         self._verdict, self._quiet_for = None, None  # (more) speech since the last pause
-        if loud_end + int(SPEECH_MARGIN * RATE) + FRAME <= length:
+        tail = self._over_tail if self.hurry is not None and self.hurry() else self._tail
+        if loud_end + tail + FRAME <= length:
             self.on_pause(self._so_far())
             self._pause(last_loud, self._judged())
         elif (last_loud != self._looked_at and loud_end - first <= QUICK_SPEECH * RATE
@@ -421,6 +440,15 @@ class Segmenter:
             verdict = self._judged()
             if verdict == URGENT:
                 self._pause(last_loud, verdict)
+
+    def speech_in(self, samples: np.ndarray[Any, Any]) -> bool:
+        """Whether ``samples`` (not fed yet) hold a 20 ms frame as loud as the
+        utterance's speech (:func:`~referee.speech.audio.speech_bounds`): had
+        they been fed, the pause decoded ahead would not be the end."""
+        self._update_energies()
+        energy = frame_energies(samples, FRAME)
+        return bool(self._energies) and len(energy) > 0 and (
+            float(energy.max()) >= max(self._energies) - SPEECH_DB)
 
     def _so_far(self) -> Audio:
         return Audio(np.frombuffer(bytes(self._raw), dtype="<i2").copy())
@@ -575,12 +603,15 @@ class Microphone:
         self.seats = seats or {}
         self.channels = max(self.seats, default=0) + 1
         self.end_silence = end_silence
-        #: Called with the utterance so far when a speaker pauses (see :class:`Segmenter`).
-        self.on_pause: Callable[[Audio], None] | None = None
+        #: Called with the utterance so far when a speaker pauses (see :class:`Segmenter`),
+        #: and what says whether they went on meanwhile (:meth:`went_on`).
+        self.on_pause: Callable[[Audio, Callable[[], bool], bool], None] | None = None
         #: Asked what the words so far are, at each pause (see :class:`Segmenter`).
         self.judge: Callable[[], str | None] | None = None
         #: Asked whether an urgent word would be acted on at once (see :class:`Segmenter`).
         self.hurry: Callable[[], bool] | None = None
+        #: The quiet after a sound at which the words so far are decoded ahead.
+        self.tail = SPEECH_MARGIN
         self._stream: Any = None
         self._cancellers: list[EchoCanceller] = []  # one a channel, made by open()
         self._blocks: queue.Queue[tuple[bytes, float]] = queue.Queue()
@@ -596,12 +627,14 @@ class Microphone:
         urgent word would be acted on at once (see :class:`Segmenter`)."""
         self.on_pause = None if listener is None else listener.pause
         self.judge = None if listener is None else listener.judge
+        self.tail = SPEECH_MARGIN if listener is None else listener.tail
         self.hurry = hurry
 
     def reset(self) -> None:
         """A fresh start for a new stream (stream time 0, nobody talking)."""
-        self.segmenter = Segmenter(self.end_silence, on_pause=self.on_pause,
-                                   judge=self.judge, hurry=self.hurry)
+        self.segmenter = Segmenter(self.end_silence,
+                                   on_pause=None if self.on_pause is None else self._paused,
+                                   judge=self.judge, hurry=self.hurry, tail=self.tail)
         self._energy: deque[np.ndarray[Any, Any]] = deque(maxlen=6000)  # 60 s of 10 ms frames
         self._frames = 0
         #: Seconds of audio received so far (stream time).
@@ -691,6 +724,26 @@ class Microphone:
         mono = x.mean(axis=1) if self.channels > 1 else x[:, 0]
         data = np.clip(mono, -32768, 32767).astype("<i2").tobytes()
         return [self._attributed(u) for u in self.segmenter.feed(data)]
+
+    def _paused(self, so_far: Audio) -> None:
+        assert self.on_pause is not None
+        self.on_pause(so_far, self.went_on, self.hurry is not None and self.hurry())
+
+    def went_on(self) -> bool:
+        """Whether the speaker went on after the pause being decoded ahead: the
+        sound captured since, still waiting to be read, holds a frame as loud
+        as their speech. The decode is then given up midway (the loop reads on
+        at once), not finished for nothing. Never while the referee speaks:
+        its voice is in that sound until the echo canceller takes it out, and
+        a "stop" decoded ahead must not be given up for it."""
+        if self.hurry is not None and self.hurry():
+            return False
+        with self._blocks.mutex:
+            waiting = [block for block, _ in self._blocks.queue]
+        if not waiting:
+            return False
+        x = np.frombuffer(b"".join(waiting), dtype="<i2").reshape(-1, self.channels)
+        return self.segmenter.speech_in(x.mean(axis=1) if self.channels > 1 else x[:, 0])
 
     def _attributed(self, u: Utterance) -> SeatUtterance:
         """The utterance with its seat, and how it stands against the referee's voice."""

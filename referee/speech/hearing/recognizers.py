@@ -34,7 +34,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from referee.speech.audio import RATE, Audio
+from referee.speech.audio import RATE, SPEECH_MARGIN, TAIL, Audio
 from referee.speech.hearing.adapter import ADAPTER_ENV, Adapter
 from referee.speech.hearing.grammar import grammar_words, phrase_list, to_jsgf
 from referee.speech.understanding.templates import PhraseSet
@@ -85,6 +85,10 @@ class Recognizer(ABC):
     #: Whisper listens only for what can be said now; PocketSphinx and Vosk,
     #: whose grammars are fixed when they start, for everything.
     moments: Callable[[], frozenset[str]] | None = None
+    #: Seconds of audio :meth:`prepare` keeps after an utterance's last loud
+    #: sound: a decode ahead can start once that much quiet follows a pause
+    #: (:class:`~referee.speech.hearing.mic.Segmenter`), and not sooner.
+    tail: float = SPEECH_MARGIN
 
     def follow(self, moments: Callable[[], frozenset[str]] | None) -> None:
         """Listen, at each utterance, for what can be said at the moments
@@ -103,10 +107,11 @@ class Recognizer(ABC):
     def finish(self) -> Transcript:
         """End the utterance and say what was heard."""
 
-    def prepare(self, audio: Audio) -> Audio:
+    def prepare(self, audio: Audio, tail: float | None = None) -> Audio:
         """What this recogniser gets of an utterance: noisy utterances denoised,
         then cut to their speech (a grammar decoder invents words out of the
-        noise around a command)."""
+        noise around a command). ``tail``: the quiet to keep after the last
+        sound, where not :attr:`tail` (this cut keeps SPEECH_MARGIN always)."""
         from referee.speech.audio import estimated_snr, speech_region, suppress_noise
 
         if estimated_snr(audio) < NOISY_SNR:
@@ -122,11 +127,22 @@ class Recognizer(ABC):
 
     def decode(self, audio: Audio) -> Transcript:
         """Recognise one whole utterance (16 kHz mono), streamed in 100 ms chunks."""
+        transcript = self.guess(audio, lambda: False)
+        assert transcript is not None
+        return transcript
+
+    def guess(self, audio: Audio, give_up: Callable[[], bool]) -> Transcript | None:
+        """Decode the words so far of an utterance (prepared), at a pause, ahead of
+        its end; None when ``give_up()``, asked between steps (here each 100 ms
+        chunk), says the guess can no longer hold: the speaker went on."""
         start = time.perf_counter()
         self.start()
         data = audio.to_bytes()
         step = RATE // 10 * 2
         for i in range(0, len(data), step):
+            if i and give_up():
+                self.finish()  # (the recogniser's state ends with the utterance)
+                return None
             self.feed(data[i : i + step])
         transcript = self.finish()
         return replace(transcript, decode_s=time.perf_counter() - start)
@@ -516,6 +532,7 @@ class WhisperRecognizer(Recognizer):
     (see :mod:`referee.speech.hearing.whisper`)."""
 
     name = "whisper"
+    tail = TAIL
 
     def __init__(self, phrases: PhraseSet, model_path: Path | str,
                  adapter: Adapter | None = None) -> None:
@@ -557,15 +574,16 @@ class WhisperRecognizer(Recognizer):
         #: Reads sentences for :meth:`_gap` (whoever speaks: only differences count).
         self._meaning = partial(IntentMatcher(phrases, players).match, speaker=players[0])
 
-    def prepare(self, audio: Audio) -> Audio:
+    def prepare(self, audio: Audio, tail: float | None = None) -> Audio:
         """Whisper hears the utterance as it came: it was trained on noisy speech,
         and denoising or a tight cut cost it accuracy (measured: babble 10 dB,
         Piper 92 -> 81 % with denoising; eSpeak GB clean 94 -> 84 % with the
-        cut). Only what lies beyond the last sound plus a margin is dropped,
-        so that decoding ahead at a pause sees the very same samples."""
+        cut). Only what lies beyond the last sound plus :attr:`tail` (or
+        ``tail``) is dropped, so that decoding ahead at a pause sees the very
+        same samples."""
         from referee.speech.audio import trailing_cut
 
-        return trailing_cut(audio)
+        return trailing_cut(audio, self.tail if tail is None else tail)
 
     def can_guess(self, so_far: Audio) -> bool:
         return True
@@ -586,7 +604,17 @@ class WhisperRecognizer(Recognizer):
     def decode(self, audio: Audio) -> Transcript:
         return self._transcribe(audio, 0.0)
 
-    def _transcribe(self, audio: Audio, spent: float) -> Transcript:
+    def guess(self, audio: Audio, give_up: Callable[[], bool]) -> Transcript | None:
+        """Decoded ahead, stopped between the decoder's steps once ``give_up()``."""
+        from referee.speech.hearing.whisper import GaveUp
+
+        try:
+            return self._transcribe(audio, 0.0, give_up)
+        except GaveUp:
+            return None
+
+    def _transcribe(self, audio: Audio, spent: float,
+                    give_up: Callable[[], bool] | None = None) -> Transcript:
         import numpy as np
 
         from referee.speech.audio import peak_dbfs
@@ -597,7 +625,8 @@ class WhisperRecognizer(Recognizer):
                               {"silence": True})
         moments = self.phrases.moments if self.moments is None else self.moments()
         grammar = self._at.get(moments & self.phrases.moments, self.phrases)
-        result = self.scorer.score(audio.samples.astype(np.float32) / 32768.0, grammar)
+        result = self.scorer.score(audio.samples.astype(np.float32) / 32768.0, grammar,
+                                   give_up)
         nbest = tuple(s.words for s in result.nbest)
         best = result.nbest[0] if result.nbest else None
         primed = result.primed or result.free  # the same without a primer

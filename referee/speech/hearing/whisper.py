@@ -49,7 +49,7 @@ import logging
 import math
 import os
 import struct
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -97,6 +97,11 @@ MODEL_FILES = {
     "tokenizer.json": "929c5252409436dce1b38a75d1abbcb5e132d170d8e324e4e04ed915fa2d22df",
     "vocabulary.txt": "ff77588746d3a2595d32ab5b69ffd7b95ce2441ac57533cb66fc3eb575a115cf",
 }
+
+
+class GaveUp(Exception):
+    """A decode stopped midway: what it was decoding can no longer be wanted
+    (the speaker went on after the pause it was decoded ahead at)."""
 
 
 class ModelError(RuntimeError):
@@ -893,9 +898,12 @@ class WhisperScorer:
         before = [self.tokens.previous, *self.tokens.encode(" " + context)] if context else []
         return [*before, self.tokens.start, self.tokens.no_timestamps]
 
-    def score(self, samples: npt.NDArray[np.float32], phrases: PhraseSet) -> Result:
+    def score(self, samples: npt.NDArray[np.float32], phrases: PhraseSet,
+              give_up: Callable[[], bool] | None = None) -> Result:
         """Score the grammar's sentences and the free transcript of one utterance
-        (and the primed transcript, with a :attr:`primer`).
+        (and the primed transcript, with a :attr:`primer`). ``give_up``
+        (optional) is asked after the encoder and before every step of the
+        decoder; :class:`GaveUp` when it says yes.
 
         All advance together, one token per step, in one batch: the beam's
         hypotheses first, then each transcript's single one (the primed one
@@ -907,7 +915,14 @@ class WhisperScorer:
         """
         search = self.search_for(phrases)
         decoder = self.scorer
+
+        def check() -> None:
+            if give_up is not None and give_up():
+                raise GaveUp
+
+        check()
         memory = decoder.memory(self.encode(samples))
+        check()
         prompts = [self._prompt(self.context)]
         if self.primer:
             prompts.append(self._prompt(self.primer))
@@ -936,6 +951,7 @@ class WhisperScorer:
             if not tokens:
                 break
             pads = [pads[row] for row in parents]
+            check()
             logp, cache = decoder.step(tokens, select(cache, parents), memory, pads, beam_rows)
         said = [greedy.result(self.tokens) for greedy in transcripts]
         nbest = beam.finished()
