@@ -1086,11 +1086,24 @@ def replay_records(session: Session, records: Iterable[Record]) -> Rebuilt:
     for record in records:
         last = max(last, record.at)
         out += session.step(Replayed(record))
-    # A deadline rebuilt from times the log rounded to the millisecond can
-    # fall a millisecond or two after the announcement it made ("Time!"
-    # logged at 18.602, rebuilt at 18.6023): a game killed right after it
-    # would resume without it. So the clock is run that much past the last
-    # record.
-    out += session.step(Tick(last + REPLAY_SLACK))
-    return Rebuilt(last, [o.record for o in out if isinstance(o, Logged)],
-                   [o.why for o in out if isinstance(o, Skipped)])
+    # The clock is run to the last record. A deadline rebuilt from times the
+    # log rounded to the millisecond can fall a millisecond or two after the
+    # sentence it made ("Five." logged at 18.602, rebuilt at 18.6023): a game
+    # killed right after it would resume without it. So when the log said
+    # more at its last moment than the rebuilt game has, the clock is run that
+    # much further; otherwise not, for a deadline just after the last record
+    # (a flip at 14.998 s, half time at 15 s) was never reached live, and
+    # must not be announced, nor a turn lost, by the rebuilding.
+    out += session.step(Tick(last))
+    if _said_at(records, last) > _said_at(_logged(out), last):
+        out += session.step(Tick(last + REPLAY_SLACK))
+    return Rebuilt(last, _logged(out), [o.why for o in out if isinstance(o, Skipped)])
+
+
+def _logged(out: Iterable[Output]) -> list[Record]:
+    return [o.record for o in out if isinstance(o, Logged)]
+
+
+def _said_at(records: Iterable[Record], at: float) -> int:
+    """How many sentences ``records`` say at ``at`` (the log's millisecond)."""
+    return sum(1 for r in records if isinstance(r, SaidRecord) and round(r.at, 3) >= at)

@@ -407,6 +407,36 @@ def test_a_timeout_announced_last_is_replayed_whatever_the_times_below_a_millise
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(("lines", "last"), [
+    ([(14.998, "Ann", "flip my 12")], "Ann, 12 down. One more flip."),  # half time at 15 s
+    ([(15.0, "Ann", "yes"), (29.998, "Ann", "flip my 12")], "Ann, 12 down. One more flip."),
+])
+def test_a_deadline_just_after_the_last_record_was_never_reached(lines, last):
+    """Replay runs the clock a hair past the log's last record only to find a
+    sentence the log said there; a deadline 2 ms after the last record (half
+    time, or the turn's end at 30 s) was never reached by the live game, and
+    the rebuilt one neither says it nor takes the turn away (found by the
+    random resume test: the flip at 29.998 s was undone by a rebuilt
+    timeout)."""
+    from referee.gamelog import SaidRecord, announced
+
+    logged: list[Record] = []
+    live = Drive(_medium_race(), record=logged.append)
+    live.start()
+    for at, speaker, text in lines:
+        live.hear(text, speaker, at)
+    records, _ = announced(logged)
+    again: list[Record] = []
+    rebuilt = Drive(_medium_race(), record=again.append)
+    assert rebuilt.replay(records) == lines[-1][0]
+    said = [r.text for r in again if isinstance(r, SaidRecord)]
+    assert said[-1] == last
+    assert said == [r.text for r in records if isinstance(r, SaidRecord)][1:]
+    assert rebuilt.final_state() == live.final_state()
+    assert live.final_state()["turn"] == "Ann"
+    assert live.final_state()["players"]["Ann"]["down"] == [12]
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_game_killed_at_a_random_point_resumes_as_last_announced(tmp_path, seed):
     import random
