@@ -84,9 +84,19 @@ TALKING = "Sorry, I was talking: say it again."
 #: words ("Ann against Bob" in the opening came back as "play again", heard at
 #: 0.75, 5.7 dB above the leftover while the canceller was still learning the
 #: room). Heard clearly, the same words are a player's, and a move is asked
-#: about; a player whose unsure words went on after the referee's voice hears
-#: :data:`TALKING` and says them again.
+#: about; a player whose unsure words went on after the referee's voice, or
+#: stood :data:`CLEAR_PLAYER_DB` above its leftover, hears :data:`TALKING` and
+#: says them again.
 UNCLEAR_OVER = "unclear over the referee's voice"
+#: Over the referee's (cancelled) voice, an utterance that stands at least this
+#: far above what the canceller leaves of that voice (dB) is a player's beyond
+#: doubt: the leftover reaches about 12 dB above itself on a sentence the
+#: canceller fares worse on (:data:`NEAR_END_DB`). Unsure words from such a
+#: player are not acted on, but the player is told (:data:`TALKING`) rather
+#: than left unanswered: through a real audio server, moves said over the
+#: referee and heard unsure stood 20 to 56 dB above the leftover, and were
+#: lost without a word (``./run bench trust``, docs/record.md).
+CLEAR_PLAYER_DB = 15.0
 #: Replies to what the referee says, dropped when heard within its own sentence:
 #: it invites them ("Say more for the rest.", "... or that's all to finish."),
 #: so its own voice must not be taken for them. ("play again" is not one: over
@@ -177,9 +187,17 @@ def judge(u: Utterance, room: Room, *, barge_in: bool, moves: bool) -> Verdict:
     notice = None
     if dropped == LATE:
         notice = f"Too late, {u.turn_then}: your time was up."
-    elif dropped in (SPOKE_OVER, UNCLEAR_OVER) and _outlasted(u, room):
+    elif ((dropped in (SPOKE_OVER, UNCLEAR_OVER) and _outlasted(u, room))
+          or (dropped == UNCLEAR_OVER and _clearly_a_player(u))):
         notice = TALKING
     return Verdict(dropped, notice, over_voice)
+
+
+def _clearly_a_player(u: Utterance) -> bool:
+    """Whether the (echo-cancelled) microphone shows a player beyond doubt over
+    the referee's voice (:data:`CLEAR_PLAYER_DB`); never twice for one notice."""
+    return (u.over is not None and u.over.after_echo_db >= CLEAR_PLAYER_DB
+            and not any(s.text == TALKING for s in u.speaking))
 
 
 def _late(u: Utterance, moves: bool) -> str | None:

@@ -33,6 +33,7 @@ ANNOUNCE = Spoken("Ann, 3 down. One more flip.", 1.0, 3.0, Tone.ANNOUNCE)
 ASK = Spoken("Bob, did you call 65?", 1.0, 3.0, Tone.QUESTION)
 FIVE = Spoken("Five.", 1.0, 1.4, Tone.COUNTDOWN)
 PLAYER = OverVoice(after_echo_db=12.0)
+CLEAR = OverVoice(after_echo_db=25.0)
 LEFT_OVER = OverVoice(after_echo_db=2.0)
 SEATS_ALIKE = OverVoice(after_echo_db=12.0, seat_db=1.0)
 PLAIN = Room()
@@ -61,6 +62,14 @@ CASES = [
      SEATS_ALIKE, CANCELLED, False, Verdict(EVERY_SEAT, None, True)),
     ("unsure over the cancelled voice", UNSURE_FLIP, "flip my seven", 1.2, 2.5, (ANNOUNCE,),
      PLAYER, CANCELLED, False, Verdict(UNCLEAR_OVER, None, True)),
+    ("unsure over it, a player beyond doubt: told to say it again", UNSURE_FLIP,
+     "flip my seven", 1.2, 2.5, (ANNOUNCE,), CLEAR, CANCELLED, False,
+     Verdict(UNCLEAR_OVER, TALKING, True)),
+    ("... but not over that very notice", UNSURE_FLIP, "flip my seven", 1.2, 2.5,
+     (Spoken(TALKING, 1.0, 3.0, Tone.PROBLEM),), CLEAR, CANCELLED, False,
+     Verdict(UNCLEAR_OVER, None, True)),
+    ("sure over it, a player beyond doubt: kept (and asked about)", FLIP, "flip my seven",
+     1.2, 2.5, (ANNOUNCE,), CLEAR, CANCELLED, False, Verdict(None, None, True)),
     ("starts and ends with a countdown word: its echo", FLIP, "two", 1.05, 1.5, (FIVE,), None,
      PLAIN, False, Verdict(ECHO, None, False)),
     ("a player talking over the countdown is heard", FLIP, "flip my three", 1.2, 2.4, (FIVE,),
