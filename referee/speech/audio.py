@@ -307,7 +307,9 @@ SPEECH_MARGIN = 0.15
 #: over its voice was cut less reliably (7 of 8 in 2 of 3 runs), its echo
 #: taken for "end the game", and with 0.15 s kept only while it speaks
 #: (:data:`OVER_TAIL`) more moves over it were lost (3 of 12, twice).
-#: Not shipped until those are understood: docs/record.md.
+#: Not shipped: a second session's runs (36 moves over the referee each)
+#: varied more from run to run than any tail could, so it could not be
+#: shown safe; put down (docs/record.md).
 TAIL = 0.15
 #: ... while the referee speaks (what follows a player's last sound there is
 #: what the echo canceller leaves of its voice, not quiet).

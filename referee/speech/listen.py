@@ -51,10 +51,6 @@ def hear_audio(
     return understand(matcher, transcript, speaker), transcript
 
 
-def _never() -> bool:
-    return False
-
-
 class Listener:
     """Recognition for a live stream, decoding ahead during the end silence."""
 
@@ -92,7 +88,7 @@ class Listener:
         if self._guess is not None and np.array_equal(self._guess[0].samples, audio.samples):
             return  # what the last pause decoded (a quick look, then the pause): it stands
         self._guess = None
-        transcript = self.recognizer.guess(audio, give_up or _never)
+        transcript = self.recognizer.guess(audio, give_up)
         if transcript is None:
             self.given_up += 1
             return

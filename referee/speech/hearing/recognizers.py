@@ -127,11 +127,12 @@ class Recognizer(ABC):
 
     def decode(self, audio: Audio) -> Transcript:
         """Recognise one whole utterance (16 kHz mono), streamed in 100 ms chunks."""
-        transcript = self.guess(audio, lambda: False)
+        transcript = self.guess(audio)
         assert transcript is not None
         return transcript
 
-    def guess(self, audio: Audio, give_up: Callable[[], bool]) -> Transcript | None:
+    def guess(self, audio: Audio,
+              give_up: Callable[[], bool] | None = None) -> Transcript | None:
         """Decode the words so far of an utterance (prepared), at a pause, ahead of
         its end; None when ``give_up()``, asked between steps (here each 100 ms
         chunk), says the guess can no longer hold: the speaker went on."""
@@ -140,7 +141,7 @@ class Recognizer(ABC):
         data = audio.to_bytes()
         step = RATE // 10 * 2
         for i in range(0, len(data), step):
-            if i and give_up():
+            if i and give_up is not None and give_up():
                 self.finish()  # (the recogniser's state ends with the utterance)
                 return None
             self.feed(data[i : i + step])
@@ -604,7 +605,8 @@ class WhisperRecognizer(Recognizer):
     def decode(self, audio: Audio) -> Transcript:
         return self._transcribe(audio, 0.0)
 
-    def guess(self, audio: Audio, give_up: Callable[[], bool]) -> Transcript | None:
+    def guess(self, audio: Audio,
+              give_up: Callable[[], bool] | None = None) -> Transcript | None:
         """Decoded ahead, stopped between the decoder's steps once ``give_up()``."""
         from referee.speech.hearing.whisper import GaveUp
 
