@@ -232,12 +232,12 @@ def load_arrays(model: TableDecoder) -> tuple[dict[str, tuple[np.ndarray, np.nda
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    """``referee train ears`` on 12 lines, 4 of the one-word set and 2
-    negatives: synthesised, encoded, trained, written."""
+    """``referee train ears`` on 12 lines, 4 of the one-word set, 2
+    negatives and 3 more of the main mix: synthesised, encoded, trained, written."""
     folder = tmp_path_factory.mktemp("ears")
     out = folder / "adapter.npz"
     code = main(["train", "ears", "--lines", "12", "--short", "4", "--negatives", "2",
-                 "--epochs", "1", "--workers", "1", "--data", str(folder / "data"),
+                 "--more", "3", "--epochs", "1", "--workers", "1", "--data", str(folder / "data"),
                  "--out", str(out)])
     assert code == 0
     return folder, dict(load(out).report)
@@ -251,17 +251,21 @@ def test_training_runs_end_to_end_and_the_referee_hears_with_it(
     data = Dataset(folder / "data")
     assert len(data) == 12
     assert data.encoding(0).shape == (400, 384)
-    # the one-word set and the negatives, each with a seed of its own
-    sets = Dataset(folder / "data", folder / "short-2027-4", folder / "negatives-2028-2")
-    assert len(sets) == 18
-    assert sets.encoding(17).shape == (400, 384)
-    assert [e.index for e in sets.examples] == [*range(12), *range(4), *range(2)]
-    assert {e.kind for e in sets.examples[16:]} <= {"word", "near"}
-    assert report["steps"] == 2  # 17 trained on (the first of every 40 watched), 16 a batch
+    # the one-word set, the negatives and more of the main mix, each with a seed of its own
+    sets = Dataset(folder / "data", folder / "short-2027-4", folder / "negatives-2028-2",
+                   folder / "more-2029-3")
+    assert len(sets) == 21
+    assert sets.encoding(20).shape == (400, 384)
+    assert [e.index for e in sets.examples] == [*range(12), *range(4), *range(2), *range(3)]
+    assert {e.kind for e in sets.examples[16:18]} <= {"word", "near"}
+    more = [e.said for e in sets.examples[18:]]
+    assert more != [e.said for e in sets.examples[:3]]  # drawn anew, not the first lines again
+    assert report["steps"] == 2  # 20 trained on (the first of every 40 watched), 16 a batch
     assert report["data"]["lines"] == 12
     assert report["data"]["short"] == 4
     assert report["data"]["negatives"] == 2
-    assert report["data"]["used"] == 18
+    assert report["data"]["more"] == 3
+    assert report["data"]["used"] == 21
     monkeypatch.setenv(ADAPTER_ENV, str(folder / "adapter.npz"))
     recognizer = make_recognizer(race65.phrases)
     assert isinstance(recognizer, WhisperRecognizer)

@@ -51,6 +51,9 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
     ears.add_argument("--negatives", type=_count_or_zero, default=0, metavar="N",
                       help="more utterances of single words and near misses only, which "
                       "are no move (default 0: none)")
+    ears.add_argument("--more", type=_count_or_zero, default=0, metavar="N",
+                      help="more utterances of the same mix as --lines, drawn with a seed of "
+                      "their own (a learning curve past the shipped set; default 0)")
     ears.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the random seed")
     ears.add_argument("--epochs", type=float, default=2.0, help="passes over the data")
     ears.add_argument("--rank", type=_positive, default=32, help="the adapters' rank")
@@ -121,9 +124,10 @@ def run(args: argparse.Namespace) -> int:
     folder = args.data or ROOT / "cache" / "ears" / f"data-{args.seed}-{args.lines}"
     sets: list[tuple[Path, int, int, dict[str, float] | None]] = [
         (folder, args.lines, args.seed, None)]
-    # The one-word set and the negatives beside it, each with a seed of its
-    # own, so that adding one leaves the other sets as they were.
-    extra = (("short", args.short, SHORT_MIX), ("negatives", args.negatives, NEGATIVE_MIX))
+    # The one-word set, the negatives beside it and more of the main mix, each
+    # with a seed of its own, so that adding one leaves the other sets as they were.
+    extra = (("short", args.short, SHORT_MIX), ("negatives", args.negatives, NEGATIVE_MIX),
+             ("more", args.more, None))
     for offset, (name, size, drawn_as) in enumerate(extra, start=1):
         if size:
             own = args.seed + offset
@@ -151,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
                             None if args.budget is None else 60 * args.budget,
                             log=lambda text: print(text, file=sys.stderr))
     report["data"] = {"folder": folder.name, "lines": args.lines, "used": len(data),
-                      "short": args.short, "negatives": args.negatives,
+                      "short": args.short, "negatives": args.negatives, "more": args.more,
                       "seed": args.seed, "kinds": _count(e.kind for e in data.examples),
                       "voices": summary(data.voices())}
     sha = write_adapter(adapter, args.out, report)
