@@ -36,8 +36,9 @@ from referee.speech.hearing.recognizers import (
     make_recognizer,
 )
 from referee.speech.hearing.whisper import Decoder, Tokens, WhisperScorer, read_ctranslate2
-from referee.speech.training.data import Dataset, benchmark_sentences
+from referee.speech.training.data import Dataset, Echo, benchmark_sentences
 from referee.speech.training.model import TableDecoder
+from referee.speech.training.rooms import active_power, as_float, over_referee
 from referee.speech.training.sentences import SHORT_MIX, command, draw
 from referee.speech.training.train import Settings, train
 from referee.speech.training.voices import (
@@ -233,12 +234,13 @@ def load_arrays(model: TableDecoder) -> tuple[dict[str, tuple[np.ndarray, np.nda
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """``referee train ears`` on 12 lines, 4 of the one-word set, 2
-    negatives and 3 more of the main mix: synthesised, encoded, trained, written."""
+    negatives, 3 more of the main mix and 2 said over the referee:
+    synthesised, encoded, trained, written."""
     folder = tmp_path_factory.mktemp("ears")
     out = folder / "adapter.npz"
     code = main(["train", "ears", "--lines", "12", "--short", "4", "--negatives", "2",
-                 "--more", "3", "--epochs", "1", "--workers", "1", "--data", str(folder / "data"),
-                 "--out", str(out)])
+                 "--more", "3", "--over", "2", "--epochs", "1", "--workers", "1",
+                 "--data", str(folder / "data"), "--out", str(out)])
     assert code == 0
     return folder, dict(load(out).report)
 
@@ -253,19 +255,24 @@ def test_training_runs_end_to_end_and_the_referee_hears_with_it(
     assert data.encoding(0).shape == (400, 384)
     # the one-word set, the negatives and more of the main mix, each with a seed of its own
     sets = Dataset(folder / "data", folder / "short-2027-4", folder / "negatives-2028-2",
-                   folder / "more-2029-3")
-    assert len(sets) == 21
-    assert sets.encoding(20).shape == (400, 384)
-    assert [e.index for e in sets.examples] == [*range(12), *range(4), *range(2), *range(3)]
+                   folder / "more-2029-3", folder / "over-2030-2")
+    assert len(sets) == 23
+    assert sets.encoding(22).shape == (400, 384)
+    assert [e.index for e in sets.examples] == [
+        *range(12), *range(4), *range(2), *range(3), *range(2)]
     assert {e.kind for e in sets.examples[16:18]} <= {"word", "near"}
-    more = [e.said for e in sets.examples[18:]]
+    more = [e.said for e in sets.examples[18:21]]
     assert more != [e.said for e in sets.examples[:3]]  # drawn anew, not the first lines again
-    assert report["steps"] == 2  # 20 trained on (the first of every 40 watched), 16 a batch
+    # only the set said over the referee went through the echo canceller
+    assert all("over" in e.room for e in sets.examples[21:] if e.kind != "referee")
+    assert not any("over" in e.room for e in sets.examples[:21])
+    assert report["steps"] == 2  # 22 trained on (the first of every 40 watched), 16 a batch
     assert report["data"]["lines"] == 12
     assert report["data"]["short"] == 4
     assert report["data"]["negatives"] == 2
     assert report["data"]["more"] == 3
-    assert report["data"]["used"] == 21
+    assert report["data"]["over"] == 2
+    assert report["data"]["used"] == 23
     monkeypatch.setenv(ADAPTER_ENV, str(folder / "adapter.npz"))
     recognizer = make_recognizer(race65.phrases)
     assert isinstance(recognizer, WhisperRecognizer)
@@ -276,6 +283,34 @@ def test_training_runs_end_to_end_and_the_referee_hears_with_it(
     assert heard.extra["model"] == "tiny.en+table"
     assert race65.match(heard.extra["best"], "Ann").intent.to_json() == {
         "kind": "flip", "owner": "Bob", "tile": 10, "direction": "down"}
+
+
+@pytest.mark.slow
+def test_a_line_said_over_the_referee_is_what_the_echo_canceller_leaves() -> None:
+    """``over_referee``: the referee's voice at the microphone, from as loud as
+    the player to 8 dB louder, is mostly taken away by the real canceller
+    (speexdsp, the live table's settings), the player's words stay, in time
+    with the line, and the same draw gives the same samples."""
+    line = as_float(speak(VoiceSpec("espeak", "en-sc+m1", 160), "Bob, flip your four up"))
+    speech = np.concatenate([np.zeros(4000), line, np.zeros(6000)])
+    echo = Echo(5)
+    checked = 0
+    for seed in range(12):
+        out, room = over_referee(speech, echo, random.Random(seed))
+        assert len(out) == len(speech)
+        assert room.startswith("over")
+        ratio = float(room[4:])  # the referee against the player, dB
+        if ratio < 0:
+            continue
+        left = out - speech
+        assert np.corrcoef(out, speech)[0, 1] > 0.5
+        # The referee came in at ratio dB over the player; what is left is far below it.
+        assert 10 * np.log10(active_power(speech) / active_power(left)) > 6 - ratio
+        checked += 1
+    assert checked >= 3
+    # the same draw (the generator and the referee's sentences) gives the same samples
+    again, _ = over_referee(speech, Echo(5), random.Random(0))
+    assert np.array_equal(again, over_referee(speech, Echo(5), random.Random(0))[0])
 
 
 @pytest.mark.slow

@@ -54,6 +54,9 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
     ears.add_argument("--more", type=_count_or_zero, default=0, metavar="N",
                       help="more utterances of the same mix as --lines, drawn with a seed of "
                       "their own (a learning curve past the shipped set; default 0)")
+    ears.add_argument("--over", type=_count_or_zero, default=0, metavar="N",
+                      help="more utterances of the same mix, each said over the referee's "
+                      "voice and cleaned by the echo canceller (default 0: none)")
     ears.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the random seed")
     ears.add_argument("--epochs", type=float, default=2.0, help="passes over the data")
     ears.add_argument("--rank", type=_positive, default=32, help="the adapters' rank")
@@ -122,17 +125,19 @@ def run(args: argparse.Namespace) -> int:
     from referee.speech.training.voices import summary
 
     folder = args.data or ROOT / "cache" / "ears" / f"data-{args.seed}-{args.lines}"
-    sets: list[tuple[Path, int, int, dict[str, float] | None]] = [
-        (folder, args.lines, args.seed, None)]
-    # The one-word set, the negatives beside it and more of the main mix, each
-    # with a seed of its own, so that adding one leaves the other sets as they were.
-    extra = (("short", args.short, SHORT_MIX), ("negatives", args.negatives, NEGATIVE_MIX),
-             ("more", args.more, None))
-    for offset, (name, size, drawn_as) in enumerate(extra, start=1):
+    sets: list[tuple[Path, int, int, dict[str, float] | None, bool]] = [
+        (folder, args.lines, args.seed, None, False)]
+    # The one-word set, the negatives beside it, more of the main mix and more
+    # said over the referee, each with a seed of its own, so that adding one
+    # leaves the other sets as they were.
+    extra = (("short", args.short, SHORT_MIX, False),
+             ("negatives", args.negatives, NEGATIVE_MIX, False),
+             ("more", args.more, None, False), ("over", args.over, None, True))
+    for offset, (name, size, drawn_as, over) in enumerate(extra, start=1):
         if size:
             own = args.seed + offset
-            sets.append((folder.with_name(f"{name}-{own}-{size}"), size, own, drawn_as))
-    for where, count, seed, mix in sets:
+            sets.append((folder.with_name(f"{name}-{own}-{size}"), size, own, drawn_as, over))
+    for where, count, seed, mix, over in sets:
         if not (where / "complete").exists():
             print(f"Synthesising {count} utterances into {where} ...", file=sys.stderr)
             bar = Bar(count, "utterances")
@@ -140,7 +145,8 @@ def run(args: argparse.Namespace) -> int:
             def drawn(done: int, total: int, bar: Bar = bar) -> None:
                 bar(done)
 
-            build(where, count, seed, benchmark_sentences(ROOT), args.workers, drawn, mix)
+            build(where, count, seed, benchmark_sentences(ROOT), args.workers, drawn, mix,
+                  over)
             bar.close()
     data = Dataset(*(where for where, *_ in sets))
     if args.use:
@@ -156,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
                             log=lambda text: print(text, file=sys.stderr))
     report["data"] = {"folder": folder.name, "lines": args.lines, "used": len(data),
                       "short": args.short, "negatives": args.negatives, "more": args.more,
+                      "over": args.over,
                       "seed": args.seed, "kinds": _count(e.kind for e in data.examples),
                       "voices": summary(data.voices())}
     sha = write_adapter(adapter, args.out, report)

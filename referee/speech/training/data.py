@@ -120,11 +120,13 @@ def speak_line(line: Line, index: int, seed: int) -> tuple[Audio, VoiceSpec, ran
 
 
 def render(line: Line, index: int, seed: int, babble: Callable[[int], Signal],
-           echo: Callable[[], Audio] | None) -> tuple[npt.NDArray[np.float32], str, str]:
-    """Example ``index``'s prepared samples, its voice and its room."""
+           echo: Callable[[], Audio] | None,
+           over: bool = False) -> tuple[npt.NDArray[np.float32], str, str]:
+    """Example ``index``'s prepared samples, its voice and its room (``over``:
+    said over the referee's voice, through the echo canceller)."""
     audio, voice, rng = speak_line(line, index, seed)
     clean_share = 0.0 if line.kind == "referee" else 0.2
-    placed, room = place(audio, rng, babble, echo, clean_share)
+    placed, room = place(audio, rng, babble, echo, clean_share, over and line.kind != "referee")
     if line.kind == "referee":
         room = f"leak {room}"
     return prepared(placed), voice.key(), room
@@ -136,7 +138,7 @@ def prepared(placed: Audio) -> npt.NDArray[np.float32]:
     return samples
 
 
-def _work(job: tuple[Path, int, int, Sequence[int], Sequence[Line]]) -> int:
+def _work(job: tuple[Path, int, int, Sequence[int], Sequence[Line], bool]) -> int:
     """One worker: render, place, prepare and encode its examples into one shard,
     going on from where an interrupted run of it stopped."""
     import ctranslate2
@@ -144,7 +146,7 @@ def _work(job: tuple[Path, int, int, Sequence[int], Sequence[Line]]) -> int:
     from referee.speech.hearing.recognizers import find_whisper_model
     from referee.speech.hearing.whisper import encode
 
-    folder, worker, seed, indexes, lines = job
+    folder, worker, seed, indexes, lines, over = job
     model = find_whisper_model()
     if model is None:
         raise RuntimeError("Whisper's model is not installed (./run installs it).")
@@ -168,7 +170,7 @@ def _work(job: tuple[Path, int, int, Sequence[int], Sequence[Line]]) -> int:
             batch, rows = [], []
             for index, line in zip(indexes[start:start + BATCH], lines[start:start + BATCH],
                                    strict=True):
-                samples, voice, room = render(line, index, seed, babble, echo)
+                samples, voice, room = render(line, index, seed, babble, echo, over)
                 if len(samples) > WINDOW * RATE:
                     samples = samples[: int(WINDOW * RATE)]
                 batch.append(samples)
@@ -194,13 +196,15 @@ def _stored(folder: Path, worker: int) -> int:
 
 def build(folder: Path, count: int, seed: int, exclude: Iterable[str] = (), workers: int = 2,
           progress: Callable[[int, int], None] | None = None,
-          mix: dict[str, float] | None = None) -> list[Line]:
+          mix: dict[str, float] | None = None, over: bool = False) -> list[Line]:
     """Draw ``count`` lines (of ``mix``: :data:`~referee.speech.training.sentences.MIX`
     by default) and build their examples into ``folder`` (shards of encodings
-    and their descriptions). ``exclude``: sentences never to train on."""
+    and their descriptions). ``exclude``: sentences never to train on.
+    ``over``: every line said over the referee's voice, through the echo
+    canceller (:func:`~referee.speech.training.rooms.over_referee`)."""
     folder.mkdir(parents=True, exist_ok=True)
     lines = draw(count, seed, exclude, mix)
-    jobs = [(folder, w, seed, list(range(w, count, workers)), lines[w::workers])
+    jobs = [(folder, w, seed, list(range(w, count, workers)), lines[w::workers], over)
             for w in range(workers)]
     if workers == 1:
         _work(jobs[0])

@@ -6,7 +6,10 @@ talkers), the rooms are synthetic impulse responses (never sox's reverb,
 which the benchmarks use), the noise is generated. Each utterance gets
 silence around it as a voice detector would leave it, a random level, and
 at random: a room, one noise at 0-25 dB, a cheap microphone's band, the
-referee's own voice as the echo canceller leaves it.
+referee's own voice leaking under it. A set may also have every utterance
+said over the referee's voice and cleaned by the product's own echo
+canceller (:func:`over_referee`), as a move said while the referee talks
+reaches the recogniser.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from referee.speech.audio import RATE, Audio, from_float
+from referee.speech.hearing.echo import FRAME, cancel_echo
 
 Signal = npt.NDArray[np.float64]
 
@@ -136,11 +140,59 @@ class Room:
         return " ".join(self.parts) or "clean"
 
 
+#: Said over the referee: its voice at the microphone against the player's, dB
+#: (``bench trust`` measures -6, 0 and +6), and how long it has talked before
+#: the player starts (the canceller has learnt the room by then, as in a game).
+OVER_RATIO_DB = (-8.0, 8.0)
+OVER_WARM_SECONDS = (1.5, 3.0)
+
+
+def over_referee(speech: Signal, echo: Callable[[], Audio],
+                 rng: random.Random) -> tuple[Signal, str]:
+    """``speech`` said while the referee talks, as the echo canceller leaves it.
+
+    The referee's sentences (``echo()``, in its own voice) are played from
+    1.5-3 s before the player starts to the end of the utterance; they reach
+    the microphone through a room of their own and a 5-50 ms delay, at
+    -8 to +8 dB against the player; the microphone's signal and what was
+    played go through :func:`~referee.speech.hearing.echo.cancel_echo`, the
+    live table's canceller with its settings, and what it leaves over the
+    utterance is the example: the echo it missed and the bites its residual
+    suppressor takes out of the player's words while both talk."""
+    warm = int(rng.uniform(*OVER_WARM_SECONDS) * RATE)
+    total = warm + len(speech)
+    pieces, length = [], 0
+    while length < total:
+        piece = as_float(echo())
+        pieces.append(piece)
+        pieces.append(np.zeros(int(rng.uniform(0.1, 0.4) * RATE)))
+        length += len(pieces[-2]) + len(pieces[-1])
+    played = np.concatenate(pieces)[:total]
+    delay = int(rng.uniform(0.005, 0.05) * RATE)
+    arriving = convolve(np.concatenate([np.zeros(delay), played]), impulse_response(rng))[:total]
+    ratio = rng.uniform(*OVER_RATIO_DB)
+    gain = math.sqrt(active_power(speech) * 10 ** (ratio / 10) / (active_power(arriving) + 1e-12))
+    mic = np.concatenate([gain * arriving, np.zeros(FRAME)])
+    mic[warm:total] += speech
+    played = np.concatenate([played, np.zeros(FRAME)])
+    # Both at a level a microphone and a sound card would give, in 16 bits.
+    mic_level = 0.5 / (float(np.max(np.abs(mic))) or 1.0)
+    played_level = 0.5 / (float(np.max(np.abs(played))) or 1.0)
+    left = cancel_echo(from_float(mic * mic_level, RATE), from_float(played * played_level, RATE))
+    # The canceller's output comes one frame after its input.
+    out: Signal = as_float(left)[warm + FRAME:total + FRAME] / mic_level
+    return out, f"over{ratio:+.0f}"
+
+
 def place(clean: Audio, rng: random.Random, babble: Callable[[int], Signal],
-          echo: Callable[[], Audio] | None = None, clean_share: float = 0.2) -> tuple[Audio, str]:
+          echo: Callable[[], Audio] | None = None, clean_share: float = 0.2,
+          over: bool = False) -> tuple[Audio, str]:
     """The utterance in a room at random (``clean_share`` of them as they are,
     with silence and a level only). ``babble(n)``: n samples of other people
-    talking; ``echo()``: one of the referee's sentences in its own voice."""
+    talking; ``echo()``: one of the referee's sentences in its own voice.
+    ``over``: every utterance, clean or not, also said over the referee's voice
+    and cleaned by the echo canceller (:func:`over_referee`), after its room,
+    noise and microphone."""
     room = Room()
     speech = as_float(clean)
     lead, tail = rng.uniform(0.05, 0.5), rng.uniform(0.25, 0.7)
@@ -174,6 +226,9 @@ def place(clean: Audio, rng: random.Random, babble: Callable[[int], Signal],
             low, high = rng.choice(((300.0, 3400.0), (150.0, 5000.0), (80.0, 7000.0)))
             speech = band(speech, low, high)
             room.parts.append(f"band{low:.0f}-{high:.0f}")
+    if over and echo is not None:
+        speech, said_over = over_referee(speech, echo, rng)
+        room.parts.append(said_over)
     peak = float(np.max(np.abs(speech))) or 1.0
     level = 10 ** (rng.uniform(-30, -2) / 20)
     speech = speech / peak * level
