@@ -161,12 +161,9 @@ def over_referee(speech: Signal, echo: Callable[[], Audio],
     suppressor takes out of the player's words while both talk."""
     warm = int(rng.uniform(*OVER_WARM_SECONDS) * RATE)
     total = warm + len(speech)
-    pieces, length = [], 0
-    while length < total:
-        piece = as_float(echo())
-        pieces.append(piece)
-        pieces.append(np.zeros(int(rng.uniform(0.1, 0.4) * RATE)))
-        length += len(pieces[-2]) + len(pieces[-1])
+    pieces: list[Signal] = []
+    while sum(map(len, pieces)) < total:  # sentence, pause, sentence, ...
+        pieces += [as_float(echo()), np.zeros(int(rng.uniform(0.1, 0.4) * RATE))]
     played = np.concatenate(pieces)[:total]
     delay = int(rng.uniform(0.005, 0.05) * RATE)
     arriving = convolve(np.concatenate([np.zeros(delay), played]), impulse_response(rng))[:total]
