@@ -21,6 +21,7 @@ from referee.games import matcher_for
 from referee.session import SURE_SCORE
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing import recognizers
+from referee.speech.hearing.adapter import ADAPTER, ADAPTER_SHA256, load
 from referee.speech.hearing.recognizers import (
     PLAIN_SUPPORT,
     WhisperRecognizer,
@@ -43,6 +44,7 @@ from referee.speech.hearing.whisper import (
     int8_kernels,
     log_mel,
     read_ctranslate2,
+    row_cache,
     select,
 )
 from referee.speech.listen import hear_audio, understand
@@ -131,6 +133,24 @@ def test_log_mel_pads_to_the_window_and_marks_a_tone_in_its_band():
     assert mel[band, 50] > mel[band, 300] + 1.0  # the padding is quieter
 
 
+
+@pytest.mark.parametrize("length", [0, 1, 159, 24321, 127799, 127800, 127999, 128000, 200001])
+def test_log_mel_is_the_whole_windows_transform_whatever_it_skips(length):
+    """The frames wholly in the padding are not transformed (they have no
+    power): the features are, to the bit, those of every frame transformed,
+    for samples that end anywhere, near the window's end included."""
+    from referee.speech.hearing.whisper import _FILTERS, _HANN, HOP, N_FFT
+
+    samples = np.random.default_rng(length).standard_normal(length).astype(np.float32) * 0.1
+    padded = np.zeros(max(int(WINDOW * RATE), -(-length // RATE) * RATE), dtype=np.float32)
+    padded[:length] = samples
+    signal = np.pad(padded, N_FFT // 2, mode="reflect")
+    index = np.arange(N_FFT)[None, :] + HOP * np.arange(1 + (len(signal) - N_FFT) // HOP)[:, None]
+    power = np.abs(np.fft.rfft(signal[index] * _HANN, axis=1)) ** 2
+    logs = np.log10(np.maximum(_FILTERS @ power[:-1].T.astype(np.float32), 1e-10))
+    whole = ((np.maximum(logs, logs.max() - 8.0) + 4.0) / 4.0).astype(np.float32)
+    assert np.array_equal(log_mel(samples), whole)
+
 def test_features_and_encoder_make_whisper_transcribe_a_command(model_dir):
     """With our log-mel features, CTranslate2's own decoding writes the command:
     the features are what Whisper expects."""
@@ -192,6 +212,41 @@ def test_one_step_for_a_batch_equals_steps_one_by_one(model_dir):
     alone, _ = decoder.step([seven], cache, memory)
     assert np.allclose(both[1], alone[0], atol=1e-4)
 
+
+
+@pytest.mark.slow
+def test_prompts_run_together_decode_as_each_would_alone(model_dir, matcher):
+    """The prompts of one utterance run as one packed sequence, the table's
+    context once for the two base prompts that begin with it: each comes out
+    as it would alone (its next token's log-probabilities, its cache), the
+    adapter's row with the adapter, and a step after them too."""
+    scorer = WhisperScorer(model_dir)
+    scorer.search_for(matcher.phrases)
+    base = scorer.decoder
+    table = base.adapted(load(ADAPTER, ADAPTER_SHA256).layers)
+    encoded = scorer.encode(committed("cmd05").samples.astype(np.float32) / 32768.0)
+    context = scorer._prompt(whisper_context(matcher.phrases))
+    primer = scorer._prompt(whisper_primer(matcher.phrases))
+    assert primer[: len(context) - 2] == context[:-2]  # the start the two share
+    memory = table.memory(encoded)
+    logp, cache, pads = table.prefixes([context, context, primer], memory, adapted=1)
+    assert pads == [len(primer) - len(context), len(primer) - len(context), 0]
+    flip = scorer.tokens.encode(" Flip")[0]
+    after, _ = table.step([flip] * 3, cache, memory, pads, adapted=1)
+    for row, (prompt, decoder) in enumerate([(context, table), (context, base),
+                                             (primer, base)]):
+        alone_memory, with_adapter = decoder.memory(encoded), int(decoder is table)
+        alone, alone_cache, _ = decoder.prefixes([prompt], alone_memory, with_adapter)
+        assert np.abs(logp[row] - alone[0]).max() < 1e-4
+        for (keys, values), (alone_keys, alone_values) in zip(
+                row_cache(cache, row, pads[row]), alone_cache, strict=True):
+            assert keys.shape == alone_keys.shape
+            assert np.abs(keys - alone_keys).max() < 1e-4
+            assert np.abs(values - alone_values).max() < 1e-4
+        next_alone, _ = decoder.step([flip], alone_cache, alone_memory,
+                                     adapted=with_adapter)
+        assert np.abs(after[row] - next_alone[0]).max() < 1e-4
+    assert np.abs(logp[0] - logp[1]).max() > 0.01  # the adapter changed the first
 
 # --- the grammar search --------------------------------------------------------------------------
 

@@ -264,8 +264,12 @@ def log_mel(samples: npt.NDArray[np.float32], seconds: float | None = None) -> F
     padded[: len(samples)] = samples
     signal = np.pad(padded, N_FFT // 2, mode="reflect")
     frames = 1 + (len(signal) - N_FFT) // HOP
-    index = np.arange(N_FFT)[None, :] + HOP * np.arange(frames)[:, None]
-    power = np.abs(np.fft.rfft(signal[index] * _HANN, axis=1)) ** 2
+    # Frames wholly in the silence the samples are padded with have no power
+    # at all: only those that reach the samples are transformed.
+    sounding = min(frames, (len(samples) + N_FFT) // HOP + 1)
+    index = np.arange(N_FFT)[None, :] + HOP * np.arange(sounding)[:, None]
+    power = np.zeros((frames, N_FFT // 2 + 1))
+    power[:sounding] = np.abs(np.fft.rfft(signal[index] * _HANN, axis=1)) ** 2
     mel = _FILTERS @ power[:-1].T.astype(np.float32)
     logs = np.log10(np.maximum(mel, 1e-10))
     logs = np.maximum(logs, logs.max() - 8.0)
@@ -335,27 +339,35 @@ Cache = list[tuple[Floats, Floats]]
 @dataclass(frozen=True)
 class Memory:
     """What the decoder attends to in one utterance: per layer, the encoded
-    audio's keys and values ([heads, frames, head size]), and the same as the
-    adapter changes them (None without an adapter)."""
+    audio's keys, transposed ([heads, head size, frames]), and values ([heads,
+    frames, head size]); and the same as the adapter changes them (None
+    without an adapter)."""
 
     base: Cache
     adapted: Cache | None = None
 
     def attend(self, layer: int, q: Floats, scale: float, adapted: int) -> Floats:
         """Cross-attention of queries ``q`` ([batch, heads, steps, head size]):
-        the first ``adapted`` rows attend to the adapted keys and values."""
+        the first ``adapted`` of its rows x steps, batch first, attend to the
+        adapted keys and values."""
+        b, h, t, d = q.shape
+        # One product per head over every row and step at once: a batch of
+        # [1, frames] products per row and head is several times slower.
+        flat = q.transpose(1, 0, 2, 3).reshape(h, b * t, d)
 
         def over(keys: Floats, values: Floats, queries: Floats) -> Floats:
-            out: Floats = _softmax(queries @ keys.transpose(0, 2, 1)[None] * scale) @ values[None]
+            out: Floats = _softmax(queries @ keys * scale) @ values
             return out
 
         mk, mv = self.base[layer]
         if not adapted or self.adapted is None:
-            return over(mk, mv, q)
-        ak, av = self.adapted[layer]
-        if adapted >= len(q):
-            return over(ak, av, q)
-        return np.concatenate([over(ak, av, q[:adapted]), over(mk, mv, q[adapted:])])
+            out = over(mk, mv, flat)
+        else:
+            ak, av = self.adapted[layer]
+            out = over(ak, av, flat) if adapted >= b * t else np.concatenate(
+                [over(ak, av, flat[:, :adapted]), over(mk, mv, flat[:, adapted:])], axis=1)
+        mixed: Floats = out.reshape(h, b, t, d).transpose(1, 0, 2, 3)
+        return mixed
 
 
 #: Low-rank adapters of one layer: per projection (the names of
@@ -424,17 +436,19 @@ class Decoder:
     def memory(self, encoded: Floats) -> Memory:
         """The cross-attention keys and values of one encoded utterance ([frames,
         width]); with an adapter, also as the adapter changes them."""
+        def keys_values(kv: Floats) -> tuple[Floats, Floats]:
+            keys = self._split(kv[None, :, : self.width])[0].transpose(0, 2, 1)
+            return np.ascontiguousarray(keys), self._split(kv[None, :, self.width :])[0]
+
         base: Cache = []
         changed: Cache = []
         for i, layer in enumerate(self.layers):
             kv = self._linear(encoded, layer.cross_kv)
-            base.append((self._split(kv[None, :, : self.width])[0],
-                         self._split(kv[None, :, self.width :])[0]))
+            base.append(keys_values(kv))
             lora = self.lora[i].get("cross_kv")
             if lora is not None:
-                delta = ((encoded @ lora[0]) @ lora[1]).astype(np.float32, copy=False)
-                changed.append((base[i][0] + self._split(delta[None, :, : self.width])[0],
-                                base[i][1] + self._split(delta[None, :, self.width :])[0]))
+                changed.append(keys_values(kv + ((encoded @ lora[0]) @ lora[1]).astype(
+                    np.float32, copy=False)))
             else:
                 changed.append(base[i])
         return Memory(base, changed if any(self.lora) else None)
@@ -464,38 +478,102 @@ class Decoder:
 
     def prefixes(self, prompts: Sequence[Sequence[int]], memory: Memory, adapted: int = 0
                  ) -> tuple[Floats, Cache, list[int]]:
-        """Several prompts of different lengths in one batch: each left-padded
-        with empty steps to the longest, its positions numbered from its own
-        start and the padding masked, so that each decodes as it would alone.
+        """Several prompts of different lengths, as one batch for :meth:`step`:
+        each left-padded with empty steps to the longest (masked, its positions
+        numbered from its own start), so that each decodes as it would alone.
         The log-probabilities of the token after each, their cache, and how
         many empty steps each starts with (``pads`` of :meth:`step`); the first
-        ``adapted`` with the adapter."""
+        ``adapted`` with the adapter.
+
+        All run as one sequence of steps, packed, each seeing only its own
+        prompt's steps; what prompts of the same model begin with (the table's
+        context, which the primer repeats) is run once for all of them (a
+        decoder step costs the same for one row or a few: its weights are read
+        once per product, and there are 24 products a step).
+        """
+        # The packed sequence's pieces: tokens, the position of the first, and
+        # the piece before it (the shared start) if any; the adapter's first.
+        pieces: list[tuple[Sequence[int], int, int | None]] = []
+        ends: list[tuple[int | None, int]] = []  # per prompt: its shared piece, its own piece
+        with_adapter = 0  # how many pieces, the first ones
+        for group, adapter in ((prompts[:adapted], True), (prompts[adapted:], False)):
+            shared = _common_start(group)
+            before = None
+            if shared:
+                before = len(pieces)
+                pieces.append((group[0][:shared], 0, None))
+            for prompt in group:
+                ends.append((before, len(pieces)))
+                pieces.append((prompt[shared:], shared, before))
+            if adapter:
+                with_adapter = len(pieces)
+        starts = np.cumsum([0, *(len(tokens) for tokens, _, _ in pieces)])
+        total = int(starts[-1])
+        ids = np.concatenate([np.asarray(tokens, dtype=np.int64) for tokens, _, _ in pieces])
+        at = np.concatenate([np.arange(first, first + len(tokens)) for tokens, first, _ in pieces])
+        seen = np.zeros((total, total), dtype=bool)
+        for i, (tokens, _, before) in enumerate(pieces):
+            span = slice(starts[i], starts[i + 1])
+            seen[span, span] = np.tril(np.ones((len(tokens), len(tokens)), dtype=bool))
+            if before is not None:
+                seen[span, starts[before] : starts[before + 1]] = True
+        mask = np.where(seen, 0.0, -np.inf).astype(np.float32)[None, None]
+        x = (self.embeddings[ids].astype(np.float32) + self.positions[at])[None]
+        hidden, packed = self._hidden(x, None, memory, mask, int(starts[with_adapter]))
+        # Each prompt's steps in the packed sequence, and its cache left-padded.
+        taken = [np.concatenate([np.arange(starts[i], starts[i + 1])
+                                 for i in (before, own) if i is not None])
+                 for before, own in ends]
         length = max(len(p) for p in prompts)
         pads = [length - len(p) for p in prompts]
-        ids = np.asarray([[0] * (length - len(p)) + list(p) for p in prompts], dtype=np.int64)
-        at = np.maximum(np.arange(length)[None, :] - np.asarray(pads)[:, None], 0)
-        x = self.embeddings[ids].astype(np.float32) + self.positions[at]
-        steps = np.arange(length)
-        hidden = (steps[None, :] > steps[:, None])[None] | (
-            steps[None, None, :] < np.asarray(pads)[:, None, None])
-        hidden &= ~np.eye(length, dtype=bool)[None]  # an empty step sees itself only
-        mask = np.where(hidden, -np.inf, 0.0).astype(np.float32)[:, None]
-        logp, cache = self._forward(x, None, memory, mask, adapted)
-        return logp, cache, pads
+        cache: Cache = []
+        for both in packed:
+            keys, values = (np.zeros((len(prompts), part.shape[1], length, part.shape[3]),
+                                     np.float32) for part in both)
+            for row, steps in enumerate(taken):
+                keys[row, :, pads[row] :] = both[0][0][:, steps]
+                values[row, :, pads[row] :] = both[1][0][:, steps]
+            cache.append((keys, values))
+        last = [int(starts[own + 1]) - 1 for _, own in ends]
+        return self._normalised(hidden[0, last] @ self.output), cache, pads
+
+    def extend(self, tokens: Sequence[int], cache: Cache | None, memory: Memory,
+               adapted: bool = False) -> tuple[Floats, Cache]:
+        """Run ``tokens`` at once after one hypothesis's ``cache`` (None: from
+        the start): the final hidden states of every new step ([1, steps,
+        width]) and the grown cache; with the adapter if ``adapted``."""
+        length = 0 if cache is None else cache[0][0].shape[2]
+        ids = np.asarray(tokens, dtype=np.int64)
+        x = (self.embeddings[ids].astype(np.float32) + self.positions[length : length + len(ids)]
+             )[None]
+        steps = np.arange(len(ids))
+        future = steps[None, :] > steps[:, None]
+        mask = np.where(np.concatenate([np.zeros((len(ids), length), bool), future], axis=1),
+                        -np.inf, 0.0).astype(np.float32)[None, None]
+        return self._hidden(x, cache, memory, mask, len(ids) if adapted else 0)
+
+    def logprob_after(self, start: tuple[Floats, Cache], tokens: Sequence[int],
+                      memory: Memory) -> float:
+        """The log-probability of ``tokens`` after a prompt under the base model
+        (no adapter), teacher-forced in one pass, from the prompt's ``start``:
+        the log-probabilities of the token after it and its cache, as
+        :meth:`prefix` gives them. What Whisper as shipped makes of a sentence
+        the adapted model found."""
+        first, cache = start
+        total = float(first[self.row[tokens[0]]])
+        if len(tokens) > 1:
+            hidden, _ = self.extend(tokens[:-1], cache, memory)
+            logp = self._normalised(hidden[0] @ self.output)
+            rows = [self.row[t] for t in tokens[1:]]
+            total += float(logp[np.arange(len(rows)), rows].sum())
+        return total
 
     def sequence_logprob(self, prompt: Sequence[int], tokens: Sequence[int],
                          memory: Memory) -> float:
         """The log-probability of ``tokens`` after ``prompt`` under the base
-        model (no adapter), teacher-forced in one pass: what Whisper as shipped
-        makes of a sentence the adapted model found."""
-        ids = np.asarray([*prompt, *tokens[:-1]], dtype=np.int64)
-        x = (self.embeddings[ids].astype(np.float32) + self.positions[: len(ids)])[None]
-        steps = np.arange(len(ids))
-        mask = np.where(steps[None, :] > steps[:, None], -np.inf, 0.0).astype(np.float32)
-        hidden, _ = self._hidden(x, None, memory, mask[None, None], 0)
-        logp = self._normalised(hidden[0, len(prompt) - 1 :] @ self.output)
-        rows = [self.row[t] for t in tokens]
-        return float(logp[np.arange(len(rows)), rows].sum())
+        model (see :meth:`logprob_after`)."""
+        logp, cache = self.prefix(prompt, memory)
+        return self.logprob_after((logp[0], cache), tokens, memory)
 
     def _forward(self, x: Floats, cache: Cache | None, memory: Memory,
                  mask: Floats | None, adapted: int) -> tuple[Floats, Cache]:
@@ -513,18 +591,17 @@ class Decoder:
                 lora: tuple[Floats, Floats] | None = None, rows: int = 0) -> Floats:
         """``x @ W + b`` over the last axis, as one 2-D product (a batch of 3-D
         products is several times slower in NumPy), and an adapter's
-        ``(x @ A) @ B`` added to the first ``rows`` rows of the batch."""
+        ``(x @ A) @ B`` added to the first ``rows`` of its rows x steps."""
         flat = x.reshape(-1, x.shape[-1])
         out: Floats = flat @ weights[0] + weights[1]
         if lora is not None and rows:
-            take = rows * (flat.shape[0] // x.shape[0]) if x.ndim > 2 else rows
-            out[:take] += (flat[:take] @ lora[0]) @ lora[1]
+            out[:rows] += (flat[:rows] @ lora[0]) @ lora[1]
         return out.reshape(*x.shape[:-1], -1)
 
     def _hidden(self, x: Floats, cache: Cache | None, memory: Memory,
                 mask: Floats | None, adapted: int) -> tuple[Floats, Cache]:
         """The final hidden states of every position, and the grown cache; the
-        first ``adapted`` rows of the batch with the adapter."""
+        first ``adapted`` of its rows x steps (batch first) with the adapter."""
         scale = 1.0 / math.sqrt(self.width // self.heads)
         linear = self._linear
         grown: Cache = []
@@ -556,6 +633,23 @@ class Decoder:
         b, _, t, _ = x.shape
         out: Floats = x.transpose(0, 2, 1, 3).reshape(b, t, self.width)
         return out
+
+
+def _common_start(prompts: Sequence[Sequence[int]]) -> int:
+    """How many tokens all ``prompts`` begin with, leaving each at least one of
+    its own (its last step gives the log-probabilities after it)."""
+    if len(prompts) < 2:
+        return 0
+    shared = min(len(p) for p in prompts) - 1
+    for i in range(shared):
+        if len({p[i] for p in prompts}) > 1:
+            return i
+    return max(shared, 0)
+
+
+def row_cache(cache: Cache, row: int, pad: int) -> Cache:
+    """One hypothesis's cache without its empty steps."""
+    return [(k[row : row + 1, :, pad:], v[row : row + 1, :, pad:]) for k, v in cache]
 
 
 def select(cache: Cache, rows: Sequence[int]) -> Cache:
@@ -928,6 +1022,9 @@ class WhisperScorer:
             prompts.append(self._prompt(self.primer))
         adapted = 1 if self.adapter is not None else 0
         logp, cache, pads = decoder.prefixes([*prompts[:adapted], *prompts], memory, adapted)
+        # Where the base model stands after the table's context: the best
+        # sentence's base score continues from there.
+        base_start = (logp[adapted], row_cache(cache, adapted, pads[adapted]))
 
         def transcript() -> _Greedy:
             return _Greedy(decoder, self.tokens.end, self.bonus,
@@ -957,7 +1054,7 @@ class WhisperScorer:
         nbest = beam.finished()
         base_logprob = nbest[0].logprob if nbest else None
         if nbest and adapted:
-            base_logprob = decoder.sequence_logprob(prompts[0], nbest[0].tokens, memory)
+            base_logprob = decoder.logprob_after(base_start, nbest[0].tokens, memory)
         return Result(nbest, said[0], transcripts[0].ends[0],
                       said[1] if len(said) > 1 else None, base_logprob)
 
