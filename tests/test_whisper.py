@@ -622,3 +622,20 @@ def test_the_float32_encoder_computes_the_same_whatever_the_kernels(tmp_path):
         _hear_in_a_process(env, "shut-the-box", files, tmp_path / f"{name}.npy")
     difference = np.abs(np.load(tmp_path / "a.npy") - np.load(tmp_path / "b.npy")).max()
     assert difference < 1e-3
+
+
+@pytest.mark.slow
+def test_the_speed_benchmark_times_every_part_of_a_hearing(model_dir, matcher):
+    """`./run bench speed` clocks each part of a hearing by the methods that do
+    it: with the adapter every part runs once an utterance at least, and the
+    methods are the undecorated ones again afterwards."""
+    from benchmarks.speed import PARTS, timed
+
+    scorer = WhisperScorer(model_dir, adapter=load(ADAPTER, ADAPTER_SHA256).layers)
+    samples = committed("cmd05").samples.astype(np.float32) / 32768.0
+    before = {part: getattr(owner, name) for part, (owner, name) in PARTS.items()}
+    spent: dict[str, float] = {part: 0.0 for part in PARTS}
+    with timed(spent):
+        scorer.score(samples, matcher.phrases)
+    assert all(seconds > 0 for seconds in spent.values()), spent
+    assert {part: getattr(owner, name) for part, (owner, name) in PARTS.items()} == before
