@@ -310,8 +310,10 @@ def _adapter_state() -> str:
         return f"tiny.en as shipped: the table's adapter is unusable ({error})"
     origin = (f"SHA-256 {adapter.sha256[:12]}... as pinned" if adapter.pinned
               else f"from ${ADAPTER_ENV}, unpinned (SHA-256 {adapter.sha256[:12]}...)")
-    return (f"tiny.en+table: Whisper tiny.en with the table's adapter, rank {adapter.rank} "
-            f"({adapter.path}, {origin}); --model base hears without it")
+    parts = len(adapter.report.get("averaged", ()))
+    made = f", {parts} adapters averaged" if parts else ""
+    return (f"tiny.en+table: Whisper tiny.en with the table's adapter, rank {adapter.rank}"
+            f"{made} ({adapter.path}, {origin}); --model base hears without it")
 
 
 def _encoder_state() -> str:

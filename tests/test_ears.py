@@ -17,7 +17,7 @@ import torch
 
 from harness.fixtures import BABBLE_TALKERS, HELD_OUT_VOICES, VOICES, Espeak, Piper
 from harness.games import listened_for
-from referee.cli import main
+from referee.cli import _adapter_state, main
 from referee.games import matcher_for
 from referee.speech.audio import load_wav
 from referee.speech.hearing import adapter as adapter_module
@@ -424,3 +424,55 @@ def test_the_base_models_score_of_a_sentence_is_the_beams(race65: IntentMatcher,
     again = scorer.decoder.sequence_logprob(scorer._prompt(scorer.context), best.tokens, memory)
     assert abs(again - best.logprob) < 1e-3
     assert result.base_logprob == best.logprob  # no adapter: the same sentence, the same model
+
+
+def test_adapters_average_into_one_whose_change_is_the_weighted_sum(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``referee train average``: one adapter whose change to every projection
+    is the weighted sum of the parts' changes, the ranks side by side, with
+    every part's voices in its report; bad input writes nothing."""
+    shipped = load(ADAPTER, ADAPTER_SHA256)
+    rng = np.random.default_rng(7)
+    other: dict[str, np.ndarray[Any, Any]] = {}
+    for index, layer in enumerate(shipped.layers):
+        for name, (a, b) in layer.items():
+            key = f"decoder/layer_{index}/{adapter_module.PROJECTIONS[name]}"
+            other[key + "/lora_a"] = rng.normal(0, 0.05, a.shape).astype(np.float16)
+            other[key + "/lora_b"] = rng.normal(0, 0.05, b.shape).astype(np.float16)
+    second = tmp_path / "other.npz"
+    save(second, other, {"data": {"voices": {"espeak": ["en-sc+m9"], "piper": ["0.77"]}}})
+    out = tmp_path / "average.npz"
+    assert main(["train", "average", str(ADAPTER), str(second), "--weights", "0.25", "0.75",
+                 "--out", str(out)]) == 0
+    assert f"rank {2 * shipped.rank}" in capsys.readouterr().out
+    averaged, parts = load(out), [load(ADAPTER), load(second)]
+    assert averaged.rank == 2 * shipped.rank
+    for index, layer in enumerate(averaged.layers):
+        for name, (a, b) in layer.items():
+            wanted = sum(w * part.layers[index][name][0] @ part.layers[index][name][1]
+                         for w, part in zip((0.25, 0.75), parts, strict=True))
+            assert np.abs(a @ b - wanted).max() < 2e-3 * max(1.0, float(np.abs(wanted).max()))
+    voices = averaged.report["data"]["voices"]
+    assert set(shipped.report["data"]["voices"]["espeak"]) | {"en-sc+m9"} == set(voices["espeak"])
+    assert "0.77" in voices["piper"]
+    assert [p["sha256"] for p in averaged.report["averaged"]] == [ADAPTER_SHA256, parts[1].sha256]
+    monkeypatch.setenv(ADAPTER_ENV, str(out))
+    assert f"rank {2 * shipped.rank}, 2 adapters averaged" in _adapter_state()
+    # An adapter averaged with itself changes nothing.
+    assert main(["train", "average", str(ADAPTER), str(ADAPTER), "--out", str(out)]) == 0
+    alone = load(out)
+    for index, layer in enumerate(alone.layers):
+        for name, (a, b) in layer.items():
+            a1, b1 = shipped.layers[index][name]
+            assert np.abs(a @ b - a1 @ b1).max() < 1e-3
+    capsys.readouterr()
+    for bad, said in (([str(tmp_path / "missing.npz")], "missing"),
+                      ([str(ADAPTER), str(second), "--weights", "0.5"], "one per adapter"),
+                      ([str(ADAPTER), str(second), "--weights", "1.5", "-0.5"], "none negative"),
+                      ([str(ADAPTER), str(second), "--weights", "0.5", "0.6"], "summing to 1"),
+                      ([str(tmp_path)], "missing")):
+        target = tmp_path / "not-written.npz"
+        assert main(["train", "average", *bad, "--out", str(target)]) == 2
+        assert said in capsys.readouterr().err
+        assert not target.exists()

@@ -2,6 +2,7 @@
 
     ./run train ears                      # the shipped adapter's recipe (hours, on 2 cores)
     ./run train ears --lines 200 --epochs 1 --out /tmp/tiny.npz   # a tiny run end to end
+    ./run train average A.npz B.npz --out models/table-adapter.npz  # adapters averaged
 
 Reproducible: the same options give the same lines, voices, rooms and
 adapter (the data's random draws are seeded per example; training is
@@ -71,6 +72,14 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
                       help="train on the first N examples of the set only (a learning curve)")
     ears.add_argument("--out", type=Path, default=ROOT / "models" / "table-adapter.npz",
                       help="the adapter file to write (default models/table-adapter.npz)")
+    average = what.add_parser("average", help="average adapters trained on different draws "
+                              "(their changes to the decoder, weighted; seconds, no PyTorch)")
+    average.add_argument("adapters", nargs="+", type=Path, metavar="ADAPTER",
+                         help="adapter files (.npz) written by train ears")
+    average.add_argument("--weights", nargs="+", type=float, metavar="W",
+                         help="one weight per adapter, summing to 1 (default: equal)")
+    average.add_argument("--out", type=Path, default=ROOT / "models" / "table-adapter.npz",
+                         help="the adapter file to write (default models/table-adapter.npz)")
     pack = what.add_parser("pack", help="synthesise a training pack for adapting the encoder "
                            "(on an accelerator: scripts/gpu-ears.sh)")
     pack.add_argument("--lines", type=_positive, default=4200,
@@ -111,6 +120,8 @@ def _count(items: Iterable[str]) -> dict[str, int]:
 def run(args: argparse.Namespace) -> int:
     if args.train_what == "pack":
         return _pack(args)
+    if args.train_what == "average":
+        return _average(args)
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -168,6 +179,22 @@ def run(args: argparse.Namespace) -> int:
     sha = write_adapter(adapter, args.out, report)
     print(json.dumps({"adapter": str(args.out), "sha256": sha,
                       "minutes": round((time.time() - started) / 60, 1), **report}, indent=1))
+    return 0
+
+
+def _average(args: argparse.Namespace) -> int:
+    """``referee train average``: adapters averaged into one
+    (:func:`~referee.speech.hearing.adapter.average`)."""
+    from referee.speech.hearing.adapter import AdapterError, average, load, save
+
+    try:
+        arrays, report = average([load(path) for path in args.adapters], args.weights)
+    except AdapterError as error:
+        print(f"referee: {error}", file=sys.stderr)
+        return 2
+    sha = save(args.out, arrays, report)
+    rank = arrays["decoder/layer_0/self_attention/linear_0/lora_a"].shape[1]
+    print(f"{args.out}: {len(args.adapters)} adapters averaged, rank {rank}, SHA-256 {sha}")
     return 0
 
 
