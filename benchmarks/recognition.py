@@ -45,7 +45,7 @@ import json
 import resource
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -164,23 +164,29 @@ def _matcher(phrases: PhraseSet, moments: frozenset[str]) -> IntentMatcher:
 
 
 def run(game: str, engine: str | None, model: str | None, voices: list[str],
-        conditions: list[str], paraphrase_conditions: list[str]) -> tuple[list[Row], str]:
+        conditions: list[str], paraphrase_conditions: list[str],
+        only: Sequence[str] = ()) -> tuple[list[Row], str]:
+    """Every utterance of the game, by every voice, in every room (``only``:
+    of those kinds alone, :func:`kind_of`), heard and understood."""
     players = GAMES[game][1]
+
+    def utterances_of(held_out: bool) -> list[Utterance]:
+        return [u for u in utterances(game, held_out=held_out) if not only or kind_of(u) in only]
+
     matcher = matcher_for(game, players)
     recognizer = make_recognizer(matcher.phrases, engine, model)
     rows: list[Row] = []
     rooms = list(dict.fromkeys([*conditions, *paraphrase_conditions]))
-    total = len(voices) * sum(len(utterances(game)) * (c in conditions)
-                              + len(utterances(game, held_out=True)) * (c in paraphrase_conditions)
+    total = len(voices) * sum(len(utterances_of(False)) * (c in conditions)
+                              + len(utterances_of(True)) * (c in paraphrase_conditions)
                               for c in rooms)
     bar = Bar(total, f"{game} utterances")
     # One room at a time, as at a table (PocketSphinx adapts its cepstral mean
     # normalisation from one utterance to the next).
     for voice in voices:
         for condition in rooms:
-            cases = [*(utterances(game) if condition in conditions else []),
-                     *(utterances(game, held_out=True) if condition in paraphrase_conditions
-                       else [])]
+            cases = [*(utterances_of(False) if condition in conditions else []),
+                     *(utterances_of(True) if condition in paraphrase_conditions else [])]
             for case in cases:
                 bar(len(rows), f"{voice} {condition}")
                 said_at = moment_of(matcher.phrases, case)
@@ -420,6 +426,11 @@ def main() -> None:
     parser.add_argument("--conditions", nargs="+", default=list(CONDITIONS))
     parser.add_argument("--paraphrase-conditions", nargs="+", default=["clean", "babble20"],
                         help="rooms the paraphrases and held-out table talk are played in")
+    parser.add_argument("--only", nargs="+", default=[], metavar="KIND",
+                        choices=["command", "talk", "paraphrase-dev", "paraphrase-test",
+                                 "talk-test"],
+                        help="hear only these kinds of utterance (the tuning split's table "
+                        "talk alone: --only talk)")
     parser.add_argument("--errors", action="store_true", help="list every wrong utterance")
     parser.add_argument("--dump", help="write every utterance's result to this JSON file")
     parser.add_argument("--report", metavar="DUMP", nargs="+",
@@ -441,7 +452,7 @@ def main() -> None:
                measured=False)
         return
     rows, engine = run(args.game, args.engine, args.model, args.voices, args.conditions,
-                       args.paraphrase_conditions)
+                       args.paraphrase_conditions, args.only)
     report(rows, args.game, engine, args.voices, args.conditions)
     if args.errors:
         print()

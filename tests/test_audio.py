@@ -240,3 +240,26 @@ def test_a_stuck_stream_does_not_keep_the_command_from_exiting(tmp_path):
     assert done.returncode == 3, done.stderr
     assert done.stdout == "the game ended\n"
     assert time.monotonic() - began < 20
+
+
+def test_a_wav_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """``Audio.write_wav`` writes beside the target and renames: a reader never
+    finds half a file (two benchmark processes make the same fixture), and a
+    write that fails leaves the file that was there, and no leftovers."""
+    target = tmp_path / "said.wav"
+    first = Audio(np.arange(1600, dtype=np.int16))
+    first.write_wav(target)
+    assert np.array_equal(load_wav(target).samples, first.samples)
+    whole = target.read_bytes()
+    seen = []
+
+    def slow_bytes(self):
+        seen.append(target.read_bytes())  # what a reader finds while it is written
+        raise OSError("disk full")
+
+    monkeypatch.setattr(Audio, "to_bytes", slow_bytes)
+    with pytest.raises(OSError, match="disk full"):
+        Audio(np.zeros(3200, dtype=np.int16)).write_wav(target)
+    assert seen == [whole]
+    assert target.read_bytes() == whole
+    assert [p.name for p in tmp_path.iterdir()] == ["said.wav"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import logging
 import math
+import os
 import struct
 import threading
 import wave
@@ -53,11 +54,20 @@ class Audio:
         return self.samples.astype("<i2").tobytes()
 
     def write_wav(self, path: Path | str) -> None:
-        with wave.open(str(path), "wb") as out:
-            out.setnchannels(1)
-            out.setsampwidth(2)
-            out.setframerate(self.rate)
-            out.writeframes(self.to_bytes())
+        """Write a 16-bit mono WAV, whole or not at all: written beside the
+        target and renamed over it, so that a reader (another benchmark
+        process making the same fixture) never opens half a file."""
+        target = Path(path)
+        partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+        try:
+            with wave.open(str(partial), "wb") as out:
+                out.setnchannels(1)
+                out.setsampwidth(2)
+                out.setframerate(self.rate)
+                out.writeframes(self.to_bytes())
+            os.replace(partial, target)
+        finally:
+            partial.unlink(missing_ok=True)
 
 
 def _fast_length(n: int) -> int:
