@@ -123,6 +123,10 @@ class Row:
         return self.taken and self.score < SURE_SCORE
 
 
+#: What :func:`kind_of` calls an utterance.
+KINDS = ("command", "talk", "paraphrase-dev", "paraphrase-test", "talk-test")
+
+
 def kind_of(utterance: Utterance) -> str:
     prefix = utterance.id[:2]
     if prefix == "pd":
@@ -426,9 +430,7 @@ def main() -> None:
     parser.add_argument("--conditions", nargs="+", default=list(CONDITIONS))
     parser.add_argument("--paraphrase-conditions", nargs="+", default=["clean", "babble20"],
                         help="rooms the paraphrases and held-out table talk are played in")
-    parser.add_argument("--only", nargs="+", default=[], metavar="KIND",
-                        choices=["command", "talk", "paraphrase-dev", "paraphrase-test",
-                                 "talk-test"],
+    parser.add_argument("--only", nargs="+", default=[], metavar="KIND", choices=KINDS,
                         help="hear only these kinds of utterance (the tuning split's table "
                         "talk alone: --only talk)")
     parser.add_argument("--errors", action="store_true", help="list every wrong utterance")

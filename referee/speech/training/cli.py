@@ -188,13 +188,14 @@ def _average(args: argparse.Namespace) -> int:
     from referee.speech.hearing.adapter import AdapterError, average, load, save
 
     try:
-        arrays, report = average([load(path) for path in args.adapters], args.weights)
+        adapters = [load(path) for path in args.adapters]
+        arrays, report = average(adapters, args.weights)
     except AdapterError as error:
         print(f"referee: {error}", file=sys.stderr)
         return 2
     sha = save(args.out, arrays, report)
-    rank = arrays["decoder/layer_0/self_attention/linear_0/lora_a"].shape[1]
-    print(f"{args.out}: {len(args.adapters)} adapters averaged, rank {rank}, SHA-256 {sha}")
+    rank = sum(adapter.rank for adapter in adapters)
+    print(f"{args.out}: {len(adapters)} adapters averaged, rank {rank}, SHA-256 {sha}")
     return 0
 
 
