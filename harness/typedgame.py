@@ -57,9 +57,16 @@ class Lines:
 
     def wait(self, text: str, after: int, timeout: float = 30) -> bool:
         """Whether a line from ``after`` on says ``text`` within ``timeout`` seconds."""
+        return self.first([text], after, timeout) == text
+
+    def first(self, texts: Sequence[str], after: int, timeout: float = 30) -> str | None:
+        """Which of ``texts`` a line from ``after`` on says first, within
+        ``timeout`` seconds (None: none of them)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if any(text in x for x in self.lines[after:]):
-                return True
+            for line in self.lines[after:]:
+                said = next((t for t in texts if t in line), None)
+                if said is not None:
+                    return said
             time.sleep(0.1)
-        return False
+        return None

@@ -106,6 +106,12 @@ def _stereo(path: Path, left: bool, out: Path) -> Path:
     return out
 
 
+def _play(recording: Path, seat: str, tmp_path: Path, server: dict[str, str]) -> None:
+    """A player at seat Ann (left) or Bob (right) says a recording into the room."""
+    wav = _stereo(recording, seat == "Ann", tmp_path / f"{seat}-{recording.name}")
+    subprocess.run(["paplay", str(wav)], env=server, check=True, timeout=60)
+
+
 def _live_game(env: dict[str, str], *options: str) -> subprocess.Popen[str]:
     """``referee play race65`` listening to the audio server's microphone."""
     return subprocess.Popen(
@@ -137,7 +143,9 @@ def test_a_live_game_by_voice_with_seat_microphones_through_an_audio_server(
     which the benchmarks measure; this test is of the live loop, so every
     recording here was heard right in all 60 variants tried offline (20
     offsets times none, 44.1 and 48 kHz round trips): Bob calls with "I call
-    sixty-five" (cmd14).
+    sixty-five" (cmd14). A move it hears right but is not sure of, it asks about
+    first ("Ann, did you say: flip Ann's 12?"), and the player says yes: how
+    sure the model is of one recording is the benchmarks' business too.
     """
     fixtures = ROOT / "tests" / "audio_fixtures" / "piper-joe"
     moves = [  # (recording, seat, what the referee answers)
@@ -159,10 +167,16 @@ def test_a_live_game_by_voice_with_seat_microphones_through_an_audio_server(
         assert out.wait("Ann starts.", 0)
         time.sleep(14)  # the opening sentence is about 10 s long, its echo a little longer
         for name, seat, answer in moves:
-            wav = _stereo(fixtures / f"{name}.wav", seat == "Ann", tmp_path / f"{name}.wav")
             seen = len(out.lines)
-            subprocess.run(["paplay", str(wav)], env=audio_server, check=True, timeout=60)
-            answered.append(out.wait(answer, seen, timeout=10))
+            _play(fixtures / f"{name}.wav", seat, tmp_path, audio_server)
+            came = out.first([answer, f"{seat}, did you say: "], seen, timeout=10)
+            if came is not None and came != answer:
+                # Unsure of the move, the referee asks first; the player says yes.
+                seen = len(out.lines)
+                time.sleep(3.5)
+                _play(fixtures / "cmd48.wav", seat, tmp_path, audio_server)
+                came = out.first([answer], seen, timeout=10)
+            answered.append(came == answer)
             time.sleep(3.5)  # let the referee finish saying it
         # It said "... or that's all to finish." into the room and stayed: the
         # echo of that was not taken for a player leaving.

@@ -22,7 +22,7 @@ from referee.games.race65 import Race65Options, Race65Spec
 from referee.gate import content_words
 from referee.protocol import Say, Tone
 from referee.session import AFTER_THE_END, Session, sentences
-from referee.speech.audio import load_wav
+from referee.speech.audio import Audio, load_wav
 from referee.speech.hearing.mic import OverVoice
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.speaking.tts import EspeakVoice, WavDirOutput
@@ -50,6 +50,16 @@ def move(wav: str, speaker: str | None = None) -> list[str]:
     it asks "did you say ...?" (Whisper is unsure of some of these recordings:
     "flip my eleven" comes out "flip my loving"), and is ignored otherwise."""
     return [line("+0.5", wav, speaker), line("+0.5", YES, speaker)]
+
+
+def said_and_confirmed(table: Table, audio: Audio, at: float) -> None:
+    """A move said at ``at`` and, if the referee asks "did you say ...?", a
+    "yes" from the same player once it has asked (as :func:`move` scripts it)."""
+    table.hear_audio(audio, at, at + audio.seconds, at + audio.seconds + 0.3)
+    if table.session.question is not None:
+        yes = load_wav(F / f"{YES}.wav")
+        then = table.busy_until + 0.5
+        table.hear_audio(yes, then, then + yes.seconds, then + yes.seconds + 0.3)
 
 
 WIN = [
@@ -129,7 +139,7 @@ def test_without_the_gate_the_referees_own_voice_changes_the_game(tmp_path):
 
 @pytest.mark.slow
 def test_a_timeout_reverts_the_partial_turn(tmp_path, capsys):
-    out, final = play(tmp_path, [line("+0.5", FLIP_12), line("+20")], capsys)
+    out, final = play(tmp_path, [*move(FLIP_12), line("+20")], capsys)
     texts = said(out)
     assert texts.index("Time!") < texts.index("Ann loses the turn. Ann, flip your 12 back up.")
     assert final["players"]["Ann"]["total"] == 0
@@ -138,7 +148,7 @@ def test_a_timeout_reverts_the_partial_turn(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_a_consecutive_tile_loses_the_turn(tmp_path, capsys):
-    out, final = play(tmp_path, [line("+0.5", BOB_10_DOWN), line("+0.5", FLIP_12),
+    out, final = play(tmp_path, [*move(BOB_10_DOWN), *move(FLIP_12),
                                  line("+0.5", FLIP_10_BACK_UP, "Bob")], capsys)
     texts = said(out)
     assert "10 was flipped last turn; it stays down." in texts
@@ -173,8 +183,7 @@ def test_out_of_turn_calls_are_attributed_by_name_and_by_seat(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_an_unanswered_confirmation_is_a_no_and_the_timer_resumes(tmp_path, capsys):
-    out, final = play(tmp_path, [line("+0.5", FLIP_12), line("+0.5", SEVENTY), line("+7")],
-                      capsys)
+    out, final = play(tmp_path, [*move(FLIP_12), line("+0.5", SEVENTY), line("+7")], capsys)
     texts = said(out)
     ask = texts.index("Ann, did you call 70?")
     assert texts[ask + 1] == "No answer, so no. OK, not played."
@@ -184,7 +193,7 @@ def test_an_unanswered_confirmation_is_a_no_and_the_timer_resumes(tmp_path, caps
 
 @pytest.mark.slow
 def test_undo_by_voice_needs_the_other_player(tmp_path, capsys):
-    out, final = play(tmp_path, [line("+0.5", FLIP_12), line("+0.5", TAKE_THAT_BACK),
+    out, final = play(tmp_path, [*move(FLIP_12), line("+0.5", TAKE_THAT_BACK),
                                  line("+0.5", YES, "Bob")], capsys)
     texts = said(out)
     assert "Bob, do you agree to undo: Ann flips 12?" in texts
@@ -210,8 +219,7 @@ def test_a_move_begun_before_the_time_ran_out_is_not_given_to_the_next_player():
     assert session.game.state.tiles_down("Bob") == frozenset()
     assert session.game.state.tiles_down("Ann") == frozenset()
     # In Bob's own time the same words are his move.
-    later = session.now + 1.0
-    table.hear_audio(flip, later, later + flip.seconds, later + flip.seconds + 0.3)
+    said_and_confirmed(table, flip, session.now + 1.0)
     assert session.game.state.tiles_down("Bob") == frozenset({12})
 
 
@@ -314,7 +322,7 @@ def test_stop_cuts_the_referee_and_other_speech_over_it_is_ignored(tmp_path):
 def test_bad_recordings_in_a_script_never_change_the_game(tmp_path, capsys):
     (tmp_path / "garbage.wav").write_bytes(b"RIFF\x00\x00garbage")
     lines = [
-        line("+0.5", FLIP_12),
+        *move(FLIP_12),
         f"[+0.5] {tmp_path / 'missing.wav'}",
         f"[+0.5] {tmp_path / 'garbage.wav'}",
         f"[+0.5] Carl: {F / 'cmd01.wav'}",

@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 #: The adapter shipped with the referee, and its SHA-256.
 ADAPTER = Path(__file__).with_name("table_adapter.npz")
-ADAPTER_SHA256 = "2bc9b6f4338d85f3288e78e99078b49d66aa99cbefa81a6bfcdd66a38365c5e0"
+ADAPTER_SHA256 = "cd6811e80e9ecf523a7a0b43ce5a07f3c867ecc89ead71d8796cddac5b025c2b"
 ADAPTER_ENV = "REFEREE_WHISPER_ADAPTER"
 #: The decoder's projections that have adapters: the referee's names for them
 #: and CTranslate2's.

@@ -33,7 +33,7 @@ import random
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +54,11 @@ from referee.speech.training.train import descend, loss_of, teacher_rows, warm_t
 @dataclass(frozen=True)
 class WholeSettings:
     encoder_rank: int = 16
+    #: The decoder adapters' rank; with ``start``, that file's rank instead.
     decoder_rank: int = 32
-    #: An adapter file whose decoder adapters the decoder's start from.
+    #: An adapter file whose decoder adapters the decoder's start from (at its
+    #: own rank, so that its change to the decoder is kept exactly: an averaged
+    #: adapter has the ranks of its parts side by side).
     start: str = ""
     #: Whether the decoder's adapters are trained (else kept as they start).
     train_decoder: bool = True
@@ -124,6 +127,15 @@ def _collate(items: Sequence[tuple[npt.NDArray[np.float32], int]]) -> tuple[torc
     return torch.from_numpy(np.stack([f for f, _ in items])), [i for _, i in items]
 
 
+def start_rank(settings: WholeSettings) -> WholeSettings:
+    """``settings`` with the decoder's rank that of its start adapter, if it has one."""
+    if not settings.start:
+        return settings
+    from referee.speech.hearing.adapter import load
+
+    return replace(settings, decoder_rank=load(Path(settings.start)).rank)
+
+
 def start_decoder(decoder: TableDecoder, path: Path) -> None:
     """Set the decoder's adapters to an adapter file's (same rank)."""
     from referee.speech.hearing.adapter import load
@@ -143,6 +155,7 @@ class Whole:
     """The pack's encoder and decoder with their adapters, and the batches they train on."""
 
     def __init__(self, pack: Pack, settings: WholeSettings, device: str) -> None:
+        settings = start_rank(settings)
         self.pack, self.settings, self.device = pack, settings, device
         variables = pack.variables()
         self.encoder = TableEncoder(variables, settings.encoder_rank, float(settings.encoder_rank),
@@ -255,7 +268,7 @@ def train_whole(pack: Pack, settings: WholeSettings, device: str = "cpu", worker
     both = bool(settings.encoder_rank and settings.base_weight)
     log(f"watched loss after: {after[0]:.3f}"
         + (f" (base decoder {after[1]:.3f})" if both else ""))
-    report = {"settings": asdict(settings), "examples": len(train_ids), "watched": len(watch),
+    report = {"settings": asdict(whole.settings), "examples": len(train_ids), "watched": len(watch),
               "steps": step, "planned_steps": steps, "device": device,
               "loss_before": round(before[0], 4), "loss_after": round(after[0], 4),
               # The base decoder's loss, where it is part of the objective.
