@@ -42,6 +42,7 @@ import numpy.typing as npt
 import torch
 
 from referee.speech.audio import RATE, Audio
+from referee.speech.hearing.adapter import Adapter, load
 from referee.speech.hearing.whisper import WINDOW, log_mel
 from referee.speech.training.data import Babble, Echo, prepared
 from referee.speech.training.encoder import TableEncoder
@@ -127,25 +128,14 @@ def _collate(items: Sequence[tuple[npt.NDArray[np.float32], int]]) -> tuple[torc
     return torch.from_numpy(np.stack([f for f, _ in items])), [i for _, i in items]
 
 
-def start_rank(settings: WholeSettings) -> WholeSettings:
-    """``settings`` with the decoder's rank that of its start adapter, if it has one."""
-    if not settings.start:
-        return settings
-    from referee.speech.hearing.adapter import load
-
-    return replace(settings, decoder_rank=load(Path(settings.start)).rank)
-
-
-def start_decoder(decoder: TableDecoder, path: Path) -> None:
+def start_decoder(decoder: TableDecoder, adapter: Adapter) -> None:
     """Set the decoder's adapters to an adapter file's (same rank)."""
-    from referee.speech.hearing.adapter import load
-
-    adapter = load(path)
     for layer, loaded in zip(decoder.layers, adapter.layers, strict=True):
         for name, module in layer.projections().items():
             a, b = loaded[name]
             if a.shape != tuple(module.a.shape):
-                raise ValueError(f"{path}: rank {a.shape[1]}, the decoder's is {module.rank}")
+                raise ValueError(f"{adapter.path}: rank {a.shape[1]}, "
+                                 f"the decoder's is {module.rank}")
             with torch.no_grad():
                 module.a.copy_(torch.from_numpy(a))
                 module.b.copy_(torch.from_numpy(b) / module.scale)
@@ -155,7 +145,9 @@ class Whole:
     """The pack's encoder and decoder with their adapters, and the batches they train on."""
 
     def __init__(self, pack: Pack, settings: WholeSettings, device: str) -> None:
-        settings = start_rank(settings)
+        start = load(Path(settings.start)) if settings.start else None
+        if start is not None:  # the decoder at the start adapter's rank
+            settings = replace(settings, decoder_rank=start.rank)
         self.pack, self.settings, self.device = pack, settings, device
         variables = pack.variables()
         self.encoder = TableEncoder(variables, settings.encoder_rank, float(settings.encoder_rank),
@@ -163,8 +155,8 @@ class Whole:
         self.decoder = TableDecoder(variables, pack.vocabulary, settings.decoder_rank,
                                     float(settings.decoder_rank), settings.seed,
                                     settings.dropout).to(device)
-        if settings.start:
-            start_decoder(self.decoder, Path(settings.start))
+        if start is not None:
+            start_decoder(self.decoder, start)
         self.row = {t: i for i, t in enumerate(pack.vocabulary)}
         self.end = pack.targets[0][-1]
 
