@@ -69,6 +69,7 @@ from referee.speech.hearing.recognizers import (
     Transcript,
     decide,
     make_recognizer,
+    names_before,
 )
 from referee.speech.listen import understand
 from referee.speech.understanding.intents import IntentMatcher
@@ -242,6 +243,7 @@ def rejudge(rows: list[Row], game: str, calibration: Calibration) -> list[Row]:
     without decoding again."""
     players = GAMES[game][1]
     matcher = matcher_for(game, players)
+    names = names_before(functools.partial(matcher.match, speaker=players[0]), players)
 
     def heard_at(sentence: str) -> float:
         return calibration.threshold(matcher.match(sentence, players[0]).intent.kind,
@@ -253,7 +255,7 @@ def rejudge(rows: list[Row], game: str, calibration: Calibration) -> list[Row]:
             out.append(row)
             continue
         extra = dict(row.extra)
-        text, confidence, chance = decide(extra, calibration.weights, heard_at)
+        text, confidence, chance = decide(extra, calibration.weights, heard_at, names)
         heard = understand(matcher, Transcript(text, confidence), players[0])
         extra["probability"] = round(chance, 4)
         out.append(replace(row, heard=text, intent=heard.intent.to_json(), score=heard.score,

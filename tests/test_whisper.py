@@ -345,6 +345,60 @@ def test_a_word_only_the_primed_transcript_hears_is_not_a_move(whisper, matcher)
     assert hear_audio(whisper, matcher, committed("word17"), "Ann")[0].kind == "none"
 
 
+def test_a_name_heard_in_front_of_a_sentence_that_names_nobody_is_asked_about(matcher):
+    """ "Ann, flip your ten down" came out "flip your ten down" (the other
+    player's tile) at 0.96-0.99 while Whisper's own transcript wrote "And flip
+    your turn down.": a word like a player's name before a sentence that a
+    name would change makes it unsure. A filler there ("Um, flip your three
+    down"), or a sentence no name changes ("flip my seven"), does not."""
+    from functools import partial
+
+    from referee.speech.hearing.recognizers import (
+        SURE_PROBABILITY,
+        name_checked,
+        names_before,
+        sounds_like,
+        words_before,
+    )
+
+    names = names_before(partial(matcher.match, speaker="Ann"), PLAYERS)
+    assert names("flip your ten down") == ("Ann", "Bob")
+    assert names("flip my seven") == ()
+    assert words_before("And flip your turn down.", "flip your ten down") == ["and"]
+    assert words_before("Can you flip your 4 up?", "flip your four up") == ["can", "you"]
+    assert words_before("Flip your 10 down.", "flip your ten down") == []
+    assert [sounds_like(w, "Cy") for w in ("sigh", "psy", "say", "i")] == [True, True, False,
+                                                                            False]
+
+    def checked(free: str, best: str, chance: float = 0.99) -> float:
+        return name_checked(chance, {"free": free, "best": best}, names(best))
+
+    assert checked("And flip your turn down.", "flip your ten down") < SURE_PROBABILITY
+    assert checked("Bob, flip your well.", "flip your one up") < SURE_PROBABILITY
+    assert checked("And flip your turn down.", "flip your ten down", 0.7) == 0.7
+    assert checked("Um, flip your free down.", "flip your three down") == 0.99
+    assert checked("Can you flip your 4 up?", "flip your four up") == 0.99
+    assert checked("And flip my seven.", "flip my seven") == 0.99
+
+
+@pytest.mark.slow
+def test_ann_flip_your_ten_down_is_never_acted_on_as_bobs_tile(matcher):
+    """The tuning voice eSpeak us says "Ann, flip your ten down" (and four):
+    the table's model heard "flip your ten down" sure, Bob's tile, before the
+    name check (the tuning split's dump, 2026-11-28). Now it is Ann's tile, or
+    asked about, or not heard: never Bob's at once."""
+    from harness.fixtures import clean_audio, utterances
+
+    recognizer = make_recognizer(matcher.phrases)
+    assert isinstance(recognizer, WhisperRecognizer)
+    assert recognizer.adapter is not None
+    for uid in ("cmd55", "cmd58"):
+        case = next(u for u in utterances() if u.id == uid)
+        heard, transcript = hear_audio(recognizer, matcher, clean_audio("espeak-us", case), "Ann")
+        acted = heard.kind != "none" and heard.score >= SURE_SCORE
+        assert not acted or heard.intent == case.intent, transcript
+
+
 @pytest.mark.slow
 def test_the_same_audio_gives_the_same_result_whatever_came_before(whisper):
     first = whisper.decode(whisper.prepare(committed("cmd10")))

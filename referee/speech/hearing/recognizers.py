@@ -30,14 +30,17 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.speech.audio import RATE, SPEECH_MARGIN, TAIL, Audio
 from referee.speech.hearing.adapter import ADAPTER_ENV, Adapter
 from referee.speech.hearing.grammar import grammar_words, phrase_list, to_jsgf
 from referee.speech.understanding.templates import PhraseSet
+
+if TYPE_CHECKING:
+    from referee.speech.understanding.intents import Heard
 
 log = logging.getLogger(__name__)
 
@@ -512,16 +515,123 @@ def primer_checked(chance: float, extra: dict[str, Any],
     return chance
 
 
+def words_before(free: str, sentence: str) -> list[str]:
+    """The words Whisper's own transcript has in front of what matches the
+    sentence (numbers joined, punctuation and case dropped): the place where
+    the transcript goes on as the sentence does, or nothing when the whole
+    transcript matches it best.
+
+    >>> words_before("And flip your turn down.", "flip your ten down")
+    ['and']
+    >>> words_before("Flip your 10 down.", "flip your ten down")
+    []
+    """
+    from rapidfuzz import fuzz
+
+    from referee.speech.understanding.numbers import join_numbers
+    from referee.speech.understanding.templates import normalise_words
+
+    words = join_numbers(normalise_words(free))
+    target = " ".join(join_numbers(normalise_words(sentence)))
+    likeness = [fuzz.ratio(" ".join(words[k:]), target) for k in range(len(words))]
+    if not likeness:
+        return []
+    start = max(range(len(likeness)), key=lambda k: (likeness[k], -k))
+    return words[:start] if likeness[start] > likeness[0] else []
+
+
+#: How alike a word and a player's name must be to be taken for the name:
+#: written (rapidfuzz ratio, 0..100: Whisper writes "Ann" as "And", 67) or
+#: said (the share of their phones in common, 0..1: "Cy" as "Sigh" or "Psy").
+NAME_SPELLING = 60.0
+NAME_SOUND = 0.75
+
+
+@lru_cache(maxsize=1024)
+def _phones(word: str) -> tuple[str, ...]:
+    from referee.speech.hearing.pronounce import pronounce
+
+    return tuple((pronounce(word) or "").split())
+
+
+def sounds_like(word: str, name: str) -> bool:
+    """Whether Whisper's ``word`` may be the player's ``name`` misheard.
+
+    >>> sounds_like("and", "Ann"), sounds_like("bob", "Bob"), sounds_like("um", "Bob")
+    (True, True, False)
+    """
+    from rapidfuzz import fuzz
+    from rapidfuzz.distance import Indel
+
+    name = name.lower()
+    if fuzz.ratio(word, name) >= NAME_SPELLING:
+        return True
+    said, named = _phones(word), _phones(name)
+    return bool(said and named) and Indel.normalized_similarity(said, named) >= NAME_SOUND
+
+
+def name_checked(chance: float, extra: dict[str, Any], names: Collection[str]) -> float:
+    """The probability once a name heard in front of the sentence is checked.
+
+    ``names``: the players whose name, said before the best sentence, would
+    make it another move (all the table's names when one would; none when no
+    name would change it: see :func:`names_before`). When the word of the free
+    transcript just before the sentence sounds like one of them, the name may
+    have been lost: "Ann, flip your ten down" came out "flip your ten down"
+    (the other player's tile) at 0.96-0.99 while the free transcript wrote
+    "And flip your turn down." (Race to 65's tuning and held-out voices,
+    docs/record.md). Such a sentence is never sure: it is asked about.
+
+    >>> extra = {"free": "And flip your turn down.", "best": "flip your ten down"}
+    >>> name_checked(0.99, extra, ["Ann", "Bob"]) < SURE_PROBABILITY
+    True
+    >>> name_checked(0.99, extra, []) == 0.99
+    True
+    """
+    best = str(extra.get("best") or "")
+    if not names or not best or chance < SURE_PROBABILITY:
+        return chance
+    before = words_before(str(extra.get("free") or ""), best)
+    if before and any(sounds_like(before[-1], name) for name in names):
+        return min(chance, math.nextafter(SURE_PROBABILITY, 0.0))
+    return chance
+
+
+def names_before(meaning: Callable[[str], Heard], names: Collection[str]
+                 ) -> Callable[[str], tuple[str, ...]]:
+    """For :func:`name_checked`: given a sentence of the grammar, the table's
+    names if one of them said in front of it makes another move ("flip your
+    ten down" is the other player's tile, "Ann flip your ten down" Ann's),
+    else none. ``meaning`` reads a sentence for one speaker; who spoke is not
+    known when the words are heard, so every name counts once one matters."""
+
+    @lru_cache(maxsize=1024)
+    def before(sentence: str) -> tuple[str, ...]:
+        plain = meaning(sentence).intent
+        for name in names:
+            named = meaning(f"{name.lower()} {sentence}")
+            if named.score >= 1.0 and named.intent != plain:
+                return tuple(names)
+        return ()
+
+    return before
+
+
 def decide(extra: dict[str, Any], weights: Mapping[str, float],
-           heard_at: Callable[[str], float]) -> tuple[str, float, float]:
+           heard_at: Callable[[str], float],
+           names: Callable[[str], Collection[str]] | None = None
+           ) -> tuple[str, float, float]:
     """What the referee makes of a Whisper hearing (its ``extra``): the text it
     heard (empty: nothing to act on), its confidence (1 sure,
     :data:`UNSURE_CONFIDENCE` asked about, 0 not heard) and the calibrated
     probability. ``heard_at(sentence)``: the probability that sentence is
-    heard at (:meth:`WhisperRecognizer.heard_at`). A pure function of the
-    measures, so that a benchmark's dump can be judged again with another
-    calibration."""
+    heard at (:meth:`WhisperRecognizer.heard_at`); ``names(sentence)``: the
+    names that would change it said in front (:func:`names_before`). A pure
+    function of the measures, so that a benchmark's dump can be judged again
+    with another calibration."""
     chance = primer_checked(probability(whisper_features(extra), weights), extra, weights)
+    if names is not None:
+        chance = name_checked(chance, extra, names(str(extra.get("best") or "")))
     best = str(extra.get("best") or "")
     if best and chance >= SURE_PROBABILITY:
         return best, 1.0, chance
@@ -576,6 +686,8 @@ class WhisperRecognizer(Recognizer):
         players = table_names(phrases) or ["?"]
         #: Reads sentences for :meth:`_gap` (whoever speaks: only differences count).
         self._meaning = partial(IntentMatcher(phrases, players).match, speaker=players[0])
+        #: The names that, said in front of a sentence, would change it (:func:`name_checked`).
+        self._names = names_before(self._meaning, table_names(phrases))
 
     def prepare(self, audio: Audio, tail: float | None = None) -> Audio:
         """Whisper hears the utterance as it came: it was trained on noisy speech,
@@ -651,7 +763,8 @@ class WhisperRecognizer(Recognizer):
             "base_logprob": None if result.base_logprob is None else round(
                 result.base_logprob, 3),
         }
-        text, confidence, chance = decide(extra, self.calibration.weights, self.heard_at)
+        text, confidence, chance = decide(extra, self.calibration.weights, self.heard_at,
+                                          self._names)
         extra["probability"] = round(chance, 4)
         extra["model"] = self.model_name
         return Transcript(text, confidence, nbest, spent + time.perf_counter() - started,
