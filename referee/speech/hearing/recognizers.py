@@ -629,10 +629,10 @@ def decide(extra: dict[str, Any], weights: Mapping[str, float],
     names that would change it said in front (:func:`names_before`). A pure
     function of the measures, so that a benchmark's dump can be judged again
     with another calibration."""
+    best = str(extra.get("best") or "")
     chance = primer_checked(probability(whisper_features(extra), weights), extra, weights)
     if names is not None:
-        chance = name_checked(chance, extra, names(str(extra.get("best") or "")))
-    best = str(extra.get("best") or "")
+        chance = name_checked(chance, extra, names(best))
     if best and chance >= SURE_PROBABILITY:
         return best, 1.0, chance
     if best and chance >= heard_at(best):
