@@ -263,12 +263,13 @@ def live_responses(count: int) -> tuple[list[float], float] | None:
     """
     if not audioserver.available():
         return None
-    from referee.live import LiveLoop, reinitialise_portaudio
+    from referee.live import LiveLoop
+    from referee.speech.audio import restart_portaudio
 
     commands = [c for c in utterances() if c.is_command][:count]
     with tempfile.TemporaryDirectory() as tmp, audioserver.audio_server(
             Path(tmp), this_process=True) as env:
-        reinitialise_portaudio()
+        restart_portaudio()
         session = Session(Race65Spec(PLAYERS, EASY))
         output = Clocked()
         voice = make_voice("espeak")
@@ -309,10 +310,11 @@ def live_responses(count: int) -> tuple[list[float], float] | None:
 
 
 def _listen_idle(seconds: float) -> tuple[float, float]:
-    from referee.live import LiveLoop, reinitialise_portaudio
+    from referee.live import LiveLoop
+    from referee.speech.audio import restart_portaudio
     from referee.speech.speaking.tts import SpeakerOutput
 
-    reinitialise_portaudio()
+    restart_portaudio()
     session = Session(Race65Spec(PLAYERS, EASY))
     speaker = SpeakerOutput()
     latency = float(speaker._stream.latency)

@@ -121,9 +121,10 @@ class Bench:
     """One game at one loudness ratio: the referee in a thread, the players here."""
 
     def __init__(self, ratio_db: float, directory: Path, rng: random.Random) -> None:
-        from referee.live import LiveLoop, reinitialise_portaudio
+        from referee.live import LiveLoop
+        from referee.speech.audio import restart_portaudio
 
-        reinitialise_portaudio()
+        restart_portaudio()
         self.rng = rng
         self.directory = directory
         self.records: list[Record] = []

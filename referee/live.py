@@ -34,6 +34,7 @@ from typing import BinaryIO
 from referee.gamelog import ClockRecord, Record
 from referee.protocol import MicBack, MicLost, Say, Tone
 from referee.session import MAX_CHARS
+from referee.speech.audio import restart_portaudio
 from referee.speech.hearing.mic import Microphone, MicrophoneError
 from referee.speech.speaking.tts import VoiceError
 from referee.table import Table
@@ -111,17 +112,6 @@ def library_noise_to(path: Path) -> Iterator[None]:
         os.dup2(terminal, 2)
         os.close(terminal)
         sys.stderr = python_stderr
-
-
-def reinitialise_portaudio() -> None:
-    """Let PortAudio see devices that came back (it lists them only at start)."""
-    try:
-        import sounddevice
-
-        sounddevice._terminate()
-        sounddevice._initialize()
-    except Exception as error:  # still no audio system
-        log.debug("PortAudio restart: %s", error)
 
 
 class LiveLoop:
@@ -292,7 +282,7 @@ class LiveLoop:
     def _open_microphone(self, announce: bool) -> None:
         assert self.microphone is not None
         if announce:
-            reinitialise_portaudio()
+            restart_portaudio()
         try:
             self.microphone.open()
         except MicrophoneError as error:
@@ -302,9 +292,9 @@ class LiveLoop:
             return
         self._mic_ok = True
         if announce:
-            # PortAudio was restarted to find the device again: that silenced
-            # the speaker's stream too, so it is opened again (or the game
-            # goes on in print, said so).
+            # The audio system went away and came back: the speaker's stream
+            # went with it (and with PortAudio's restart, if there was one),
+            # so it is opened again (or the game goes on in print, said so).
             try:
                 self.table.output.reopen()
             except VoiceError as error:

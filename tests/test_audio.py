@@ -209,6 +209,65 @@ def test_a_stream_that_does_not_close_never_keeps_a_game_from_ending():
     assert stream.closed
 
 
+@pytest.fixture
+def portaudio_calls(monkeypatch):
+    """PortAudio's terminate and initialise replaced by recorders (fakes: the
+    real restart runs against an audio server in tests/test_mic_audio_server.py),
+    and the module's record of stuck streams fresh for the test."""
+    import sounddevice
+
+    from referee.speech import audio
+
+    calls: list[str] = []
+    monkeypatch.setattr(sounddevice, "_terminate", lambda: calls.append("terminate"))
+    monkeypatch.setattr(sounddevice, "_initialize", lambda: calls.append("initialize"))
+    monkeypatch.setattr(audio, "_given_up", [])
+    monkeypatch.setattr(audio, "_restart_hung", None)
+    monkeypatch.setattr(audio, "STREAMS_STUCK", 0)
+    return calls
+
+
+def test_portaudio_is_not_restarted_while_a_stream_close_is_stuck_in_it(portaudio_calls):
+    """PortAudio's terminate would wait on a stream whose abort hangs (a killed
+    audio server), and the table with it: the restart waits until the close
+    is through, and the devices are opened as they are meanwhile."""
+    import time
+
+    from referee.speech.audio import close_stream, restart_portaudio
+
+    stream = _HungStream()
+    assert close_stream(stream, within=0.2) is False
+    assert restart_portaudio(within=1.0) is False
+    assert portaudio_calls == []
+    stream.released.set()  # the close goes through after all
+    deadline = time.monotonic() + 5
+    while not stream.closed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.05)  # the closer's thread ends just after close()
+    assert restart_portaudio(within=1.0) is True
+    assert portaudio_calls == ["terminate", "initialize"]
+
+
+def test_a_portaudio_restart_that_hangs_is_left_and_not_tried_again(portaudio_calls, monkeypatch):
+    import threading
+    import time
+
+    import sounddevice
+
+    from referee.speech import audio
+
+    never = threading.Event()
+    monkeypatch.setattr(sounddevice, "_terminate", lambda: never.wait(30))
+    began = time.monotonic()
+    assert audio.restart_portaudio(within=0.3) is False
+    assert time.monotonic() - began < 2.0
+    assert audio.STREAMS_STUCK == 1  # the command will end without PortAudio's exit handler
+    monkeypatch.setattr(sounddevice, "_terminate", lambda: portaudio_calls.append("terminate"))
+    assert audio.restart_portaudio(within=0.3) is False
+    assert portaudio_calls == []
+    never.set()
+
+
 def test_a_stuck_stream_does_not_keep_the_command_from_exiting(tmp_path):
     """After a stream's close was given up on, PortAudio's exit handler would
     wait on it for ever (stood in for here by an exit handler that waits on

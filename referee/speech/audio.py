@@ -475,6 +475,12 @@ CLOSE_WITHIN = 2.0
 #: Streams whose close was given up on. PortAudio's own exit handler would wait
 #: for them for ever, so the command then ends without it (see ``referee.cli.entry``).
 STREAMS_STUCK = 0
+#: The closes given up on (they may still be running inside PortAudio).
+_given_up: list[threading.Thread] = []
+#: Seconds PortAudio is given to restart (:func:`restart_portaudio`).
+RESTART_WITHIN = 5.0
+#: A restart that did not return: PortAudio is not restarted again.
+_restart_hung: threading.Thread | None = None
 
 
 def close_stream(stream: Any, within: float = CLOSE_WITHIN) -> bool:
@@ -495,4 +501,47 @@ def close_stream(stream: Any, within: float = CLOSE_WITHIN) -> bool:
     if closer.is_alive():
         global STREAMS_STUCK
         STREAMS_STUCK += 1
+        _given_up.append(closer)
     return not closer.is_alive()
+
+
+def restart_portaudio(within: float = RESTART_WITHIN) -> bool:
+    """Let PortAudio see sound devices that came back (it lists them only when
+    it starts). Whether it was restarted.
+
+    Never while a stream's close is still stuck inside it: an audio server
+    that vanished can keep a stream's abort waiting for ever, and PortAudio's
+    terminate would wait on that stream too, and the whole table with it
+    (typed moves unanswered, the microphone never back: seen under load with
+    PulseAudio killed and started again). Then the devices PortAudio listed
+    at start are opened as they are, which is enough for the system's
+    default (it reaches a restarted audio server afresh); a device unplugged
+    and plugged back in is found once the close is through. The restart runs
+    in a thread of its own, given ``within`` seconds: one that does not
+    return is left, and PortAudio is not restarted again in this process.
+    """
+    global _restart_hung
+    _given_up[:] = [closer for closer in _given_up if closer.is_alive()]
+    if _given_up or _restart_hung is not None:
+        log.debug("PortAudio not restarted: a stream's close or a restart is still stuck in it")
+        return False
+
+    def restart() -> None:
+        try:
+            import sounddevice
+
+            sounddevice._terminate()
+            sounddevice._initialize()
+        except Exception as error:  # still no audio system
+            log.debug("PortAudio restart: %s", error)
+
+    restarter = threading.Thread(target=restart, name="restart-portaudio", daemon=True)
+    restarter.start()
+    restarter.join(within)
+    if restarter.is_alive():
+        global STREAMS_STUCK
+        STREAMS_STUCK += 1  # its exit handler would wait on the same streams
+        _restart_hung = restarter
+        log.debug("PortAudio's restart did not return within %.0f s", within)
+        return False
+    return True

@@ -425,10 +425,12 @@ class SpeakerOutput(Output):
             raise VoiceError(f"No speaker to talk through ({error}).") from error
 
     def reopen(self) -> None:
-        """Open the device again after PortAudio was restarted (the audio system
-        went away and came back): the old stream went with it, and is not
-        touched again (closing it would reach into freed memory: it stopped
-        the new microphone stream). VoiceError if it cannot be opened."""
+        """Open the device again after the audio system went away and came
+        back: the old stream went with it, and is not touched again (after
+        PortAudio's restart, closing it would reach into freed memory: it
+        stopped the new microphone stream; without one, closing a stream of a
+        vanished server can hang, as the microphone's did). VoiceError if it
+        cannot be opened."""
         with self._lock:
             self._buffer.clear()
             self._started, self._written = None, 0
