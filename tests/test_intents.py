@@ -415,7 +415,34 @@ OTHER_WORDINGS = [
 ]
 
 
-@pytest.mark.parametrize(("game", "text", "intent"), OTHER_WORDINGS)
+#: Phase 10 Twist's second round (2026-11-28), the same way, from 24 new tuning
+#: paraphrases (``pd07``-``pd30``; docs/record.md, "Phase 10 Twist's wordings,
+#: a second round"): the general forms the new sentences stand for.
+MORE_WORDINGS = [
+    ("phase10-twist", text, intent) for text, intent in [
+        ("I'm laying down my cards", {"kind": "laid", "player": "Ann", "cards": []}),
+        ("here are my cards", {"kind": "laid", "player": "Ann", "cards": []}),
+        ("phase complete", {"kind": "laid", "player": "Ann", "cards": []}),
+        ("I finished my phase", {"kind": "laid", "player": "Ann", "cards": []}),
+        ("I put my phase down", {"kind": "laid", "player": "Ann", "cards": []}),
+        ("I failed my phase", {"kind": "failed", "player": "Ann"}),
+        ("Bob couldn't get his phase", {"kind": "failed", "player": "Bob"}),
+        ("Bob has gone out", {"kind": "out", "player": "Bob"}),
+        ("no more cards", {"kind": "out", "player": "Ann"}),
+        ("I'll draw the twist card", {"kind": "choose"}),
+        ("I'm playing a four on Bob's run",
+         {"kind": "hit", "player": "Ann", "owner": "Bob", "group": "run", "cards": [4]}),
+        ("over to you Bob", {"kind": "next", "player": "Bob"}),
+        ("I'm skipping Bob", {"kind": "skip", "player": "Ann", "target": "Bob"}),
+        ("which phase is Bob working on", {"kind": "query", "what": "need", "player": "Bob"}),
+        ("where's everybody", {"kind": "query", "what": "board"}),
+        ("who's dealing", {"kind": "query", "what": "dealer"}),
+        ("I've got thirty points", {"kind": "points", "player": "Ann", "points": 30}),
+    ]
+]
+
+
+@pytest.mark.parametrize(("game", "text", "intent"), OTHER_WORDINGS + MORE_WORDINGS)
 def test_other_ways_players_say_a_move_or_a_question(game, text, intent):
     heard = matcher_for(game, PLAYERS).match(text, "Ann")
     assert heard.intent == Intent.from_json(intent)
