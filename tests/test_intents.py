@@ -415,10 +415,24 @@ OTHER_WORDINGS = [
 ]
 
 
-#: Phase 10 Twist's second round (2026-11-28), the same way, from 24 new tuning
-#: paraphrases (``pd07``-``pd30``; docs/record.md, "Phase 10 Twist's wordings,
-#: a second round"): the general forms the new sentences stand for.
+#: A second round (2026-11-28), the same way, from new tuning paraphrases
+#: (Phase 10 Twist ``pd07``-``pd30``, Shut the Box ``pd30``-``pd45``;
+#: docs/record.md, "Wordings, a second round"): the general forms they stand for.
 MORE_WORDINGS = [
+    ("shut-the-box", text, intent) for text, intent in [
+        ("I'm rolling the dice", {"kind": "roll", "dice": "any"}),
+        ("toss both", {"kind": "roll", "dice": 2}),
+        ("roll 'em both", {"kind": "roll", "dice": 2}),
+        ("I'm closing the seven", {"kind": "shut", "tiles": [7]}),
+        ("push down the eight and the one", {"kind": "shut", "tiles": [8, 1]}),
+        ("which numbers are still standing", {"kind": "query", "what": "board", "player": "Ann"}),
+        ("what would you take", {"kind": "query", "what": "hint", "player": "Ann"}),
+        ("what's my total so far", {"kind": "query", "what": "score", "player": "Ann"}),
+        ("it's eleven altogether", {"kind": "rolled", "total": 11}),
+        ("what are my possibilities", {"kind": "query", "what": "options", "player": "Ann"}),
+        ("Bob's total", {"kind": "query", "what": "score", "player": "Bob"}),
+    ]
+] + [
     ("phase10-twist", text, intent) for text, intent in [
         ("I'm laying down my cards", {"kind": "laid", "player": "Ann", "cards": []}),
         ("here are my cards", {"kind": "laid", "player": "Ann", "cards": []}),
