@@ -315,10 +315,11 @@ def test_a_list_slot_stays_compact_in_every_grammar(box):
     assert all([str(t) for t in e].count("{tiles...}") == 1 for e in template.expansions)
     unrolled = [u for e in template.expansions for u in phrases.unroll(e)]
     # Its sentences, each with or without "the": six verbs (shut, close, flip,
-    # take, knock down, put down), four more (turn down, flip down, drop, cover),
-    # three before "tile(s)" or "number(s)", "go with / for", "put ... down",
-    # and the bare list; times the joiners between one to four tiles.
-    assert len(template.expansions) == 6 * 2 + 4 * 2 + 3 * 2 * 4 + 2 * 2 + 2 + 1
+    # take, knock down, put down), six more (turn down, flip down, take down,
+    # push down, drop, cover), the first six as "[I'm] shutting" ..., three
+    # before "tile(s)" or "number(s)", "go with / for", "put ... down", and the
+    # bare list; times the joiners between one to four tiles.
+    assert len(template.expansions) == 6 * 2 + 6 * 2 + 2 * 6 * 2 + 3 * 2 * 4 + 2 * 2 + 2 + 1
     assert len(unrolled) == len(template.expansions) * (1 + 2 + 4 + 8)
     assert max(sum(isinstance(t, SlotRef) for t in u) for u in unrolled) == 4
     jsgf = to_jsgf(phrases)
