@@ -19,7 +19,7 @@ import os
 import struct
 import threading
 import wave
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -495,14 +495,25 @@ def close_stream(stream: Any, within: float = CLOSE_WITHIN) -> bool:
         except Exception as error:  # a dead device may fail to close
             log.debug("closing a sound stream: %s", error)
 
-    closer = threading.Thread(target=close, name="close-stream", daemon=True)
-    closer.start()
-    closer.join(within)
-    if closer.is_alive():
-        global STREAMS_STUCK
-        STREAMS_STUCK += 1
+    closer = _given_up_after(close, "close-stream", within)
+    if closer is not None:
         _given_up.append(closer)
-    return not closer.is_alive()
+    return closer is None
+
+
+def _given_up_after(work: Callable[[], None], name: str, within: float
+                    ) -> threading.Thread | None:
+    """Run ``work`` in a daemon thread for at most ``within`` seconds: the
+    thread if it is still running then (counted in :data:`STREAMS_STUCK`, as
+    PortAudio's exit handler would wait on it), else None."""
+    worker = threading.Thread(target=work, name=name, daemon=True)
+    worker.start()
+    worker.join(within)
+    if not worker.is_alive():
+        return None
+    global STREAMS_STUCK
+    STREAMS_STUCK += 1
+    return worker
 
 
 def restart_portaudio(within: float = RESTART_WITHIN) -> bool:
@@ -535,13 +546,8 @@ def restart_portaudio(within: float = RESTART_WITHIN) -> bool:
         except Exception as error:  # still no audio system
             log.debug("PortAudio restart: %s", error)
 
-    restarter = threading.Thread(target=restart, name="restart-portaudio", daemon=True)
-    restarter.start()
-    restarter.join(within)
-    if restarter.is_alive():
-        global STREAMS_STUCK
-        STREAMS_STUCK += 1  # its exit handler would wait on the same streams
-        _restart_hung = restarter
+    _restart_hung = _given_up_after(restart, "restart-portaudio", within)
+    if _restart_hung is not None:
         log.debug("PortAudio's restart did not return within %.0f s", within)
         return False
     return True
