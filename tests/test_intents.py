@@ -73,7 +73,7 @@ SMALL_WORD_DROPS = [
     ("how much time do have", query("time")),
     ("what you say", query("repeat")),
     ("I call sixty-five please", call("Ann", 65)),
-    ("Bob flip the ten down", flip("Bob", 10, "down")),
+    ("Bob flip a ten down", flip("Bob", 10, "down")),  # "the" is a sentence since 2026-11-29
 ]
 
 
@@ -456,8 +456,61 @@ MORE_WORDINGS = [
     ]
 ]
 
+#: A second round for Turn 7 and Race to 65 (2026-11-29), from new tuning
+#: paraphrases (Turn 7 ``pd07``-``pd29``, Race to 65 ``pd37``-``pd56``), and
+#: Flip 7's names for the action cards (Freeze, Second Chance).
+LAST_WORDINGS = [
+    ("turn7", text, intent) for text, intent in [
+        ("flip me one more", {"kind": "hit"}),
+        ("go again", {"kind": "hit"}),
+        ("let's go for it", {"kind": "hit"}),
+        ("another card please", {"kind": "hit"}),
+        ("I'm done", {"kind": "stay"}),
+        ("that's enough for me", {"kind": "stay"}),
+        ("I keep what I have", {"kind": "stay"}),
+        ("I turned up an eleven", {"kind": "card", "number": 11}),
+        ("the card is a plus eight", {"kind": "card", "bonus": 8}),
+        ("it's the life saver", {"kind": "card", "special": "lifesaver"}),
+        ("I got a second chance", {"kind": "card", "special": "lifesaver"}),
+        ("I'm freezing Bob", {"kind": "target", "card": "lock", "player": "Bob"}),
+        ("give the freeze to Bob", {"kind": "target", "card": "lock", "player": "Bob"}),
+        ("Bob gets it", {"kind": "target", "player": "Bob"}),
+        ("Bob must turn three", {"kind": "target", "card": "turn3", "player": "Bob"}),
+        ("what is Bob holding", {"kind": "query", "what": "hand", "player": "Bob"}),
+        ("what has everybody got", {"kind": "query", "what": "board"}),
+        ("who is still going", {"kind": "query", "what": "active"}),
+        ("would I bust", {"kind": "query", "what": "odds", "player": "Ann"}),
+        ("how many points has Bob got", {"kind": "query", "what": "score", "player": "Bob"}),
+        ("what did everybody get this round", {"kind": "query", "what": "round"}),
+        ("should I go again", {"kind": "query", "what": "hint", "player": "Ann"}),
+    ]
+] + [
+    ("race65", text, intent) for text, intent in [
+        ("turn over number three up", {"kind": "flip", "owner": "Ann", "tile": 3,
+                                       "direction": "up"}),
+        ("ten goes up", {"kind": "flip", "owner": "Ann", "tile": 10, "direction": "up"}),
+        ("Bob, your five goes up", {"kind": "flip", "owner": "Bob", "tile": 5, "direction": "up"}),
+        ("Bob should turn the nine down", {"kind": "flip", "owner": "Bob", "tile": 9,
+                                           "direction": "down"}),
+        ("turn Bob's eight down", {"kind": "flip", "owner": "Bob", "tile": 8,
+                                  "direction": "down"}),
+        ("that is seventy", {"kind": "call", "caller": "Ann", "number": 70}),
+        ("I have sixty-five", {"kind": "call", "caller": "Ann", "number": 65}),
+        ("Bob says sixty-seven", {"kind": "call", "caller": "Bob", "number": 67}),
+        ("how many points has Bob got", {"kind": "query", "what": "score", "player": "Bob"}),
+        ("what is everyone's score", {"kind": "query", "what": "score", "player": None}),
+        ("what numbers have I got up", {"kind": "query", "what": "board", "player": "Ann"}),
+        ("what's on Bob's tray", {"kind": "query", "what": "board", "player": "Bob"}),
+        ("is Bob's three showing", {"kind": "query", "what": "tile", "player": "Bob", "tile": 3}),
+        ("what am I going for", {"kind": "query", "what": "target", "player": "Ann"}),
+        ("how many turns are left", {"kind": "query", "what": "flips", "player": "Ann"}),
+        ("we'll have another game", {"kind": "rematch", "player": "Ann"}),
+    ]
+]
 
-@pytest.mark.parametrize(("game", "text", "intent"), OTHER_WORDINGS + MORE_WORDINGS)
+
+@pytest.mark.parametrize(("game", "text", "intent"),
+                         OTHER_WORDINGS + MORE_WORDINGS + LAST_WORDINGS)
 def test_other_ways_players_say_a_move_or_a_question(game, text, intent):
     heard = matcher_for(game, PLAYERS).match(text, "Ann")
     assert heard.intent == Intent.from_json(intent)
