@@ -495,7 +495,6 @@ LAST_WORDINGS = [
         ("turn Bob's eight down", {"kind": "flip", "owner": "Bob", "tile": 8,
                                   "direction": "down"}),
         ("that is seventy", {"kind": "call", "caller": "Ann", "number": 70}),
-        ("I have sixty-five", {"kind": "call", "caller": "Ann", "number": 65}),
         ("Bob says sixty-seven", {"kind": "call", "caller": "Bob", "number": 67}),
         ("how many points has Bob got", {"kind": "query", "what": "score", "player": "Bob"}),
         ("what is everyone's score", {"kind": "query", "what": "score", "player": None}),
