@@ -7,14 +7,23 @@ with ``--table`` for dumps heard with the table's adapter (the weights of
 :data:`~referee.speech.hearing.recognizers.TABLE_CALIBRATION`).
 
 Only the tuning split is used: the six tuning voices, each game's commands and
-table talk, and the ``pd`` paraphrases. A row's label is 1 when Whisper's best
-sentence means what was said and it is a command; 0 when it means something
-else, or the speech was table talk. The model is a logistic regression over
-:func:`~referee.speech.hearing.recognizers.whisper_features` (plain gradient descent,
-a small L2 penalty, deterministic); it prints the weights to copy into
+table talk, and the ``pd`` paraphrases (``--unmet``: and the tuning voices no
+training line was said in, :data:`~harness.fixtures.UNMET_VOICES`). A row's
+label is 1 when Whisper's best sentence means what was said and it is a
+command; 0 when it means something else, or the speech was table talk. The
+model is a logistic regression over
+:func:`~referee.speech.hearing.recognizers.whisper_features` (plain gradient
+descent, a small L2 penalty, deterministic); it prints the weights to copy into
 :data:`~referee.speech.hearing.recognizers.CALIBRATION`, then, for a few probability
 thresholds, the share of commands heard right per room and of table talk
 taken for a command.
+
+With ``--held FILE.json:GAME ...`` (dumps of the held-out voices, judged once
+the fit is fixed) it also picks the fit's threshold by the project's rule (the
+lowest of :data:`THRESHOLDS` at which every game's tuning table-talk sentences
+taken stay under :data:`TALK_LIMIT`, the whole decision judged again from the
+dumps) and prints the held-out figures of the shipped calibration at its
+threshold and of the fit at the rule's, side by side.
 """
 
 from __future__ import annotations
@@ -26,10 +35,19 @@ from typing import Any
 
 import numpy as np
 
-from harness.fixtures import DEV_VOICES, GAMES
+from harness.fixtures import DEV_VOICES, GAMES, HELD_OUT_VOICES, UNMET_VOICES
 from referee.games import matcher_for
-from referee.speech.hearing.recognizers import whisper_features
+from referee.speech.hearing.recognizers import (
+    CALIBRATION,
+    HEARD_PROBABILITY,
+    TABLE_CALIBRATION,
+    TABLE_HEARD_PROBABILITY,
+    Calibration,
+    whisper_features,
+)
 from referee.speech.understanding.intents import IntentMatcher
+
+from .recognition import Row, load_rows, rejudge
 
 NAMES = ["margin", "total_margin", "similarity", "gap", "nothing", "best_length",
          "free_length", "primed_similarity", "base_margin", "sentence_confidence",
@@ -44,17 +62,23 @@ SIGNS = {"margin": 1, "total_margin": 1, "similarity": 1, "gap": 1, "nothing": -
          "best_length": 0, "free_length": 0, "primed_similarity": 1, "base_margin": 1,
          "sentence_confidence": 1, "free_confidence": 0}
 TUNING_KINDS = ("command", "talk", "paraphrase-dev")
+#: The probabilities a sentence may be heard at, tried lowest first by the rule.
+THRESHOLDS = (0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+#: The share of a game's tuning table-talk sentences the rule lets be taken.
+TALK_LIMIT = 0.015
 
 
-def rows_of(path: str, game: str) -> list[dict[str, Any]]:
-    """The tuning rows of one benchmark dump, with their label and features."""
+def rows_of(path: str, game: str, voices: tuple[str, ...] = DEV_VOICES
+            ) -> list[dict[str, Any]]:
+    """The tuning rows of one benchmark dump (of ``voices``), with their label
+    and features."""
     players = GAMES[game][1]
     matcher = matcher_for(game, players)
     out = []
     with open(path) as handle:
         dumped = json.load(handle)
     for row in dumped:
-        if row["voice"] not in DEV_VOICES or row["kind"] not in TUNING_KINDS:
+        if row["voice"] not in voices or row["kind"] not in TUNING_KINDS:
             continue
         extra = row["extra"]
         if "gap" not in extra:  # dumps made before the gap was recorded
@@ -96,17 +120,94 @@ def fit(x: np.ndarray, y: np.ndarray, steps: int = 20000, rate: float = 0.5,
     return w
 
 
+def dump_rows(specs: list[str], voices: tuple[str, ...]) -> dict[str, list[Row]]:
+    """Each game's rows of ``voices`` in the dumps ``FILE.json:GAME`` (an
+    utterance heard in two dumps counted once, from the first)."""
+    out: dict[str, list[Row]] = {}
+    seen: set[tuple[str, str, str, str]] = set()
+    for spec in specs:
+        path, game = spec.rsplit(":", 1)
+        for row in load_rows(path, game):
+            key = (game, row.voice, row.condition, row.id)
+            if row.voice in voices and key not in seen:
+                seen.add(key)
+                out.setdefault(game, []).append(row)
+    return out
+
+
+def talk_taken(rows: list[Row]) -> float:
+    """The share of the tuning table-talk sentences taken for a command."""
+    talk = [r for r in rows if r.kind == "talk"]
+    return sum(r.taken for r in talk) / len(talk) if talk else 0.0
+
+
+def rule_threshold(tuning: dict[str, list[Row]], weights: dict[str, float]) -> float:
+    """The lowest of :data:`THRESHOLDS` at which every game's tuning table-talk
+    sentences taken stay under :data:`TALK_LIMIT` (the highest if none)."""
+    for threshold in THRESHOLDS:
+        calibration = Calibration(weights, heard=threshold)
+        if all(talk_taken(rejudge(rows, game, calibration)) < TALK_LIMIT
+               for game, rows in tuning.items()):
+            return threshold
+    return THRESHOLDS[-1]
+
+
+def held_out_line(game: str, name: str, threshold: float, rows: list[Row]) -> str:
+    """One row of the held-out table: commands heard / acted on at once by room,
+    paraphrases, table talk taken (acted on at once), wrong moves acted on."""
+    cells = [game, name, f"{threshold:g}"]
+    for room in ("clean", "babble20", "babble10"):
+        mine = [r for r in rows if r.kind == "command" and r.condition == room]
+        heard = sum(r.right for r in mine)
+        acted = sum(r.right and not r.asked for r in mine)
+        cells.append(f"{100 * heard / len(mine):.1f} / {100 * acted / len(mine):.1f} %"
+                     if mine else "-")
+    para = [r for r in rows if r.kind == "paraphrase-test"]
+    cells.append(f"{sum(r.right for r in para)} of {len(para)}" if para else "-")
+    talk = [r for r in rows if r.kind in ("talk", "talk-test")]
+    sure = sum(r.taken and not r.asked for r in talk)
+    cells.append(f"{sum(r.taken for r in talk)} ({sure}) of {len(talk)}")
+    commands = [r for r in rows if r.kind == "command"]
+    cells.append(str(sum(r.taken and not r.right and not r.asked for r in commands)))
+    return "| " + " | ".join(cells) + " |"
+
+
+def judge_held_out(tuning: dict[str, list[Row]], held: dict[str, list[Row]],
+                   weights: dict[str, float], table: bool) -> None:
+    """The shipped calibration at its threshold against the fit at the rule's."""
+    shipped = (Calibration(TABLE_CALIBRATION, heard=TABLE_HEARD_PROBABILITY) if table
+               else Calibration(CALIBRATION, heard=HEARD_PROBABILITY))
+    fitted = Calibration(weights, heard=rule_threshold(tuning, weights))
+    print()
+    print(f"The fit is heard from {fitted.heard:g} (the rule over the tuning voices in the "
+          f"dumps); held out, heard / acted on at once:")
+    print()
+    print("| game | calibration | heard at | clean | babble 20 dB | babble 10 dB | "
+          "paraphrases | talk taken (at once) | wrong moves acted on |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for game, rows in held.items():
+        for name, calibration in (("shipped", shipped), ("fitted", fitted)):
+            print(held_out_line(game, name, calibration.heard,
+                                rejudge(rows, game, calibration)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="fit the Whisper calibration")
     parser.add_argument("dumps", nargs="+", help="FILE.json:GAME from bench recognition --dump")
     parser.add_argument("--table", action="store_true",
                         help="the dumps were heard with the table's adapter: print the "
                         "weights for TABLE_CALIBRATION")
+    parser.add_argument("--unmet", action="store_true",
+                        help="fit on the unmet tuning voices too (harness.fixtures.UNMET_VOICES)")
+    parser.add_argument("--held", nargs="+", default=[], metavar="FILE.json:GAME",
+                        help="held-out dumps to judge the fit on, against the shipped "
+                        "calibration")
     args = parser.parse_args()
+    voices = (*DEV_VOICES, *UNMET_VOICES) if args.unmet else DEV_VOICES
     rows: list[dict[str, Any]] = []
     for spec in args.dumps:
         path, game = spec.rsplit(":", 1)
-        rows += rows_of(path, game)
+        rows += rows_of(path, game, voices)
     x = np.array([r["features"] for r in rows])
     y = np.array([r["label"] for r in rows])
     w = fit(x, y)
@@ -133,6 +234,10 @@ def main() -> None:
         cells = [_percent(right[(g, c)]) for g in games for c in rooms]
         print(f"| {threshold} | " + " | ".join(_percent(talk[g]) for g in games) + " | "
               + " | ".join(cells) + " |")
+    if args.held:
+        weights = {n: float(v) for n, v in zip(NAMES, w, strict=False)} | {"bias": float(w[-1])}
+        judge_held_out(dump_rows(args.dumps, voices), dump_rows(args.held, HELD_OUT_VOICES),
+                       weights, args.table)
 
 
 def _percent(values: list[bool]) -> str:

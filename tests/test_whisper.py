@@ -565,6 +565,40 @@ def test_the_calibration_labels_a_right_sentence_one_and_table_talk_zero(tmp_pat
     assert rows[2]["meant"]["kind"] == "flip"
 
 
+def test_the_threshold_rule_picks_the_lowest_that_keeps_table_talk_out(tmp_path):
+    """``bench calibrate --held`` hears the fit from the lowest probability at
+    which every game's tuning table talk taken stays under 1.5 %, judging each
+    dumped hearing again (an utterance in two dumps counted once)."""
+    from benchmarks.calibrate import dump_rows, rule_threshold
+    from harness.fixtures import DEV_VOICES, UNMET_VOICES
+
+    def talk(number: int, similarity: float, voice: str = DEV_VOICES[0]) -> dict[str, object]:
+        extra = {"margin": 0.0, "free": "flip my seven", "best": "flip my seven",
+                 "similarity": similarity, "gap": 5.0, "nbest": [], "scores": [-2.0, 5, -2.0, 5]}
+        return {"voice": voice, "condition": "clean", "id": f"talk{number}", "text": "chat",
+                "kind": "talk", "heard": "", "intent": {"kind": "none"},
+                "expected": {"kind": "none"}, "score": 0.0, "seconds": 0.1, "audio_s": 1.0,
+                "extra": extra}
+
+    # heard at p = 1 / (1 + exp(5 - 10 * similarity / 100)): 0.62 at 54.9, 0.66 at 56.6
+    weights = {"similarity": 10.0, "bias": -5.0}
+    quiet = [talk(n, 20.0) for n in range(98)]
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps([*quiet, talk(98, 54.9), talk(99, 20.0), talk(98, 56.6)]))
+    tuning = dump_rows([f"{one}:race65", f"{one}:race65"], DEV_VOICES)
+    assert len(tuning["race65"]) == 100  # each utterance once
+    assert rule_threshold(tuning, weights) == 0.6  # 1 of 100 taken at 0.6
+    two = tmp_path / "two.json"
+    two.write_text(json.dumps([*quiet, talk(98, 54.9), talk(99, 56.6)]))
+    assert rule_threshold(dump_rows([f"{two}:race65"], DEV_VOICES), weights) == 0.65
+    # an unmet tuning voice's talk counts only when asked for
+    unmet = tmp_path / "unmet.json"
+    unmet.write_text(json.dumps([talk(n, 56.6, UNMET_VOICES[0]) for n in range(5)]))
+    specs = [f"{one}:race65", f"{unmet}:race65"]
+    assert rule_threshold(dump_rows(specs, DEV_VOICES), weights) == 0.6
+    assert rule_threshold(dump_rows(specs, (*DEV_VOICES, *UNMET_VOICES)), weights) == 0.7
+
+
 @pytest.mark.slow
 def test_everyday_wordings_of_a_move_or_question_are_heard(whisper, matcher):
     """Players word a move their own way: "turn over my five", "put my six down",

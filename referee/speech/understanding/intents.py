@@ -175,6 +175,7 @@ class IntentMatcher:
         accept: float = ACCEPT,
         floor: float = FLOOR,
         margin: float = MARGIN,
+        remember: int | None = 512,
     ) -> None:
         self.phrases = phrases
         self.players = tuple(players)
@@ -204,8 +205,9 @@ class IntentMatcher:
         self._longest = {name: max(len(words) for entries in values.values()
                                    for _, words in entries)
                          for name, values in self._long_values.items()}
-        #: ``match(text, speaker) -> Heard``, remembering recent transcripts.
-        self.match = lru_cache(maxsize=512)(self._match)
+        #: ``match(text, speaker) -> Heard``, remembering the last ``remember``
+        #: transcripts (None: every one, for a benchmark reading a dump again).
+        self.match = lru_cache(maxsize=remember)(self._match)
 
     @classmethod
     def for_phrases(cls, path: Path, players: Sequence[str], **options: Any) -> IntentMatcher:
