@@ -139,12 +139,16 @@ def espeak_data() -> Path:
     stamp = hashlib.sha256(b"".join(f.name.encode() + f.read_bytes() for f in own))
     folder = CACHE.parent / "espeak" / f"{system.name}-{stamp.hexdigest()[:12]}"
     if not (folder / "espeak-ng-data").is_dir():
-        building = folder.with_name(folder.name + ".partial")
+        # Built aside and renamed into place: two benchmarks may build it at once.
+        building = folder.with_name(f"{folder.name}.{os.getpid()}.partial")
         shutil.rmtree(building, ignore_errors=True)
         shutil.copytree(system, building / "espeak-ng-data")
         for variant in own:
             shutil.copyfile(variant, building / "espeak-ng-data" / "voices" / "!v" / variant.name)
-        building.rename(folder)
+        try:
+            building.rename(folder)
+        except OSError:  # the other one finished first
+            shutil.rmtree(building, ignore_errors=True)
     return folder
 
 

@@ -344,7 +344,7 @@ def test_a_line_said_over_the_referee_is_what_the_echo_canceller_leaves() -> Non
     the player to 8 dB louder, is mostly taken away by the real canceller
     (speexdsp, the live table's settings), the player's words stay, in time
     with the line, and the same draw gives the same samples."""
-    line = as_float(speak(VoiceSpec("espeak", "en-sc+m1", 160), "Bob, flip your four up"))
+    line = as_float(speak(VoiceSpec("espeak", "en-gb-scotland+m1", 160), "Bob, flip your four up"))
     speech = np.concatenate([np.zeros(4000), line, np.zeros(6000)])
     echo = Echo(5)
     checked = 0
