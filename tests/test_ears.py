@@ -339,6 +339,30 @@ def test_training_runs_end_to_end_and_the_referee_hears_with_it(
 
 
 @pytest.mark.slow
+def test_a_learning_curve_over_voices_trains_on_one_engines_lines(
+        tiny: tuple[Path, dict[str, Any]]) -> None:
+    """``--engines``: only the lines said in those engines' voices (and the
+    referee's own sentences), each with its own encoding; none left is refused."""
+    folder, _ = tiny
+    data = Dataset(folder / "data")
+    encodings = {e.index: data.encoding(i) for i, e in enumerate(data.examples)}
+    engines = {e.voice.split(":")[0] for e in data.examples}
+    assert len(engines - {"referee"}) >= 2  # (12 lines of the seed: eSpeak, Kokoro, Piper)
+    data.spoken_by(["espeak"])
+    assert 0 < len(data) < 12
+    assert {e.voice.split(":")[0] for e in data.examples} <= {"espeak", "referee"}
+    for i, example in enumerate(data.examples):
+        assert np.array_equal(data.encoding(i), encodings[example.index])
+    out = folder / "espeak.npz"
+    assert main(["train", "ears", "--lines", "12", "--engines", "espeak", "--epochs", "1",
+                 "--data", str(folder / "data"), "--out", str(out)]) == 0
+    report = dict(load(out).report)
+    assert report["data"]["engines"] == ["espeak"]
+    assert report["data"]["used"] == len(data)
+    assert set(report["data"]["voices"]) <= {"espeak", "referee"}
+
+
+@pytest.mark.slow
 def test_a_line_said_over_the_referee_is_what_the_echo_canceller_leaves() -> None:
     """``over_referee``: the referee's voice at the microphone, from as loud as
     the player to 8 dB louder, is mostly taken away by the real canceller

@@ -63,6 +63,13 @@ def events(url: str, count: int) -> list[dict[str, Any]]:
     return got
 
 
+def wait_for_text(page: Any, selector: str, text: str) -> None:
+    """Wait (up to 10 s) until the element shows ``text``: captions and state are
+    separate events, shown as each arrives."""
+    page.wait_for_function("([s, t]) => document.querySelector(s).innerText.includes(t)",
+                           arg=[selector, text], timeout=10_000)
+
+
 # --- the server, over real HTTP ------------------------------------------------------
 
 
@@ -372,7 +379,7 @@ def test_a_move_made_on_a_seat_page_is_played_and_an_undo_asked_about(browser):
             "document.querySelectorAll('tr[data-player=\"Ann\"] li.down').length === 1",
             timeout=10_000)
         assert session.game.state.tiles_down("Ann") == frozenset({7})
-        assert "Ann, 7 down." in shared.locator("#captions").inner_text()
+        wait_for_text(shared, "#captions", "Ann, 7 down.")  # (shown as its sound starts)
         seat.wait_for_selector("#moves button:text-is('flip my 3')")
         assert "flip my 7" not in seat.locator("#moves").inner_text()  # (flipped this turn)
         seat.click("#moves button:text-is('flip my 3')")  # a move as a button
@@ -387,7 +394,7 @@ def test_a_move_made_on_a_seat_page_is_played_and_an_undo_asked_about(browser):
         shared.wait_for_function(
             "document.querySelector('#captions').innerText.includes('do you agree to undo')",
             timeout=10_000)
-        assert "Bob, do you agree" in shared.locator("#question").inner_text()
+        wait_for_text(shared, "#question", "Bob, do you agree")  # (the state comes after it)
         assert session.game.state.tiles_down("Ann") == frozenset({3, 7})  # asked, not done
         ARTEFACTS.mkdir(parents=True, exist_ok=True)
         seat.screenshot(path=str(ARTEFACTS / "race65-seat-ann.png"), full_page=True)

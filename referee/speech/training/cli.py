@@ -30,6 +30,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from referee.speech.training.voices import ENGINES
+
 ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_LINES = 12000
 #: The one-word set's size (:data:`~referee.speech.training.sentences.SHORT_MIX`):
@@ -70,6 +72,9 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
                       "(default cache/ears/data-SEED-LINES)")
     ears.add_argument("--use", type=_positive, metavar="N",
                       help="train on the first N examples of the set only (a learning curve)")
+    ears.add_argument("--engines", nargs="+", choices=tuple(ENGINES), metavar="ENGINE",
+                      help="train only on the lines said in these engines' voices (espeak, "
+                           "piper, kokoro; a learning curve over voices, with --use)")
     ears.add_argument("--out", type=Path, default=ROOT / "models" / "table-adapter.npz",
                       help="the adapter file to write (default models/table-adapter.npz)")
     average = what.add_parser("average", help="average adapters trained on different draws "
@@ -160,6 +165,12 @@ def run(args: argparse.Namespace) -> int:
                   over)
             bar.close()
     data = Dataset(*(where for where, *_ in sets))
+    if args.engines:
+        data.spoken_by(args.engines)
+        if not any(example.kind != "referee" for example in data.examples):
+            print(f"referee: no line of the set is said in a voice of {', '.join(args.engines)}.",
+                  file=sys.stderr)
+            return 2
     if args.use:
         data.examples = data.examples[: args.use]
     model = find_whisper_model()
@@ -173,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
                             log=lambda text: print(text, file=sys.stderr))
     report["data"] = {"folder": folder.name, "lines": args.lines, "used": len(data),
                       "short": args.short, "negatives": args.negatives, "more": args.more,
-                      "over": args.over,
+                      "over": args.over, "engines": args.engines,
                       "seed": args.seed, "kinds": _count(e.kind for e in data.examples),
                       "voices": summary(data.voices())}
     sha = write_adapter(adapter, args.out, report)

@@ -21,7 +21,7 @@ import multiprocessing
 import random
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -264,6 +264,16 @@ class Dataset:
 
     def voices(self) -> set[str]:
         return {e.voice for e in self.examples}
+
+    def spoken_by(self, engines: Collection[str]) -> None:
+        """Keep only the lines said in voices of ``engines`` ("espeak", "piper",
+        "kokoro"), in their order: a learning curve over voices at a fixed
+        number of lines. The referee's own sentences leaking back are kept
+        whatever ``engines`` (they are the referee's voice, not a player's)."""
+        keep = [i for i, example in enumerate(self.examples)
+                if example.voice.split(":", 1)[0] in {*engines, "referee"}]
+        self.examples = [self.examples[i] for i in keep]
+        self._where = [self._where[i] for i in keep]
 
 
 def describe(lines: Sequence[Line]) -> dict[str, Any]:
