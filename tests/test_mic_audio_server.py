@@ -72,17 +72,30 @@ def test_spoken_commands_are_heard_live_through_an_audio_server(audio_server, tm
         assert listener.stderr is not None
         first = listener.stderr.readline()  # the recogniser is loaded (or it exited: EOF)
         assert first.startswith("Listening"), first
+        printed: list[str] = []
+        said: list[str] = []
+        readers = [threading.Thread(target=lambda into=into, pipe=pipe: into.extend(pipe),
+                                    daemon=True)
+                   for into, pipe in ((printed, listener.stdout), (said, listener.stderr))]
+        for reader in readers:
+            reader.start()
         time.sleep(3)  # the stream opens; the monitor's first block takes about 2 s
         subprocess.run(["paplay", str(wav)], env=audio_server, check=True, timeout=60)
-        time.sleep(2)
+        deadline = time.monotonic() + 30  # (a busy machine decodes the last one late)
+        while len(printed) < len(cases) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(1)  # nothing more is heard
     finally:
         listener.send_signal(signal.SIGINT)
         try:
-            out, err = listener.communicate(timeout=30)
+            listener.wait(timeout=30)
         except subprocess.TimeoutExpired:
             listener.kill()  # left running, it would take the next tests' cores
             raise
-    heard = [json.loads(line) for line in out.splitlines()]
+    for reader in readers:
+        reader.join(timeout=5)
+    err = "".join(said)
+    heard = [json.loads(line) for line in printed]
     words = [h["text"] for h in heard]
     assert len(heard) == len(cases), (words, err)
     assert [h["intent"] for h in heard[1:]] == [c.intent.to_json() for c in cases[1:]], (words, err)
