@@ -342,7 +342,8 @@ def test_training_runs_end_to_end_and_the_referee_hears_with_it(
 def test_a_learning_curve_over_voices_trains_on_one_engines_lines(
         tiny: tuple[Path, dict[str, Any]]) -> None:
     """``--engines``: only the lines said in those engines' voices (and the
-    referee's own sentences), each with its own encoding; none left is refused."""
+    referee's own sentences), each with its own encoding, and the adapter's
+    report says so."""
     folder, _ = tiny
     data = Dataset(folder / "data")
     encodings = {e.index: data.encoding(i) for i, e in enumerate(data.examples)}

@@ -391,9 +391,7 @@ def test_a_move_made_on_a_seat_page_is_played_and_an_undo_asked_about(browser):
             "[...document.querySelectorAll('#moves button')].every("
             "b => !b.textContent.startsWith('flip'))", timeout=10_000)
         seat.click("text=Undo")
-        shared.wait_for_function(
-            "document.querySelector('#captions').innerText.includes('do you agree to undo')",
-            timeout=10_000)
+        wait_for_text(shared, "#captions", "do you agree to undo")
         wait_for_text(shared, "#question", "Bob, do you agree")  # (the state comes after it)
         assert session.game.state.tiles_down("Ann") == frozenset({3, 7})  # asked, not done
         ARTEFACTS.mkdir(parents=True, exist_ok=True)
