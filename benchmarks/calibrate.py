@@ -18,6 +18,12 @@ descent, a small L2 penalty, deterministic); it prints the weights to copy into
 thresholds, the share of commands heard right per room and of table talk
 taken for a command.
 
+With ``--real FILE.json`` (``./run bench realvoices --sets tuning --dump``:
+the real training speakers' recordings the adapter never trained on) the
+fit learns from real speech too: a digit, yes, no or stop heard as itself
+is 1, any other word or a wrong meaning 0; ``--real-held FILE.json:SET``
+judges the fit on a real measurement set's dump beside ``--held``.
+
 With ``--held FILE.json:GAME ...`` (dumps of the held-out voices, judged once
 the fit is fixed) it also picks the fit's threshold by the project's rule (the
 lowest of :data:`THRESHOLDS` at which every game's tuning table-talk sentences
@@ -31,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,6 +54,7 @@ from referee.speech.hearing.recognizers import (
 )
 from referee.speech.understanding.intents import IntentMatcher
 
+from .realvoices import COMMANDS, DIGITS
 from .recognition import Row, load_rows, rejudge
 
 NAMES = ["margin", "total_margin", "similarity", "gap", "nothing", "best_length",
@@ -93,6 +101,39 @@ def rows_of(path: str, game: str, voices: tuple[str, ...] = DEV_VOICES
         row["game"] = game
         out.append(row)
     return out
+
+
+def real_rows(path: str) -> list[dict[str, Any]]:
+    """The tuning rows of real recordings (``./run bench realvoices --sets
+    tuning --dump FILE``), as :func:`rows_of` gives them: a digit, yes, no or
+    stop heard as itself is 1; any other word, or a wrong meaning, 0."""
+    from benchmarks.realvoices import dump_rows
+
+    out = []
+    for row in dump_rows(Path(path), "tuning"):
+        features = whisper_features(dict(row.extra))
+        if not features:
+            continue
+        out.append({"features": [features[n] for n in NAMES], "kind": row.kind,
+                    "label": float(row.kind == "command" and row.best == row.expected),
+                    "meant": row.best, "game": "real", "condition": row.condition})
+    return out
+
+
+def real_line(name: str, threshold: float, rows: list[Row]) -> str:
+    """One row of the real measurement table: digits and yes / no / stop acted
+    on at once / heard right, other words taken (acted on), wrong acted on."""
+    cells = ["real", name, f"{threshold:g}"]
+    for words in (DIGITS, list(COMMANDS)):
+        mine = [r for r in rows if r.text in words]
+        cells.append(f"{sum(r.right and not r.asked for r in mine)} / "
+                     f"{sum(r.right for r in mine)} of {len(mine)}")
+    talk = [r for r in rows if r.kind == "talk"]
+    cells.append(f"{sum(r.taken for r in talk)} ({sum(r.taken and not r.asked for r in talk)})"
+                 f" of {len(talk)}")
+    commands = [r for r in rows if r.kind == "command"]
+    cells.append(str(sum(r.taken and not r.right and not r.asked for r in commands)))
+    return "| " + " | ".join(cells) + " |"
 
 
 def _gap(nbest: list[list[Any]], matcher: IntentMatcher, speaker: str) -> float:
@@ -173,7 +214,8 @@ def held_out_line(game: str, name: str, threshold: float, rows: list[Row]) -> st
 
 
 def judge_held_out(tuning: dict[str, list[Row]], held: dict[str, list[Row]],
-                   weights: dict[str, float], table: bool) -> None:
+                   weights: dict[str, float], table: bool,
+                   real: dict[str, list[Row]] | None = None) -> None:
     """The shipped calibration at its threshold against the fit at the rule's."""
     shipped = (Calibration(TABLE_CALIBRATION, heard=TABLE_HEARD_PROBABILITY) if table
                else Calibration(CALIBRATION, heard=HEARD_PROBABILITY))
@@ -189,6 +231,18 @@ def judge_held_out(tuning: dict[str, list[Row]], held: dict[str, list[Row]],
         for name, calibration in (("shipped", shipped), ("fitted", fitted)):
             print(held_out_line(game, name, calibration.heard,
                                 rejudge(rows, game, calibration)))
+    if real:
+        print()
+        print("Real voices (``--real-held``: measurement sets, never fitted on), at once / "
+              "heard right:")
+        print()
+        print("| | calibration | heard at | digits | yes, no, stop | other words taken "
+              "(at once) | wrong acted on |")
+        print("|---|---|---:|---:|---:|---:|---:|")
+        for label, rows in real.items():
+            print(f"| {label} | | | | | | |")
+            for name, calibration in (("shipped", shipped), ("fitted", fitted)):
+                print(real_line(name, calibration.heard, rejudge(rows, "race65", calibration)))
 
 
 def main() -> None:
@@ -202,12 +256,20 @@ def main() -> None:
     parser.add_argument("--held", nargs="+", default=[], metavar="FILE.json:GAME",
                         help="held-out dumps to judge the fit on, against the shipped "
                         "calibration")
+    parser.add_argument("--real", nargs="+", default=[], metavar="FILE.json",
+                        help="fit on real recordings too: dumps of ./run bench realvoices "
+                        "--sets tuning (the training speakers' other recordings)")
+    parser.add_argument("--real-held", nargs="+", default=[], metavar="FILE.json:SET",
+                        help="real measurement dumps (./run bench realvoices --dump) to judge "
+                        "the fit on, with --held")
     args = parser.parse_args()
     voices = (*DEV_VOICES, *UNMET_VOICES) if args.unmet else DEV_VOICES
     rows: list[dict[str, Any]] = []
     for spec in args.dumps:
         path, game = spec.rsplit(":", 1)
         rows += rows_of(path, game, voices)
+    for path in args.real:
+        rows += real_rows(path)
     x = np.array([r["features"] for r in rows])
     y = np.array([r["label"] for r in rows])
     w = fit(x, y)
@@ -236,8 +298,12 @@ def main() -> None:
               + " | ".join(cells) + " |")
     if args.held:
         weights = {n: float(v) for n, v in zip(NAMES, w, strict=False)} | {"bias": float(w[-1])}
+        from benchmarks.realvoices import dump_rows as real_dump
+
+        real = {spec: real_dump(Path(spec.rsplit(":", 1)[0]), spec.rsplit(":", 1)[1])
+                for spec in args.real_held}
         judge_held_out(dump_rows(args.dumps, voices), dump_rows(args.held, HELD_OUT_VOICES),
-                       weights, args.table)
+                       weights, args.table, real)
 
 
 def _percent(values: list[bool]) -> str:

@@ -299,6 +299,20 @@ def cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
+def adapter_made(adapter: Any) -> str:
+    """How an adapter was made, in a few words, from its report."""
+    report = adapter.report
+    if "stacked_on" in report:
+        real = report.get("data", {}).get("real", {})
+        inner = report["stacked_on"].get("report", {})
+        parts = len(inner.get("averaged", ()))
+        under = f"{parts} synthetic-voice adapters averaged" if parts else "a synthetic-voice one"
+        return (f", trained on {real.get('recordings', 0):,} real recordings of "
+                f"{len(real.get('speakers', ())):,} speakers over {under}")
+    parts = len(report.get("averaged", ()))
+    return f", {parts} adapters averaged" if parts else ""
+
+
 def _adapter_state() -> str:
     """Which Whisper model the referee hears with, for ``doctor``."""
     from referee.speech.hearing.adapter import ADAPTER_ENV
@@ -310,10 +324,8 @@ def _adapter_state() -> str:
         return f"tiny.en as shipped: the table's adapter is unusable ({error})"
     origin = (f"SHA-256 {adapter.sha256[:12]}... as pinned" if adapter.pinned
               else f"from ${ADAPTER_ENV}, unpinned (SHA-256 {adapter.sha256[:12]}...)")
-    parts = len(adapter.report.get("averaged", ()))
-    made = f", {parts} adapters averaged" if parts else ""
     return (f"tiny.en+table: Whisper tiny.en with the table's adapter, rank {adapter.rank}"
-            f"{made} ({adapter.path}, {origin}); --model base hears without it")
+            f"{adapter_made(adapter)} ({adapter.path}, {origin}); --model base hears without it")
 
 
 def _encoder_state() -> str:
@@ -377,11 +389,17 @@ def _doctor_devices() -> None:
     try:
         import sounddevice
 
-        devices = [d for d in sounddevice.query_devices() if d["max_input_channels"] > 0]
-        if devices:
-            print(f"microphones: {', '.join(str(d['name']) for d in devices)}")
+        devices = list(sounddevice.query_devices())
+        inputs = [d for d in devices if d["max_input_channels"] > 0]
+        if inputs:
+            print(f"microphones: {', '.join(str(d['name']) for d in inputs)}")
         else:
             print("microphones: none found; the referee falls back to typed input")
+        # Numbered, as --device and --private-audio take them (a number or a name).
+        for number, device in enumerate(devices):
+            ways = [w for w, key in (("in", "max_input_channels"), ("out", "max_output_channels"))
+                    if device[key] > 0]
+            print(f"  device {number}: {device['name']} ({' and '.join(ways) or 'no channels'})")
     except Exception as error:  # PortAudio missing or broken: say so, never crash
         print(f"microphones: cannot use audio devices ({error}); typed input only")
     espeak = shutil.which("espeak-ng")

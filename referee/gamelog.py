@@ -119,6 +119,10 @@ class GameHeader(Record):
     options: dict[str, Any] = field(default_factory=dict)
     version: int = VERSION
     started: str = ""
+    #: What heard the players (a game played by voice): the recogniser and its
+    #: model, with the table adapter's SHA-256
+    #: (:func:`~referee.speech.hearing.recognizers.hearing_label`).
+    hearing: str = ""
 
 
 @dataclass(frozen=True)

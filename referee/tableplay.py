@@ -191,9 +191,12 @@ def game_log_for(args: argparse.Namespace, spec: GameSpec, live: bool) -> GameLo
         return None
     game_log = _locked(path)
     if game_log.working:
-        game_log.write(GameHeader(game=spec.name, players=tuple(spec.players),
+        from referee.speech.hearing.recognizers import hearing_label
+
+        game_log.write(GameHeader(game=spec.name, players=spec.named_players,
                                   options=spec.options.to_json(),
-                                  started=time.strftime("%Y-%m-%dT%H:%M:%S%z")))
+                                  started=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                                  hearing=hearing_label(args.engine, args.model)))
         note(f"game log: {path}")
     return game_log
 

@@ -33,6 +33,7 @@ from referee.protocol import (
     VoiceChanged,
 )
 from referee.session import NOT_SPEAKING, Session
+from referee.speech.understanding.templates import fold_accents
 
 _SCRIPT_LINE = re.compile(r"^\s*\[\s*([-+]?\d+(?:\.\d*)?)\s*\]\s?(.*)$")
 _PREFIX = re.compile(r"^\s*([^\W\d][\w' .-]{0,40}?)\s*:\s*(.*)$")
@@ -58,9 +59,9 @@ def split_speaker(line: str, players: Iterable[str]) -> tuple[str | None, str]:
     if not match:
         return None, line
     name, rest = match.group(1).strip(), match.group(2)
-    names = {p.casefold(): p for p in players}
-    if name.casefold() in names:
-        return names[name.casefold()], rest
+    names = {fold_accents(p): p for p in players}
+    if fold_accents(name) in names:
+        return names[fold_accents(name)], rest
     if len(name.split()) <= 2:
         known = " and ".join(names.values())
         raise SpeakerError(f"There is no player called {name}. The players are {known}.")

@@ -784,3 +784,22 @@ def test_a_timeout_whose_rebuilt_deadline_falls_a_hair_late_still_comes_before_t
     assert logged[-3:] == ["Time!", "Bob loses the turn.", "Ann's turn, 15 seconds."]
     assert replayed == logged
     assert session.game.current_player() == "Ann"
+
+
+def test_shut_the_box_replays_and_resumes_the_order_its_dice_gave(tmp_path):
+    """The order roll reorders the players; the log keeps them as named, so
+    that replay and resume draw the same order again (issue #63: seeds 1, 6
+    and 7 of 1-8 rebuilt another player's turn, with a false warning)."""
+    for seed in range(1, 9):
+        log = tmp_path / f"st{seed}.jsonl"
+        played = referee("play", "shut-the-box", "--players", "Ann", "Bob", "Cy", "--tiles",
+                         "9", "--seed", str(seed), "--log", str(log), "--json",
+                         stdin="roll\nhint\n")
+        assert played.returncode == 0, played.stderr
+        live = json.loads(played.stdout.splitlines()[-1])
+        replay = referee("replay", str(log), "--json")
+        assert replay.returncode == 0, replay.stderr
+        assert "Not restored" not in replay.stdout + replay.stderr
+        assert json.loads(replay.stdout.splitlines()[-1]) == live
+        header = json.loads(log.read_text().splitlines()[0])
+        assert header["players"] == ["Ann", "Bob", "Cy"]

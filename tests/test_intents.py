@@ -514,3 +514,19 @@ def test_other_ways_players_say_a_move_or_a_question(game, text, intent):
     heard = matcher_for(game, PLAYERS).match(text, "Ann")
     assert heard.intent == Intent.from_json(intent)
     assert heard.score == 1.0
+
+
+def test_names_match_without_their_accents():
+    """Players "Zoë" and "Ørjan" are found whether their names are written or
+    heard with the accents or without (issue #63)."""
+    from referee.games import matcher_for
+    from referee.textplay import split_speaker
+
+    matcher = matcher_for("race65", ["Zoë", "Ørjan"])
+    for text in ("Orjan, flip your 7 down", "ørjan flip your seven down"):
+        heard = matcher.match(text, "Zoë")
+        assert heard.intent.to_json() == {
+            "kind": "flip", "owner": "Ørjan", "tile": 7, "direction": "down"}, text
+    assert split_speaker("Zoe: what is my score", ["Zoë", "Ørjan"]) == ("Zoë",
+                                                                        "what is my score")
+    assert split_speaker("ORJAN: flip my 7", ["Zoë", "Ørjan"]) == ("Ørjan", "flip my 7")

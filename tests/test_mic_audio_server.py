@@ -441,3 +441,17 @@ def test_a_move_said_over_the_referee_is_heard_through_its_voice_and_confirmed(
     assert not [r for r in records if r["type"] == "input" and r["intent"] == flip]
     assert any(r["type"] == "dropped" and r["reason"] == "the referee was speaking"
                for r in records), records
+
+
+def test_doctor_lists_the_audio_servers_devices_by_number(audio_server):
+    """``referee doctor`` numbers every device as ``--device`` and
+    ``--private-audio`` take them (the README points there, issue #63)."""
+    doctor = subprocess.run([sys.executable, "-m", "referee", "doctor"], env=audio_server,
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert doctor.returncode == 0, doctor.stderr
+    devices = [line.strip() for line in doctor.stdout.splitlines()
+               if line.strip().startswith("device ")]
+    assert devices, doctor.stdout
+    assert any("(in" in line for line in devices)
+    assert any("out)" in line or "(out" in line for line in devices)
+    assert devices[0].startswith("device 0: ")

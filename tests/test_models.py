@@ -294,4 +294,6 @@ def test_models_live_in_the_projects_models_folder_that_git_ignores():
                             capture_output=True, text=True, timeout=120, check=False)
     assert f"vosk: no model in {recognizers.MODELS_DIR}" in doctor.stdout + doctor.stderr \
         or f"vosk: {recognizers.MODELS_DIR}" in doctor.stdout + doctor.stderr
-    assert "referee/models" not in doctor.stdout + doctor.stderr
+    # Not the package's folder: checked as a path, not a substring (a clone in a
+    # folder named "referee" has ".../referee/models" as its own models folder).
+    assert str(root / "referee" / "models") not in doctor.stdout + doctor.stderr

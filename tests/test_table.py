@@ -530,3 +530,19 @@ def test_with_the_echo_canceller_a_player_over_the_referee_is_heard_and_its_left
     assert late.dropped is None
     assert session.last[0].startswith("Sorry, was that a yes or a no?")
     assert session.final_state() == before
+
+
+@pytest.mark.slow
+def test_the_game_log_names_what_heard_the_players(tmp_path, capsys):
+    """The log's first line says which recogniser and which table adapter
+    (its SHA-256) heard the game, and ``--model base`` that none did."""
+    from referee.speech.hearing.adapter import ADAPTER_SHA256
+
+    for model, want in ((None, f"whisper tiny.en+table, adapter {ADAPTER_SHA256[:12]}"),
+                        ("base", "whisper tiny.en as shipped")):
+        log = tmp_path / f"{model}.jsonl"
+        play(tmp_path, [*move(FLIP_12)], capsys, "--log", str(log),
+             *(("--model", model) if model else ()))
+        header = json.loads(log.read_text().splitlines()[0])
+        assert header["type"] == "game"
+        assert header["hearing"] == want

@@ -727,3 +727,28 @@ def test_the_speed_benchmark_times_every_part_of_a_hearing(model_dir, matcher):
         scorer.score(samples, matcher.phrases)
     assert all(seconds > 0 for seconds in spent.values()), spent
     assert {part: getattr(owner, name) for part, (owner, name) in PARTS.items()} == before
+
+
+def test_the_calibration_learns_from_real_recordings_of_the_tuning_set(tmp_path):
+    """``bench calibrate --real``: a real digit whose best sentence is itself is
+    1; a wrong digit and a word that is no command 0; the measurement sets'
+    rows in the same dump are never fitted on."""
+    from benchmarks.calibrate import real_rows
+
+    seven: dict[str, object] = {"kind": "flip", "direction": None, "owner": "Ann", "tile": 7}
+    two: dict[str, object] = {"kind": "flip", "direction": None, "owner": "Ann", "tile": 2}
+
+    def row(set_name: str, word: str, best: dict[str, object]) -> dict[str, object]:
+        extra = {"margin": 0.0, "free": word, "best": word, "similarity": 100.0, "gap": 5.0,
+                 "nbest": [], "scores": [-2.0, 5, -2.0, 5]}
+        return {"set": set_name, "room": "clean", "word": word, "file": f"{word}.wav",
+                "heard": "", "intent": {"kind": "none"}, "score": 0.0, "best": best,
+                "extra": extra}
+
+    dump = tmp_path / "real.json"
+    dump.write_text(json.dumps({"engine": "test", "rows": [
+        row("tuning", "seven", seven), row("tuning", "seven", two),
+        row("tuning", "computer", seven), row("speech-commands", "seven", seven)]}))
+    rows = real_rows(str(dump))
+    assert [r["label"] for r in rows] == [1.0, 0.0, 0.0]
+    assert [r["kind"] for r in rows] == ["command", "command", "talk"]

@@ -461,6 +461,10 @@ class GameSpec(Talk, Policy, ChanceAtTable, Privacy):
 
     def __init__(self, players: Sequence[str], options: Options | None = None) -> None:
         self.players = check_players(players, self.min_players, self.max_players)
+        #: The players as they were named: what the game log keeps, so that a
+        #: game whose order of play is drawn (Shut the Box's order roll) is set
+        #: up again exactly, the same draw reordering the same names.
+        self.named_players = tuple(self.players)
         self._refuse_command_names()
         if options is None:
             options = self.options_type()

@@ -177,6 +177,24 @@ def average(adapters: Sequence[Adapter],
     return arrays, report
 
 
+def stack(start: Adapter, arrays: Mapping[str, npt.NDArray[Any]]
+          ) -> dict[str, npt.NDArray[np.float16]]:
+    """A new adapter trained over ``start`` (``arrays``, as :func:`save` takes
+    them) and ``start`` as one adapter: each projection's change is the sum of
+    both, written as their ranks side by side (rank 64 and rank 8 make one of
+    rank 72), so the referee applies it as any other."""
+    out: dict[str, npt.NDArray[np.float16]] = {}
+    for index, layer in enumerate(start.layers):
+        for name, ct2 in PROJECTIONS.items():
+            key = f"decoder/layer_{index}/{ct2}"
+            a, b = layer[name]
+            out[key + "/lora_a"] = np.concatenate(
+                [a, np.asarray(arrays[key + "/lora_a"], np.float32)], axis=1).astype(np.float16)
+            out[key + "/lora_b"] = np.concatenate(
+                [b, np.asarray(arrays[key + "/lora_b"], np.float32)], axis=0).astype(np.float16)
+    return out
+
+
 def find_adapter() -> tuple[Path, str | None]:
     """The adapter to use and the SHA-256 it must have: ``$REFEREE_WHISPER_ADAPTER``
     (unpinned: a development adapter) or the shipped one (pinned)."""

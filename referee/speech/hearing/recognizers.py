@@ -908,6 +908,23 @@ def table_adapter() -> Adapter:
                               "for Whisper tiny.en without it.") from error
 
 
+def hearing_label(engine: str | None, model: Path | str | None) -> str:
+    """What hears the players with these options, for the game log: the
+    engine, and for Whisper the model and the table adapter's SHA-256
+    ("whisper tiny.en+table, adapter 0f3c...": which one heard the game)."""
+    if str(model) == BASE_MODEL:
+        return "whisper tiny.en as shipped"
+    chosen = engine or default_engine(model)
+    if chosen != "whisper":
+        return chosen if model is None else f"{chosen} {model}"
+    try:
+        adapter = table_adapter()
+    except RecognizerError:
+        return "whisper tiny.en, the table adapter unusable"
+    pin = "" if adapter.pinned else ", unpinned"
+    return f"whisper tiny.en+table, adapter {adapter.sha256[:12]}{pin}"
+
+
 def make_recognizer(
     phrases: PhraseSet, engine: str | None = None, model: Path | str | None = None
 ) -> Recognizer:

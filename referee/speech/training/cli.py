@@ -3,6 +3,15 @@
     ./run train ears                      # the shipped adapter's recipe (hours, on 2 cores)
     ./run train ears --lines 200 --epochs 1 --out /tmp/tiny.npz   # a tiny run end to end
     ./run train average A.npz B.npz --out models/table-adapter.npz  # adapters averaged
+    ./run train ears --lines 1500 --start referee/speech/hearing/table_adapter_synthetic.npz \
+        --real DIR ... --copies 2 --per-word 150 --rank 8 --epochs 1   # real voices (below)
+
+``--real``: real recordings with their words
+(:mod:`~referee.speech.training.real`), kept apart from every measurement
+set's speakers, each batch half real and half the synthetic lines;
+``--start``: a new adapter trained over an existing one and written with it
+as one (the shipped adapter's recipe since 2026-12-01: docs/hearing.md,
+"Real voices in the adapter").
 
 Reproducible: the same options give the same lines, voices, rooms and
 adapter (the data's random draws are seeded per example; training is
@@ -40,6 +49,10 @@ DEFAULT_LINES = 12000
 #: table talk taken more often; not shipped until that is fixed.
 DEFAULT_SHORT = 0
 DEFAULT_SEED = 2026
+#: With ``--real``: copies of each recording, and recordings of one word at most
+#: (the shipped adapter's recipe: docs/hearing.md).
+DEFAULT_COPIES = 3
+DEFAULT_PER_WORD = 150
 
 
 def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
@@ -75,6 +88,28 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
     ears.add_argument("--engines", nargs="+", choices=tuple(ENGINES), metavar="ENGINE",
                       help="train only on the lines said in these engines' voices (espeak, "
                            "piper, kokoro; a learning curve over voices, with --use)")
+    ears.add_argument("--real", type=Path, nargs="+", metavar="DIR",
+                      help="folders of real recordings to train on, with their words (a folder "
+                      "per word, or a .txt beside each WAV: docs/hearing.md); their speakers "
+                      "must be in no measurement set")
+    ears.add_argument("--copies", type=_positive, default=DEFAULT_COPIES,
+                      help="with --real: copies of each recording, each in a room, noise and "
+                      f"channel of its own (default {DEFAULT_COPIES})")
+    ears.add_argument("--per-word", type=_positive, default=DEFAULT_PER_WORD, metavar="N",
+                      help=f"with --real: at most N recordings of each word (default "
+                      f"{DEFAULT_PER_WORD})")
+    ears.add_argument("--without", nargs="+", default=[], metavar="WORD",
+                      help="with --real: leave out the recordings of these words (said as "
+                      "written: 'up', 'go')")
+    ears.add_argument("--real-share", type=float, default=0.5, metavar="SHARE",
+                      help="with --real: the share of each batch drawn from the real "
+                      "recordings, the rest from the synthetic lines (default 0.5)")
+    ears.add_argument("--real-speakers", type=_positive, metavar="N",
+                      help="with --real: train on the recordings of N of their speakers only "
+                      "(a learning curve over real speakers)")
+    ears.add_argument("--start", type=Path, metavar="ADAPTER",
+                      help="train a new adapter over this one and write both as one (the "
+                      "shipped adapter: referee/speech/hearing/table_adapter.npz)")
     ears.add_argument("--out", type=Path, default=ROOT / "models" / "table-adapter.npz",
                       help="the adapter file to write (default models/table-adapter.npz)")
     average = what.add_parser("average", help="average adapters trained on different draws "
@@ -164,6 +199,13 @@ def run(args: argparse.Namespace) -> int:
             build(where, count, seed, benchmark_sentences(ROOT), args.workers, drawn, mix,
                   over)
             bar.close()
+    real_report: dict[str, Any] = {}
+    if args.real:
+        built = _real_set(args, folder)
+        if built is None:
+            return 2
+        real_folder, real_report = built
+        sets.append((real_folder, 0, args.seed, None, False))
     data = Dataset(*(where for where, *_ in sets))
     if args.engines:
         data.spoken_by(args.engines)
@@ -173,24 +215,103 @@ def run(args: argparse.Namespace) -> int:
             return 2
     if args.use:
         data.examples = data.examples[: args.use]
+    if args.real and args.real_speakers:
+        data.real_speakers(args.real_speakers, args.seed)
     model = find_whisper_model()
     if model is None:
         print("referee: Whisper's model is not installed (./run installs it).", file=sys.stderr)
         return 2
-    settings = Settings(rank=args.rank, rate=args.rate, epochs=args.epochs, seed=args.seed)
+    start = None
+    if args.start:
+        from referee.speech.hearing.adapter import AdapterError, load
+
+        try:
+            start = load(args.start)
+        except AdapterError as error:
+            print(f"referee: {error}", file=sys.stderr)
+            return 2
+    if not 0.0 < args.real_share <= 1.0:
+        print("referee: --real-share is a share of the batch: more than 0, at most 1.",
+              file=sys.stderr)
+        return 2
+    settings = Settings(rank=args.rank, rate=args.rate, epochs=args.epochs, seed=args.seed,
+                        real_share=args.real_share)
     started = time.time()
     adapter, report = train(data, model, settings,
                             None if args.budget is None else 60 * args.budget,
-                            log=lambda text: print(text, file=sys.stderr))
+                            log=lambda text: print(text, file=sys.stderr), start=start)
+    if args.real and args.real_speakers:
+        used = [e for e in data.examples if e.voice.startswith("real:")]
+        real_report["real"]["speakers"] = sorted({e.voice.removeprefix("real:") for e in used})
+        real_report["real"]["recordings"] = len(used) // args.copies
+        real_report["real"]["words"] = _count(e.said for e in used[:: args.copies])
     report["data"] = {"folder": folder.name, "lines": args.lines, "used": len(data),
                       "short": args.short, "negatives": args.negatives, "more": args.more,
                       "over": args.over, "engines": args.engines,
                       "seed": args.seed, "kinds": _count(e.kind for e in data.examples),
-                      "voices": summary(data.voices())}
-    sha = write_adapter(adapter, args.out, report)
+                      "voices": summary(data.voices()), **real_report}
+    if start is not None:
+        report["stacked_on"] = {"file": args.start.name, "sha256": start.sha256,
+                                "rank": start.rank, "report": dict(start.report)}
+        for engine, names in start.report.get("data", {}).get("voices", {}).items():
+            known = report["data"]["voices"].setdefault(engine, [])
+            known[:] = sorted({*known, *names})
+    sha = write_adapter(adapter, args.out, report, start)
     print(json.dumps({"adapter": str(args.out), "sha256": sha,
                       "minutes": round((time.time() - started) / 60, 1), **report}, indent=1))
     return 0
+
+
+def _real_set(args: argparse.Namespace, folder: Path) -> tuple[Path, dict[str, Any]] | None:
+    """``--real``: the recordings read, kept apart from every measurement set's
+    speakers, balanced per word and built (once) into a set beside ``folder``;
+    the set's folder and what the report says of it. None (said why): nothing
+    to train on."""
+    import hashlib
+
+    from referee.progress import Bar
+    from referee.speech.training.real import (
+        balanced,
+        build_real,
+        keep_apart,
+        measured_speakers,
+        read_folder,
+        readable,
+    )
+
+    found = []
+    for where in args.real:
+        if not where.is_dir():
+            print(f"referee: {where} is not a folder of recordings.", file=sys.stderr)
+            return None
+        found += read_folder(where)
+    without = {" ".join(word.casefold().split()) for word in args.without}
+    found = [r for r in found if r.words not in without]
+    kept, dropped = keep_apart(found, measured_speakers(ROOT.parent / "shared"))
+    kept, bad = readable(balanced(kept, args.per_word, args.seed))
+    for reason in bad:
+        print(f"referee: left out: {reason}", file=sys.stderr)
+    print(f"Real recordings: {len(found)} found, {len(dropped)} left out (their speakers are "
+          f"in a measurement set), {len(kept)} kept (at most {args.per_word} a word).",
+          file=sys.stderr)
+    if not kept:
+        print("referee: no real recording to train on.", file=sys.stderr)
+        return None
+    key = hashlib.sha256("\n".join(f"{r.path}\t{r.words}" for r in kept).encode()).hexdigest()
+    where = folder.with_name(f"real-{args.seed}-{args.copies}-{key[:12]}")
+    if not (where / "complete").exists():
+        count = len(kept) * args.copies
+        print(f"Preparing {count} real examples into {where} ...", file=sys.stderr)
+        bar = Bar(count, "examples")
+        build_real(where, kept, args.copies, args.seed, args.workers,
+                   lambda done, total: bar(done))
+        bar.close()
+    words = _count(r.words for r in kept)
+    return where, {"real": {"recordings": len(kept), "copies": args.copies,
+                            "per_word": args.per_word, "left_out": len(dropped),
+                            "without": sorted(without),
+                            "folders": [p.name for p in args.real], "words": words,
+                            "speakers": sorted({r.speaker for r in kept})}}
 
 
 def _average(args: argparse.Namespace) -> int:

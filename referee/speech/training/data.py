@@ -22,7 +22,8 @@ import random
 import subprocess
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -138,15 +139,30 @@ def prepared(placed: Audio) -> npt.NDArray[np.float32]:
     return samples
 
 
-def _work(job: tuple[Path, int, int, Sequence[int], Sequence[Line], bool]) -> int:
-    """One worker: render, place, prepare and encode its examples into one shard,
+def line_example(over: bool, line: Line, index: int, seed: int, babble: Babble,
+                 echo: Echo) -> tuple[npt.NDArray[np.float32], Example]:
+    """Example ``index`` of a synthesised set: its line said, placed and prepared
+    (``over``: said over the referee's voice), and what it is."""
+    samples, voice, room = render(line, index, seed, babble, echo, over)
+    return samples, Example(index, line.said, line.target, line.kind, line.game, line.players,
+                            voice, room, 0.0)
+
+
+#: How one example is made: ``maker(item, index, seed, babble, echo)`` gives its
+#: prepared samples and what it is (a top-level function, or a ``partial`` of
+#: one, so that worker processes can be handed it).
+Maker = Callable[[Any, int, int, Babble, Echo], tuple[npt.NDArray[np.float32], Example]]
+
+
+def _work(job: tuple[Path, int, int, Sequence[int], Sequence[Any], Maker]) -> int:
+    """One worker: make, prepare and encode its examples into one shard,
     going on from where an interrupted run of it stopped."""
     import ctranslate2
 
     from referee.speech.hearing.recognizers import find_whisper_model
     from referee.speech.hearing.whisper import encode
 
-    folder, worker, seed, indexes, lines, over = job
+    folder, worker, seed, indexes, items, maker = job
     model = find_whisper_model()
     if model is None:
         raise RuntimeError("Whisper's model is not installed (./run installs it).")
@@ -168,15 +184,14 @@ def _work(job: tuple[Path, int, int, Sequence[int], Sequence[Line], bool]) -> in
     with meta_path.open("a") as meta:
         for start in range(done, len(indexes), BATCH):
             batch, rows = [], []
-            for index, line in zip(indexes[start:start + BATCH], lines[start:start + BATCH],
+            for index, item in zip(indexes[start:start + BATCH], items[start:start + BATCH],
                                    strict=True):
-                samples, voice, room = render(line, index, seed, babble, echo, over)
+                samples, example = maker(item, index, seed, babble, echo)
                 if len(samples) > WINDOW * RATE:
                     samples = samples[: int(WINDOW * RATE)]
                 batch.append(samples)
-                rows.append(json.dumps(asdict(Example(
-                    index, line.said, line.target, line.kind, line.game, line.players,
-                    voice, room, round(len(samples) / RATE, 3)))))
+                example = replace(example, seconds=round(len(samples) / RATE, 3))
+                rows.append(json.dumps(asdict(example)))
             store[start:start + len(batch)] = encode(encoder, batch).astype(np.float16)
             store.flush()
             meta.write("".join(row + "\n" for row in rows))
@@ -202,9 +217,19 @@ def build(folder: Path, count: int, seed: int, exclude: Iterable[str] = (), work
     and their descriptions). ``exclude``: sentences never to train on.
     ``over``: every line said over the referee's voice, through the echo
     canceller (:func:`~referee.speech.training.rooms.over_referee`)."""
-    folder.mkdir(parents=True, exist_ok=True)
     lines = draw(count, seed, exclude, mix)
-    jobs = [(folder, w, seed, list(range(w, count, workers)), lines[w::workers], over)
+    build_examples(folder, lines, seed, partial(line_example, over), workers, progress)
+    return lines
+
+
+def build_examples(folder: Path, items: Sequence[Any], seed: int, maker: Maker,
+                   workers: int = 2, progress: Callable[[int, int], None] | None = None) -> None:
+    """Make example ``i`` of ``items`` with ``maker`` (its own random draws
+    depend on ``seed`` and ``i`` only), in ``workers`` processes, and store
+    the encodings and what each is in ``folder``; marked complete at the end."""
+    folder.mkdir(parents=True, exist_ok=True)
+    count = len(items)
+    jobs = [(folder, w, seed, list(range(w, count, workers)), items[w::workers], maker)
             for w in range(workers)]
     if workers == 1:
         _work(jobs[0])
@@ -220,7 +245,6 @@ def build(folder: Path, count: int, seed: int, exclude: Iterable[str] = (), work
         progress(_done(folder, workers), count)
     (folder / "complete").write_text(json.dumps({"count": count, "seed": seed,
                                                  "workers": workers, "at": time.time()}))
-    return lines
 
 
 def _done(folder: Path, workers: int) -> int:
@@ -272,6 +296,18 @@ class Dataset:
         whatever ``engines`` (they are the referee's voice, not a player's)."""
         keep = [i for i, example in enumerate(self.examples)
                 if example.voice.split(":", 1)[0] in {*engines, "referee"}]
+        self.examples = [self.examples[i] for i in keep]
+        self._where = [self._where[i] for i in keep]
+
+
+    def real_speakers(self, count: int, seed: int) -> None:
+        """Keep the real recordings of ``count`` of their speakers only (drawn
+        with ``seed``), and every synthetic line: a learning curve over the
+        number of real speakers."""
+        speakers = sorted({e.voice for e in self.examples if e.voice.startswith("real:")})
+        chosen = set(random.Random(seed).sample(speakers, min(count, len(speakers))))
+        keep = [i for i, example in enumerate(self.examples)
+                if not example.voice.startswith("real:") or example.voice in chosen]
         self.examples = [self.examples[i] for i in keep]
         self._where = [self._where[i] for i in keep]
 

@@ -26,7 +26,7 @@ import numpy.typing as npt
 import torch
 from torch import nn
 
-from referee.speech.hearing.adapter import PROJECTIONS
+from referee.speech.hearing.adapter import PROJECTIONS, Adapter
 
 NORMS = {"self_norm": "self_attention/layer_norm", "cross_norm": "attention/layer_norm",
          "ffn_norm": "ffn/layer_norm"}
@@ -199,4 +199,18 @@ def lora_arrays(part: str, layers: Sequence[Mapping[str, Adapted]],
             out[key + "/lora_a"] = module.a.detach().cpu().numpy().astype(np.float16)
             out[key + "/lora_b"] = (module.b.detach() * module.scale).cpu().numpy().astype(
                 np.float16)
+    return out
+
+
+def with_adapter(variables: Mapping[str, npt.NDArray[Any]],
+                 adapter: Adapter) -> dict[str, npt.NDArray[Any]]:
+    """The decoder's variables with ``adapter``'s changes merged into its
+    projections' weights (``W + (A B)^T``): a model that decodes as the
+    referee does with that adapter, to train a new adapter over."""
+    out = dict(variables)
+    for index, layer in enumerate(adapter.layers):
+        for name, ct2 in PROJECTIONS.items():
+            key = f"decoder/layer_{index}/{ct2}/weight"
+            a, b = layer[name]
+            out[key] = np.asarray(variables[key], np.float32) + (a @ b).T
     return out

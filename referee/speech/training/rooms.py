@@ -230,3 +230,58 @@ def place(clean: Audio, rng: random.Random, babble: Callable[[int], Signal],
     level = 10 ** (rng.uniform(-30, -2) / 20)
     speech = speech / peak * level
     return from_float(speech, RATE), room.describe()
+
+
+#: The microphones and links a player's voice may come through
+#: (:func:`channel`): a telephone (8 kHz, G.711 mu-law), Bluetooth hands-free
+#: (narrowband CVSD-like at 8 kHz, or wideband mSBC-like at 16 kHz, with lost
+#: packets concealed by repeating the last one) and a cheap headset (a narrow
+#: band, a little clipping).
+CHANNELS = ("telephone", "hands-free", "hands-free-wide", "headset")
+
+
+def mu_law(signal: Signal, bits: int = 8) -> Signal:
+    """Companded to ``bits`` bits and back, as G.711 does (mu = 255)."""
+    mu = 255.0
+    peak = float(np.max(np.abs(signal))) or 1.0
+    x = np.clip(signal / peak, -1, 1)
+    y = np.sign(x) * np.log1p(mu * np.abs(x)) / math.log1p(mu)
+    steps = 2 ** (bits - 1)
+    y = np.round(y * steps) / steps
+    out: Signal = np.sign(y) * ((1 + mu) ** np.abs(y) - 1) / mu * peak
+    return out
+
+
+def lost_packets(signal: Signal, rng: random.Random, packet: float = 0.0075,
+                 share: float = 0.02) -> Signal:
+    """Bluetooth's lost packets (7.5 ms), each concealed by repeating the one before."""
+    size = max(1, int(packet * RATE))
+    out = signal.copy()
+    for start in range(size, len(out) - size, size):
+        if rng.random() < share:
+            out[start:start + size] = out[start - size:start]
+    return out
+
+
+def channel(signal: Signal, rng: random.Random, kind: str | None = None) -> tuple[Signal, str]:
+    """``signal`` (at :data:`~referee.speech.audio.RATE`) as it comes through one
+    of :data:`CHANNELS` (``kind``, or one at random), and its name."""
+    from referee.speech.audio import resample
+
+    kind = kind or rng.choice(CHANNELS)
+    if kind == "headset":
+        low, high = rng.uniform(100, 300), rng.uniform(3500, 6000)
+        out = band(signal, low, high)
+        peak = float(np.max(np.abs(out))) or 1.0
+        drive = rng.uniform(1.0, 3.0)
+        out = np.tanh(drive * out / peak) / math.tanh(drive) * peak
+        return out, kind
+    if kind == "hands-free-wide":
+        out = mu_law(band(signal, 50.0, 7000.0), bits=10)
+        return lost_packets(out, rng, share=rng.uniform(0.0, 0.04)), kind
+    narrow = resample(band(signal, 300.0, 3400.0), RATE, 8000)
+    narrow = mu_law(narrow, bits=8 if kind == "telephone" else 7)
+    out = resample(narrow, 8000, RATE)[: len(signal)]
+    if kind == "hands-free":
+        out = lost_packets(out, rng, share=rng.uniform(0.0, 0.04))
+    return out, kind

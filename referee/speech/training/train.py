@@ -26,9 +26,10 @@ import numpy as np
 import torch
 
 from referee.progress import Bar
+from referee.speech.hearing.adapter import Adapter
 from referee.speech.hearing.whisper import VOCABULARY, Tokens, read_ctranslate2
 from referee.speech.training.data import Dataset, Example
-from referee.speech.training.model import TableDecoder
+from referee.speech.training.model import TableDecoder, with_adapter
 from referee.speech.training.sentences import phrases_for
 
 
@@ -44,6 +45,10 @@ class Settings:
     seed: int = 2026
     #: Examples of the set kept apart to watch the loss on (every n-th).
     watch_every: int = 40
+    #: With real recordings in the set (``--real``): the share of each batch
+    #: drawn from them, the rest from the synthetic lines (a replay that keeps
+    #: what the adapter knows); an epoch is then one pass over the real ones.
+    real_share: float = 0.5
 
 
 def prompt(tokens: Tokens, example: Example) -> list[int]:
@@ -128,9 +133,36 @@ def loss_of(model: TableDecoder, tokens: torch.Tensor, wanted: torch.Tensor,
     return torch.nn.functional.nll_loss(model(tokens, encoded, at), wanted[at])
 
 
+def is_real(example: Example) -> bool:
+    """A real recording (:mod:`~referee.speech.training.real`), not a synthetic line."""
+    return example.kind.startswith("real")
+
+
+class Order:
+    """Indexes drawn in shuffled passes, a few at a time (a seeded generator)."""
+
+    def __init__(self, indexes: Sequence[int], rng: random.Random) -> None:
+        self.indexes, self.rng, self.queue = list(indexes), rng, list[int]()
+
+    def take(self, count: int) -> list[int]:
+        while len(self.queue) < count and self.indexes:
+            more = list(self.indexes)
+            self.rng.shuffle(more)
+            self.queue += more
+        chosen, self.queue = self.queue[:count], self.queue[count:]
+        return chosen
+
+
 def train(data: Dataset, model_folder: Path, settings: Settings, budget_s: float | None = None,
-          log: Callable[[str], None] = print) -> tuple[TableDecoder, dict[str, Any]]:
-    """Train adapters on ``data``; returns the model and what happened."""
+          log: Callable[[str], None] = print,
+          start: Adapter | None = None) -> tuple[TableDecoder, dict[str, Any]]:
+    """Train adapters on ``data``; returns the model and what happened.
+
+    ``start``: an adapter to train over (the shipped one): the new adapter
+    learns only what ``start`` lacks, and :func:`write_adapter` writes both as
+    one. Where ``data`` holds real recordings and synthetic lines, each batch
+    is :attr:`Settings.real_share` real (a replay of the lines keeps what the
+    adapter knows)."""
     torch.manual_seed(settings.seed)
     torch.set_num_threads(2)
     tokens = Tokens(model_folder / "tokenizer.json")
@@ -138,16 +170,26 @@ def train(data: Dataset, model_folder: Path, settings: Settings, budget_s: float
     batches = Batches(data, tokens, set(config.get("suppress_ids", [])))
     variables = {k: v for k, v in read_ctranslate2(model_folder / "model.bin").items()
                  if k.startswith("decoder/")}
+    if start is not None:
+        variables = with_adapter(variables, start)
     model = TableDecoder(variables, batches.vocabulary, settings.rank, settings.alpha,
                          settings.seed, settings.dropout)
     watch = [i for i in range(len(data)) if i % settings.watch_every == 0]
     train_ids = [i for i in range(len(data)) if i % settings.watch_every != 0]
-    steps = max(1, math.ceil(len(train_ids) * settings.epochs / settings.batch))
+    real = [i for i in train_ids if is_real(data.examples[i])]
+    lines = [i for i in train_ids if not is_real(data.examples[i])]
+    real_batch = (round(settings.batch * settings.real_share) if real and lines
+                  else settings.batch if real else 0)
+    if real_batch:
+        steps = max(1, math.ceil(len(real) * settings.epochs / real_batch))
+    else:
+        steps = max(1, math.ceil(len(train_ids) * settings.epochs / settings.batch))
     optimiser = torch.optim.AdamW(model.adapters(), lr=settings.rate, weight_decay=0.0)
 
     schedule = warm_then_cosine(optimiser, settings.warmup, steps)
     rng = random.Random(settings.seed)
-    order: list[int] = []
+    orders = (Order(real, rng), Order(lines, rng)) if real_batch else (Order(train_ids, rng),
+                                                                        Order([], rng))
     started = time.monotonic()
     before = watch_loss(model, batches, watch, settings.batch)
     log(f"{len(train_ids)} examples to train on, {len(watch)} watched; {steps} steps; "
@@ -160,11 +202,8 @@ def train(data: Dataset, model_folder: Path, settings: Settings, budget_s: float
         if budget_s is not None and time.monotonic() - started > budget_s:
             log(f"time budget of {budget_s:.0f} s reached after {step} of {steps} steps")
             break
-        if len(order) < settings.batch:
-            more = list(train_ids)
-            rng.shuffle(more)
-            order += more
-        chosen, order = order[: settings.batch], order[settings.batch :]
+        chosen = (orders[0].take(real_batch) + orders[1].take(settings.batch - real_batch)
+                  if real_batch else orders[0].take(settings.batch))
         model.train()
         loss = loss_of(model, *batches.make(chosen))
         descend(optimiser, schedule, loss, model.adapters())
@@ -177,6 +216,7 @@ def train(data: Dataset, model_folder: Path, settings: Settings, budget_s: float
     after = watch_loss(model, batches, watch, settings.batch)
     log(f"loss on the watched examples after: {after:.3f}")
     report = {"settings": asdict(settings), "examples": len(train_ids), "watched": len(watch),
+              "real_examples": len(real),
               "steps": step, "planned_steps": steps, "loss_before": round(before, 4),
               "loss_after": round(after, 4),
               "train_loss_first": round(float(np.mean(losses[:5] or [math.nan])), 4),
@@ -200,9 +240,13 @@ def watch_loss(model: TableDecoder, batches: Batches, watch: Sequence[int], size
     return total / max(count, 1)
 
 
-def write_adapter(model: TableDecoder, path: Path, report: dict[str, Any]) -> str:
-    """Write the adapters (:meth:`TableDecoder.export`) and what made them to one
-    ``.npz``, byte for byte the same for the same arrays; returns its SHA-256."""
-    from referee.speech.hearing.adapter import save
+def write_adapter(model: TableDecoder, path: Path, report: dict[str, Any],
+                  start: Adapter | None = None) -> str:
+    """Write the adapters (:meth:`TableDecoder.export`; with ``start``, the
+    adapter they were trained over and they as one: :func:`~referee.speech.hearing.adapter.stack`)
+    and what made them to one ``.npz``, byte for byte the same for the same
+    arrays; returns its SHA-256."""
+    from referee.speech.hearing.adapter import save, stack
 
-    return save(path, model.export(), report)
+    arrays = model.export() if start is None else stack(start, model.export())
+    return save(path, arrays, report)

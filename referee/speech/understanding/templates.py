@@ -43,6 +43,7 @@ from __future__ import annotations
 import itertools
 import re
 import tomllib
+import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
@@ -198,12 +199,26 @@ def parse_template(template: str, keep_empty: bool = False) -> list[Expansion]:
 # --- normalisation -----------------------------------------------------------------
 
 _PUNCT = re.compile(r"[^\w'\s]+")
+#: Letters that carry no accent to take off but are typed as plain ones.
+_PLAIN_LETTERS = str.maketrans({"ø": "o", "æ": "ae", "œ": "oe", "đ": "d", "ð": "d", "ł": "l",
+                                "þ": "th", "\u0131": "i"})
+
+
+def fold_accents(text: str) -> str:
+    """Lower case without accents, as a player types a name on any keyboard:
+    "Zoë Ørjan" -> "zoe orjan" (names match whichever way they are written).
+
+    >>> fold_accents("Zoë, Ørjan, José, Łucja")
+    'zoe, orjan, jose, lucja'
+    """
+    decomposed = unicodedata.normalize("NFKD", text.casefold().translate(_PLAIN_LETTERS))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def normalise_words(text: str) -> list[str]:
-    """Lower-case words with punctuation removed; hyphens split words."""
+    """Lower-case words without accents, punctuation removed; hyphens split words."""
     text = ascii_digits(text).replace("\u2019", "'").replace("-", " ").replace("_", " ")
-    text = _PUNCT.sub(" ", text.casefold())
+    text = _PUNCT.sub(" ", fold_accents(text))
     words = []
     for word in text.split():
         word = word.strip("'")
