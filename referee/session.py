@@ -142,6 +142,7 @@ from referee.speech.understanding.templates import shared_kinds
 log = logging.getLogger(__name__)
 
 MAX_CHARS = 500
+TOO_LONG = "That was too long for me. Please say one move at a time."
 #: Seconds to answer a yes/no question; silence means no.
 ANSWER_SECONDS = 6.0
 #: Matcher scores below this are confirmed before they are acted on.
@@ -488,7 +489,10 @@ class Session:
         if stranger is not None:
             return self._problem(stranger, at)
         if len(text) > MAX_CHARS:
-            return self._problem("That was too long for me. Please say one move at a time.", at)
+            # Logged as an input like any other (its start only), with the answer
+            # it got, so that replay and resume say the same and warn of nothing.
+            heard = Heard(text[:MAX_CHARS] + "...", Intent("none"), 0.0, TOO_LONG)
+            return self._respond(heard, speaker, at, sure=False, source="text")
         heard = self.matcher.match(text, self.attribute(speaker))
         log.debug("heard %r from %s: %s", text, speaker, heard)
         sure = self.is_sure(heard, named=speaker is not None)

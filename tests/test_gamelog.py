@@ -803,3 +803,23 @@ def test_shut_the_box_replays_and_resumes_the_order_its_dice_gave(tmp_path):
         assert json.loads(replay.stdout.splitlines()[-1]) == live
         header = json.loads(log.read_text().splitlines()[0])
         assert header["players"] == ["Ann", "Bob", "Cy"]
+
+
+def test_a_line_too_long_is_logged_with_its_answer_and_replays_without_a_warning(tmp_path):
+    """A typed line over 500 characters is answered "too long"; the log keeps
+    the input (its start) beside the answer, so replay warns of nothing
+    (issue #63: the answer was logged, not the input)."""
+    log = tmp_path / "long.jsonl"
+    played = referee("play", "race65", "--players", "Ann", "Bob", "--log", str(log),
+                     stdin="flip " * 150 + "\nAnn: flip my 7\n")
+    assert played.returncode == 0, played.stderr
+    assert "That was too long for me" in played.stdout
+    inputs = [json.loads(line) for line in log.read_text().splitlines()
+              if json.loads(line)["type"] == "input"]
+    assert inputs[0]["text"].startswith("flip flip")
+    assert len(inputs[0]["text"]) < 510
+    replay = referee("replay", str(log))
+    assert replay.returncode == 0, replay.stderr
+    assert "That was too long for me" in replay.stdout
+    assert "Not restored" not in replay.stdout + replay.stderr
+    assert "Check the table" not in replay.stdout + replay.stderr
