@@ -397,8 +397,8 @@ def _doctor_devices() -> None:
             print("microphones: none found; the referee falls back to typed input")
         # Numbered, as --device and --private-audio take them (a number or a name).
         for number, device in enumerate(devices):
-            ways = [w for w, key in (("in", "max_input_channels"), ("out", "max_output_channels"))
-                    if device[key] > 0]
+            ways = [w for w, key in (("input", "max_input_channels"),
+                                     ("output", "max_output_channels")) if device[key] > 0]
             print(f"  device {number}: {device['name']} ({' and '.join(ways) or 'no channels'})")
     except Exception as error:  # PortAudio missing or broken: say so, never crash
         print(f"microphones: cannot use audio devices ({error}); typed input only")

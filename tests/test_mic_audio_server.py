@@ -452,6 +452,6 @@ def test_doctor_lists_the_audio_servers_devices_by_number(audio_server):
     devices = [line.strip() for line in doctor.stdout.splitlines()
                if line.strip().startswith("device ")]
     assert devices, doctor.stdout
-    assert any("(in" in line for line in devices)
-    assert any("out)" in line or "(out" in line for line in devices)
+    assert any("(input" in line for line in devices)
+    assert any("output)" in line or "(output" in line for line in devices)
     assert devices[0].startswith("device 0: ")
