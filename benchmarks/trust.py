@@ -137,7 +137,7 @@ class Bench:
                            recognizer=make_recognizer(self.session.matcher.phrases),
                            voice=self.voice, output=self.output, show=self._shown,
                            stamp=False, echo_tail=ECHO_TAIL, cancels_echo=True,
-                           record=self.records.append)
+                           record=self.records.extend)
         self.cuts: list[float] = []
         cut = self.table.cut
 

@@ -397,10 +397,18 @@ class GameLog:
                   "The game goes on without a log.")
 
     def write(self, record: Record) -> None:
-        if self._file is None:
+        self.write_all([record])
+
+    def write_all(self, records: Sequence[Record]) -> None:
+        """Append ``records`` (one step of the game: a move, what it caused and
+        what the referee said of it) in one write, then flush and fsync: a
+        kill -9 leaves the whole step in the log or none of it (written a
+        record at a time, a kill between two left a move without the turn it
+        gave, which resume then said once more than the log)."""
+        if self._file is None or not records:
             return
         try:
-            line = json.dumps(record.to_json(), separators=(",", ":")) + "\n"
+            line = "".join(json.dumps(r.to_json(), separators=(",", ":")) + "\n" for r in records)
             self._file.write("\n" + line if self._torn else line)
             self._torn = False
             self._file.flush()

@@ -43,6 +43,7 @@ from referee.terminal import (
     INTERRUPT_MARK,
     TerminalKeyboard,
     printed_above_the_prompt,
+    signals_end_the_game,
     wanted,
 )
 from referee.textplay import SpeakerError, split_speaker
@@ -168,12 +169,13 @@ class LiveLoop:
         if self.terminal is None:
             self._run(greet)
             return
-        self.terminal.start()
-        try:
-            with printed_above_the_prompt():
-                self._run(greet)
-        finally:
-            self.terminal.close()
+        with signals_end_the_game():
+            self.terminal.start()
+            try:
+                with printed_above_the_prompt():
+                    self._run(greet)
+            finally:
+                self.terminal.close()
 
     def _run(self, greet: bool) -> None:
         if greet:

@@ -243,7 +243,7 @@ class Session:
         answer_seconds: float = ANSWER_SECONDS,
     ) -> None:
         self.spec = spec
-        self.game = spec.new_game(at)
+        self.game = spec.begin(at)
         self.matcher = matcher or IntentMatcher.for_phrases(spec.phrase_file, spec.players)
         self.now = at
         #: What "repeat" says again.
@@ -738,7 +738,7 @@ class Session:
         """The same players and options start a new game, once the table has
         been told what to put back (when anything was played)."""
         reset = self.spec.reset(self.game) if self._moves or self.over else ""
-        self.game = self.spec.new_game(at)
+        self.game = self.spec.begin(at)
         self._ended = False
         self.question = None
         self._moves, self._fired, self._more = [], set(), []

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -110,7 +110,7 @@ class Table:
         cancels_echo: bool = False,
         private: Mapping[str, AudioOutput] | None = None,
         reading_wpm: float | None = None,
-        record: Callable[[Record], None] | None = None,
+        record: Callable[[Sequence[Record]], None] | None = None,
         heard_back: Callable[[Audio, Spoken], None] | None = None,
         screen: Callable[[Output, float], None] | None = None,
     ) -> None:
@@ -132,7 +132,8 @@ class Table:
         self.show = show
         self.stamp = stamp
         self.room = Room(echo_tail, cancels_echo, gate)
-        #: Where the game log's records go (None: no log).
+        #: Where the game log's records go, a step's at once (None: no log):
+        #: :meth:`~referee.gamelog.GameLog.write_all` writes them in one go.
         self.record = record
         #: Called with each rendered sentence (an audio script feeds it back as echo).
         self.heard_back = heard_back
@@ -157,15 +158,17 @@ class Table:
         self.perform(self.session.step(message))
 
     def perform(self, outputs: Iterable[Output]) -> None:
+        outputs = list(outputs)
+        if self.record is not None:  # the step's records at once, before anything is said
+            records = [out.record for out in outputs if isinstance(out, Logged)]
+            if records:
+                self.record(records)
         for out in outputs:
             if self.screen is not None and not isinstance(out, Say):
                 self.screen(out, 0.0)  # (a sentence is shown as it is said)
             match out:
                 case Say():
                     self.say([out])
-                case Logged(record=record):
-                    if self.record is not None:
-                        self.record(record)
                 case CutVoice(at=at, since=since):
                     self._stop(at, since)
                 case ChangeVoice(at=at, change=change):

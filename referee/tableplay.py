@@ -260,8 +260,8 @@ def _run(args: argparse.Namespace, session: Session,
     return 0
 
 
-def _writer(game_log: GameLog | None) -> Callable[[Record], None] | None:
-    return None if game_log is None else game_log.write
+def _writer(game_log: GameLog | None) -> Callable[[Sequence[Record]], None] | None:
+    return None if game_log is None else game_log.write_all
 
 
 def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: Output,
@@ -488,17 +488,26 @@ def unrestored(logged: Sequence[Record], rebuilt: Sequence[Record]) -> list[Said
     """What the log says the referee announced that the game rebuilt from it
     did not announce again (a damaged or edited line lost a move), in order.
 
-    The opening is not said again when a game is rebuilt, and the countdown
-    is not a move, so neither counts.
+    What the game said as it started (the opening, and a deal: Turn 7's first
+    cards) is not said again when a game is rebuilt, and the countdown is not
+    a move, so neither counts.
     """
     def moves(records: Sequence[Record]) -> list[SaidRecord]:
         return [r for r in records if isinstance(r, SaidRecord) and r.kind != "countdown"]
 
-    said = moves(logged)[1:]
+    said = moves(logged[_started(logged):])
     again = [r.text for r in moves(rebuilt)]
     matcher = difflib.SequenceMatcher(a=[r.text for r in said], b=again, autojunk=False)
     return [r for op, i1, i2, _, _ in matcher.get_opcodes() if op in ("delete", "replace")
             for r in said[i1:i2]]
+
+
+def _started(records: Sequence[Record]) -> int:
+    """Where a log's start ends: its first records, all at the time the game
+    began, before anyone said anything (the opening, a deal)."""
+    begun = records[0].at if records else 0.0
+    return next((i for i, r in enumerate(records)
+                 if isinstance(r, InputRecord) or r.at > begun), len(records))
 
 
 def _locked(path: Path) -> GameLog:

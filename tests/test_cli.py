@@ -523,3 +523,62 @@ def test_a_benchmark_shows_its_progress_then_its_table():
     assert "100.0 %  1/1" in result.stderr
     assert "rooms" in result.stderr
     assert result.stdout.startswith("| room | detector |")
+
+
+def _terminal_settings(fd: int) -> tuple[bool, bool, bool]:
+    """Whether a terminal is cooked as a shell leaves it: (canonical lines, echo,
+    Enter read as a newline)."""
+    import termios
+
+    iflag, _, _, lflag, *_ = termios.tcgetattr(fd)
+    return bool(lflag & termios.ICANON), bool(lflag & termios.ECHO), bool(iflag & termios.ICRNL)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("way_out", ["that's all", "ctrl-d", "ctrl-c", "kill", "hang up"])
+def test_the_terminal_is_given_back_as_it_was_on_every_way_out(tmp_path, way_out):
+    """The line editor puts the terminal in raw mode while the game runs; every
+    way the game ends gives it back cooked (lines, echo, Enter), with no
+    prompt left after the last words: the shell, or the next ``./run play |
+    tee``, must find the terminal as it was."""
+    import pty
+    import signal
+
+    keyboard, terminal = pty.openpty()
+    before = _terminal_settings(terminal)
+    assert before == (True, True, True)
+    env = {**_without_audio(tmp_path), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    game = subprocess.Popen(
+        [sys.executable, "-m", "referee", "play", "shut-the-box", "--players", "Ann", "Bob",
+         "--order", "given", "--input", "text", "--voice", "none", "--no-log"],
+        stdin=terminal, stdout=terminal, stderr=terminal, cwd=ROOT, env=env,
+        start_new_session=True)
+    try:
+        assert "Ann, say roll." in _read_until(keyboard, "Ann, say roll.")
+        time.sleep(0.5)  # the prompt is up: the terminal is raw now
+        assert _terminal_settings(terminal) != before
+        if way_out == "that's all":
+            os.write(keyboard, b"that's all\r")
+            assert "Bob, do you agree" in _read_until(keyboard, "Bob, do you agree")
+            time.sleep(0.3)
+            os.write(keyboard, b"Bob: yes\r")
+        elif way_out == "ctrl-d":
+            os.write(keyboard, b"\x04")
+            assert "Press Ctrl-D again" in _read_until(keyboard, "Press Ctrl-D again")
+            time.sleep(0.5)
+            os.write(keyboard, b"\x04")
+        elif way_out == "ctrl-c":
+            os.write(keyboard, b"\x03")
+        else:
+            game.send_signal(signal.SIGTERM if way_out == "kill" else signal.SIGHUP)
+        game.wait(timeout=30)
+        tail = _read_until(keyboard, "never printed", timeout=1)
+        assert _terminal_settings(terminal) == before
+        if way_out == "that's all":
+            assert "Goodbye." in tail
+            assert "> " not in tail.split("Goodbye.")[-1]
+    finally:
+        if game.poll() is None:
+            game.kill()
+        os.close(keyboard)
+        os.close(terminal)

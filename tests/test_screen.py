@@ -329,6 +329,37 @@ def test_the_countdown_moves_on_the_page(browser):
         screen.stop()
 
 
+def page_left(page: Any) -> float:
+    page.wait_for_function("document.querySelector('#clock').dataset.left !== undefined",
+                           timeout=10_000)
+    return float(page.locator("#clock").get_attribute("data-left") or "nan")
+
+
+@pytest.mark.slow
+def test_a_page_opened_or_reconnected_mid_turn_shows_the_referees_clock(browser, screen):
+    """The clock on a page agrees with the referee's to within half a second,
+    whenever the page was opened: here 20-second turns, the page opened 3 s
+    into one, then reloaded 2 s later (before: 20 s shown at opening)."""
+    published = time.monotonic()
+    screen.publish(Snapshot(100.0, {"turn": "Ann", "deadline": 120.0, "game": {"players": {}}}))
+    time.sleep(3.0)
+    page = browser.new_page()
+    page.goto(screen.url)
+    assert abs(page_left(page) - (20.0 - (time.monotonic() - published))) < 0.5
+    time.sleep(2.0)
+    assert abs(page_left(page) - (20.0 - (time.monotonic() - published))) < 0.5
+    page.reload()
+    page.wait_for_timeout(300)
+    assert abs(page_left(page) - (20.0 - (time.monotonic() - published))) < 0.5
+    screen.publish(Snapshot(106.0, {"turn": "Bob", "deadline": 126.0, "game": {"players": {}}}))
+    wait_for_text(page, "#turn", "Bob to play")
+    assert abs(page_left(page) - 20.0) < 0.5  # a new turn: the whole of it
+    screen.publish(Snapshot(107.0, {"turn": None, "deadline": None, "game": {"players": {}}}))
+    page.wait_for_function("document.querySelector('#clock').textContent === ''",
+                           timeout=5_000)
+    page.close()
+
+
 @pytest.mark.slow
 def test_a_seat_page_shows_its_own_twist_card_and_not_anothers(browser):
     _, screen, printed = golden_table("phase10-twist-virtual", 30, {"Bob": "screen"})
@@ -461,7 +492,7 @@ def test_a_whole_game_played_from_seat_pages_is_the_typed_game(stem):
     screen = Screen(spec.players, "127.0.0.1", 0)
     screen.start()
     records: list[Any] = []
-    table = Table(session, show=lambda line: None, screen=screen.publish, record=records.append)
+    table = Table(session, show=lambda line: None, screen=screen.publish, record=records.extend)
     loop = LiveLoop(table, microphone=None, keyboard=None, seat_lines=screen.lines,
                     max_seconds=300.0)
     worker = threading.Thread(target=loop.run, daemon=True)

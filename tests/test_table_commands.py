@@ -9,7 +9,7 @@ import pytest
 from harness.brain import Drive
 from harness.games import SHORT_GAME
 from referee.engine.shutbox import sets_making
-from referee.gamelog import EventRecord, Record
+from referee.gamelog import ChanceRecord, EventRecord, Record
 from referee.games import GAMES
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.games.shutbox import ShutBoxOptions, ShutBoxSpec
@@ -502,3 +502,88 @@ def test_thats_all_heard_within_the_referees_own_invitation_is_its_echo():
                               invitation.end + 1.8, invitation.end + 2.3, "Ann", "mic")
     assert after.dropped is None
     assert s.left
+
+
+# --- a rematch draws new chance ------------------------------------------------------------
+
+
+def chance_after(records: list[Record], mark: int) -> list[str]:
+    return [r.outcome for r in records[mark:] if isinstance(r, ChanceRecord)]
+
+
+def rematch(spec_for, first_game, seed: int) -> tuple[list[str], list[str], list[Record]]:
+    """One game and its rematch at one table, each played by ``first_game``
+    until its first chance: what chance gave in each, and the log."""
+    records: list[Record] = []
+    s = Drive(spec_for(seed), record=records.append)
+    said = texts(s.start())
+    said += first_game(s)
+    first = chance_after(records, 0)
+    s.stop(50.0)
+    mark = len(records)
+    said = texts(s.hear("play again", "Ann", 51.0))
+    assert said[0].startswith("New game.")
+    said += first_game(s)
+    second = chance_after(records, mark)
+    replayed = Drive(spec_for(seed))
+    skipped: list[str] = []
+    replayed.replay(records, skipped)
+    assert skipped == []
+    assert replayed.final_state() == s.final_state()
+    return first, second, records
+
+
+def test_a_turn7_rematch_deals_new_cards_and_its_log_replays_them():
+    from referee.games.turn7 import Turn7Options, Turn7Spec
+
+    differ = 0
+    for seed in range(20):
+        first, second, _ = rematch(
+            lambda seed: Turn7Spec(["Ann", "Bob", "Cy"], Turn7Options(seed=seed)),
+            lambda s: [], seed)
+        assert first  # the deal (until an action card waits for its target)
+        assert second
+        differ += first != second
+    assert differ >= 17  # the same first card by chance, now and then; before: never new
+
+
+def test_a_shut_the_box_rematch_rolls_the_order_again():
+    differ = 0
+    for seed in range(20):
+        records: list[Record] = []
+        spec = ShutBoxSpec(["Ann", "Bob", "Cy"], ShutBoxOptions(seed=seed))
+        s = Drive(spec, record=records.append)
+        opening = texts(s.start())[0]
+        s.stop(1.0)
+        again = texts(s.hear("play again", "Ann", 2.0))[1]
+        assert "Rolls for the order" in again
+        differ += opening.split("Rolls for the order")[1] != again.split("Rolls for the order")[1]
+        s.hear("roll", None, 3.0)
+        replayed = Drive(ShutBoxSpec(["Ann", "Bob", "Cy"], ShutBoxOptions(seed=seed)))
+        skipped: list[str] = []
+        replayed.replay(records, skipped)
+        assert skipped == []
+        assert replayed.final_state() == s.final_state()
+        assert replayed.game.players == s.game.players
+    assert differ >= 19
+
+
+def test_a_phase10_rematch_draws_new_twist_cards():
+    from referee.games.phase10 import Phase10Options, Phase10Spec
+
+    def to_a_twist_card(s: Drive) -> list[str]:
+        said: list[str] = []
+        for who, line in (("Ann", "I lay down my phase"), ("Bob", "Bob went out"),
+                          ("Cy", "no"), ("Ann", "take a twist card")):
+            said += texts(s.hear(line, who, 10.0))
+        return said
+
+    differ = 0
+    for seed in range(20):
+        first, second, _ = rematch(
+            lambda seed: Phase10Spec(["Ann", "Bob", "Cy"], Phase10Options(
+                seed=seed, twist="virtual", private_audio=("Ann=wav:/tmp/unused",))),
+            to_a_twist_card, seed)
+        assert len(first) == len(second) == 1
+        differ += first != second
+    assert differ >= 12  # the same card by chance, now and then; before: never new

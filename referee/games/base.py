@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import random
 import re
 import types
 import typing
@@ -412,6 +413,25 @@ class ChanceAtTable(GameCore):
         report what came, and the game's phrases turn that into the outcome)."""
         return None
 
+    #: Games begun at this table, the one in play counted (:meth:`GameSpec.begin`).
+    games_begun: int = 0
+
+    def game_seed(self, seed: int) -> int:
+        """The seed of the game in play, from the table's ``seed``: the seed
+        itself for the first game, a new one drawn from it for each game after
+        ("play again" deals new cards and rolls new dice; a log replays them,
+        for its rematches are begun again in the same order).
+
+        >>> spec = ChanceAtTable.__new__(ChanceAtTable)
+        >>> spec.games_begun = 1; first = spec.game_seed(7)
+        >>> spec.games_begun = 2; second = spec.game_seed(7)
+        >>> first, second != first, spec.game_seed(7) == second
+        (7, True, True)
+        """
+        if self.games_begun <= 1:
+            return seed
+        return random.Random(f"{seed}/game/{self.games_begun}").randrange(2**31)
+
     def ask_chance(self, chance: Chance, game: Game[Any]) -> str:
         """What the referee says when the table must resolve a chance step
         itself (physical dice or cards: :meth:`draw` returned None), to ask for
@@ -477,6 +497,12 @@ class GameSpec(Talk, Policy, ChanceAtTable, Privacy):
         #: "brief" drops what players can see for themselves (times, flips left).
         self.brief = options.verbosity == "brief"
         self.first_player()  # an unknown name is refused whatever the game
+
+    def begin(self, at: float) -> Game[Any]:
+        """A new game at this table (the first, or "play again"): counted in
+        :attr:`games_begun`, so that its chance is its own (:meth:`game_seed`)."""
+        self.games_begun += 1
+        return self.new_game(at)
 
     def _refuse_command_names(self) -> None:
         """A name that is a whole command of the game ("Stop", "Help", "Yes",

@@ -25,6 +25,12 @@ Decisions:
   same path as speech and typed lines: confirmations, agreements, undo.
 * Only the package's own files are served, by name (no file system path is
   read from a request); every other path is 404.
+* The clock: a state with a turn deadline is stamped, as it is sent to a
+  page, with the seconds ``left`` at that moment (the deadline less the
+  state's time, less how long ago it was published: the referee publishes
+  as it happens). A page opened or reconnected mid-turn counts down from
+  there, never from the whole turn, and agrees with the referee's
+  countdown (tested in Chromium to within half a second).
 """
 
 from __future__ import annotations
@@ -372,7 +378,7 @@ def _event(output: Output) -> dict[str, Any] | None:
         case Caption(at=at, who=who, text=text, source=source):
             event = {"type": "heard", "at": at, "who": who, "text": text, "source": source}
         case Snapshot(at=at, state=state):
-            event = {"type": "state", "at": at, "state": state}
+            event = {"type": "state", "at": at, "state": state, "published": time.monotonic()}
         case _:
             return None
     event["n"] = next(_COUNT)
@@ -380,6 +386,12 @@ def _event(output: Output) -> dict[str, Any] | None:
 
 
 def _sse(event: dict[str, Any]) -> str:
+    if "published" in event:  # a state: what is left of the turn now, as it is sent
+        event = dict(event)
+        deadline = event["state"].get("deadline")
+        since = time.monotonic() - event.pop("published")
+        if isinstance(deadline, int | float):
+            event["left"] = round(max(0.0, deadline - event["at"] - since), 3)
     return f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
 
 

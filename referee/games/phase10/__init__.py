@@ -387,11 +387,13 @@ class Phase10Spec(GameSpec):
         return Intent.of("answered", made=intent["value"] == "yes", player=player)
 
     def draw(self, chance: Chance, game: Game[Any]) -> Action | None:
-        """A virtual Twist card: seeded by the game's seed, the hand and the player."""
+        """A virtual Twist card: seeded by the game's seed (:meth:`game_seed`: new
+        for each game at the table), the hand and the player."""
         state: Phase10State = game.state
         cards = sorted(a.card for a, _ in chance.outcomes if isinstance(a, DrawTwist))
         player = str(state.drawing)
-        card = random.Random(f"phase10/{self.seed}/{state.hand}/{player}").choice(cards)
+        seed = self.game_seed(self.seed)
+        card = random.Random(f"phase10/{seed}/{state.hand}/{player}").choice(cards)
         return DrawTwist(player, card)
 
     def moments(self, game: Game[Any]) -> frozenset[str]:

@@ -167,16 +167,24 @@ class ShutBoxSpec(GameSpec):
         self.dice: Dice = dice or seeded_dice(self.seed)
         self.rules = ShutTheBox(self.config)
         self.order_rolls: list[tuple[str, int]] = []
+        self._order()
+
+    def _order(self) -> None:
+        """The order of play: ``--first`` first, or by the order roll (the
+        highest total first, of the players as named)."""
         first = self.first_player()
         if first is not None:
-            self.players = (first, *[p for p in self.players if p != first])
+            self.players = (first, *[p for p in self.named_players if p != first])
         elif self.options.order == "roll" and len(self.players) > 1:
-            rolls = [sum(self.dice(2)) for _ in self.players]
-            self.order_rolls = list(zip(self.players, rolls, strict=True))
-            self.players = order_by_rolls(self.players, rolls)
+            rolls = [sum(self.dice(2)) for _ in self.named_players]
+            self.order_rolls = list(zip(self.named_players, rolls, strict=True))
+            self.players = order_by_rolls(self.named_players, rolls)
 
     # --- set-up -------------------------------------------------------------------------
     def new_game(self, at: float) -> Game[BoxState]:
+        if self.games_begun > 1:  # "play again": dice of its own, and a new order roll
+            self.dice = seeded_dice(self.game_seed(self.seed))
+            self._order()
         return Game(self.rules, self.players, at)
 
     def opening(self, game: Game[Any]) -> str:

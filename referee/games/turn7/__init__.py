@@ -284,6 +284,8 @@ class Turn7Spec(GameSpec):
 
     # --- set-up -------------------------------------------------------------------------
     def new_game(self, at: float) -> Game[Turn7State]:
+        if self.games_begun > 1:  # "play again": a deck of its own (no stacked top)
+            self.dealer = seeded_dealer(self.game_seed(self.seed))
         return Game(self.rules, self.players, at)
 
     def opening(self, game: Game[Any]) -> str:

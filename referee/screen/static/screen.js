@@ -128,8 +128,9 @@ function state(event) {
   const question = $("question");
   question.hidden = !s.question;
   question.textContent = s.question || "";
-  clock = s.deadline === null || s.deadline === undefined
-    ? null : {left: s.deadline - event.at, since: performance.now()};
+  // "left": the seconds left as the server sent it (a page opened mid-turn).
+  clock = typeof event.left !== "number"
+    ? null : {left: event.left, since: performance.now()};
   tick();
   board(s);
   if (config.seat) moves((s.moves || {})[config.seat] || []);
@@ -148,9 +149,10 @@ function moves(sentences) {
 
 function tick() {
   const node = $("clock");
-  if (!clock) { node.textContent = ""; return; }
+  if (!clock) { node.textContent = ""; delete node.dataset.left; return; }
   const left = Math.max(0, clock.left - (performance.now() - clock.since) / 1000);
   node.textContent = `${Math.ceil(left)} s`;
+  node.dataset.left = left.toFixed(2);
 }
 setInterval(tick, 200);
 
