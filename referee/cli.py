@@ -142,6 +142,9 @@ def _table_options(parser: argparse.ArgumentParser) -> None:
                        help="live games: show the board, the clock and captions at "
                        "http://HOST:PORT/, and a page per player (default host 127.0.0.1; "
                        "0.0.0.0 for phones at the table)")
+    group.add_argument("--no-qr", action="store_true",
+                       help="with --screen: print the pages' addresses without QR codes "
+                       "(a screen reader reads each code out as some 60 lines)")
 
 
 class Parser(argparse.ArgumentParser):

@@ -128,7 +128,7 @@ class LiveLoop:
         record: Callable[[Record], None] | None = None,
         max_seconds: float | None = None,
         speed: float = 1.0,
-        seat_lines: Callable[[], list[tuple[str, str]]] | None = None,
+        seat_lines: Callable[[], list[tuple[str, str, str]]] | None = None,
     ) -> None:
         self.table = table
         self.session = table.session
@@ -188,8 +188,8 @@ class LiveLoop:
                 break
             if not self._keyboard(0.0 if self._mic_ok else self._wait()):
                 break
-            for player, line in self.seat_lines() if self.seat_lines else ():
-                self.table.hear_text(line, player, self.now())
+            for player, line, source in self.seat_lines() if self.seat_lines else ():
+                self.table.hear_text(line, player, self.now(), source=source)
             if self._mic_ok:
                 self._listen()
                 talking = self.microphone is not None and self.microphone.in_speech

@@ -88,12 +88,15 @@ class Tick:
 
 @dataclass(frozen=True)
 class Typed:
-    """A typed line (the keyboard, a script), by ``speaker`` if it says who."""
+    """A typed line (the keyboard, a script), by ``speaker`` if it says who;
+    ``source`` "seat" for a line typed on a player's seat page, "tap" for a
+    button tapped there."""
 
     type: ClassVar[str] = "typed"
     at: float
     text: str
     speaker: str | None = None
+    source: str = "text"
 
 
 @dataclass(frozen=True)

@@ -475,13 +475,19 @@ class Session:
         self._emit(self._tick(m.at))
         if not m.text.strip():
             return
-        self._out.append(Caption(m.at, self.label(m.speaker), m.text, "text"))
+        self._out.append(Caption(m.at, self.label(m.speaker), m.text, m.source))
         if self._is_stop(m.text):
             self._out.append(CutVoice(m.at))
-        self._emit(self._hear(m.text, m.speaker, m.at))
+        self._emit(self._hear(m.text, m.speaker, m.at, m.source))
 
-    def _hear(self, text: str, speaker: str | None, at: float) -> list[Say]:
-        """React to one typed utterance ``text`` by ``speaker`` (None: unknown)."""
+    def _hear(self, text: str, speaker: str | None, at: float,
+              source: str = "text") -> list[Say]:
+        """React to one typed utterance ``text`` by ``speaker`` (None: unknown).
+        A line from a seat page is its player's; one sent by tapping a
+        button there (``source`` "tap") is asked about first when it ends a
+        turn or the game (:meth:`~referee.games.base.GameSpec.confirm_tap`):
+        one tap is easily a slip. A line typed in the page's box ("seat") is
+        taken as typed."""
         text = clean_text(text)
         if not text:
             return []
@@ -492,11 +498,12 @@ class Session:
             # Logged as an input like any other (its start only), with the answer
             # it got, so that replay and resume say the same and warn of nothing.
             heard = Heard(text[:MAX_CHARS] + "...", Intent("none"), 0.0, TOO_LONG)
-            return self._respond(heard, speaker, at, sure=False, source="text")
+            return self._respond(heard, speaker, at, sure=False, source=source)
         heard = self.matcher.match(text, self.attribute(speaker))
         log.debug("heard %r from %s: %s", text, speaker, heard)
-        sure = self.is_sure(heard, named=speaker is not None)
-        return self._respond(heard, speaker, at, sure=sure, source="text")
+        sure = self.is_sure(heard, named=speaker is not None) and not (
+            source == "tap" and self.spec.confirm_tap(heard.intent))
+        return self._respond(heard, speaker, at, sure=sure, source=source)
 
     def _speech(self, m: Speech) -> None:
         """An utterance the gate has judged (:mod:`referee.gate`). What is

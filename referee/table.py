@@ -174,7 +174,9 @@ class Table:
                 case ChangeVoice(at=at, change=change):
                     self.tell(VoiceChanged(at, self.voice.adjust(change)))
                 case Caption(at=at, who=who, text=text, source=source):
-                    if source != "text":  # (typed lines are on the screen already)
+                    if source in ("seat", "tap"):  # as it came: "Ann (seat page): flip my 7"
+                        self._print(at, f"{who} (seat page): {text}")
+                    elif source != "text":  # (typed lines are on the screen already)
                         self._print(at, f"{who}: ({text})")
                 case Skipped(at=at, why=why):
                     self._print(at, f"skipped {why}")
@@ -382,9 +384,10 @@ class Table:
                          over))
         return result
 
-    def hear_text(self, text: str, speaker: str | None, at: float) -> None:
-        """A typed line (always acted on: typing is not subject to the gate)."""
-        self.tell(Typed(at, text, speaker))
+    def hear_text(self, text: str, speaker: str | None, at: float, source: str = "text") -> None:
+        """A typed line (always acted on: typing is not subject to the gate);
+        ``source`` "seat" or "tap" for one sent from a seat page (typed, tapped)."""
+        self.tell(Typed(at, text, speaker, source))
 
 
 # --- scripted audio on a simulated clock --------------------------------------------------

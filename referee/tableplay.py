@@ -342,22 +342,35 @@ def screen_for(args: argparse.Namespace, spec: GameSpec) -> Iterator[Screen | No
     except ScreenError as error:
         raise SetupError(str(error)) from error
     try:
-        _show_addresses(screen)
+        show_addresses(screen, qr=not getattr(args, "no_qr", False))
         yield screen
     finally:
         screen.stop()
 
 
-def _show_addresses(screen: Screen) -> None:
-    """The screen's address and each seat's, printed with QR codes for phones."""
+def show_addresses(screen: Screen, qr: bool = True) -> None:
+    """The screen's address and each seat's; with a QR code each for phones
+    only where a phone can open them (not on a loopback address: there a QR
+    code is only some 60 lines a screen reader reads out), and ``qr``."""
     import segno
 
-    note(f"the table's screen: {screen.url}")
-    segno.make(screen.url).terminal(out=sys.stderr, compact=True)
+    codes = qr and not screen.local
+
+    def code(url: str) -> None:
+        if codes:
+            segno.make(url).terminal(out=sys.stderr, compact=True)
+
+    others = screen.urls[1:]
+    also = f" (also {', '.join(others)})" if others else ""
+    note(f"the table's screen: {screen.url}{also}")
+    code(screen.url)
     for player in screen.seats:
         note(f"{player}'s seat page (keep it to {player}): {screen.seat_url(player)}")
-        segno.make(screen.seat_url(player)).terminal(out=sys.stderr, compact=True)
-    if screen.host not in ("127.0.0.1", "localhost", "::1"):
+        code(screen.seat_url(player))
+    if screen.local:
+        note("only this machine can open these pages; --screen 0.0.0.0:PORT opens them "
+             "to phones at the table.")
+    else:
         address = screen.url.removeprefix("http://").rstrip("/").replace(":", ", port ")
         problem(f"The screen is open to this network at {address}; each player's page is "
                 "printed with its key.")

@@ -675,6 +675,24 @@ def test_a_virtual_twist_card_needs_the_players_own_headphones():
     assert s.game.state.seat("Ann").phase is None
 
 
+def test_a_twist_card_shown_on_a_seat_page_is_announced_as_such():
+    """With ``--private-audio Cy=screen`` the secret goes to Cy's seat page: the
+    referee says to look there, never to listen in headphones Cy does not wear."""
+    s, opening, _ = session(twist="virtual", private_audio=("Cy=screen",))
+    assert "show them on your seat page" in opening[0]
+    says(s, "I lay down my phase", "Ann")
+    says(s, "I lay down my phase", "Cy")
+    says(s, "Bob went out", "Bob")
+    said = says(s, "twist card", "Cy")
+    assert said[0] == "Cy takes a Twist card. Cy, look at your seat page."
+    secret = s.hear("what is my twist card", "Cy", 2.0)
+    assert secret[0].text == "Cy: on your seat page."
+    assert secret[1].to == "Cy"
+    assert not any("headphones" in x.text for x in secret)
+    _, mixed, _ = session(twist="virtual", private_audio=("Cy=screen", "Ann=wav:/tmp/x"))
+    assert "say them in your headphones or show them on your seat page" in mixed[0]
+
+
 def test_the_private_sentence_is_logged_for_its_player_and_repeat_does_not_say_it():
     s, _, records = session(twist="virtual", private_audio=("Ann=wav:/tmp/unused",))
     says(s, "I lay down my phase", "Ann")

@@ -22,9 +22,10 @@ import pytest
 
 from referee.cli import build_parser, make_spec
 from referee.live import LiveLoop
-from referee.protocol import Caption, Say, Snapshot, Tone
+from referee.protocol import Caption, Say, Snapshot, Start, Tone, Typed
 from referee.screen.server import HISTORY, Screen, ScreenError, parse_address
 from referee.session import Session
+from referee.speech.understanding.meaning import Intent
 from referee.table import Table
 from referee.textplay import SpeakerError, split_speaker
 
@@ -126,7 +127,118 @@ def test_a_move_from_a_seat_is_that_players_line(screen):
     status, _ = fetch(screen.seat_url("Ann").replace("seat/Ann?", "seat/ann/say?"),
                       b'{"text": "flip my seven"}')
     assert status == 200
-    assert screen.lines() == [("Ann", "flip my seven")]
+    assert screen.lines() == [("Ann", "flip my seven", "seat")]
+    status, _ = fetch(screen.seat_url("Ann").replace("seat/Ann?", "seat/ann/say?"),
+                      b'{"text": "I call 65", "tap": true}')
+    assert status == 200
+    assert screen.lines() == [("Ann", "I call 65", "tap")]
+
+
+def test_a_one_tap_move_that_ends_a_turn_or_the_game_is_asked_about_first():
+    """A seat page offers the call only when it can win, and a tapped call,
+    stay or "I'm out" is asked about before it is played (one tap is easily a
+    slip: before, Ann's call at 23 sent all her tiles up at once). What came
+    from a seat page is printed as it came."""
+    from referee.games.phase10 import Phase10Spec
+    from referee.games.race65 import Race65Options, Race65Spec
+    from referee.games.turn7 import Turn7Options, Turn7Spec
+
+    printed: list[str] = []
+    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
+    table = Table(session, show=printed.append, stamp=False)
+    table.start()
+    turns = [("Ann", (12, 11)), ("Bob", (1, 2)), ("Ann", (10, 9)), ("Bob", (3, 4)),
+             ("Ann", (8, 7)), ("Bob", (5, 6)), ("Ann", (5, 3)), ("Bob", (7, 8))]
+    at = 1.0
+    for player, tiles in turns:
+        if player == "Ann":
+            assert "I call 65" not in session.spec.moves_now(session.game, "Ann")
+        for tile in tiles:
+            table.hear_text(f"flip my {tile}", player, at, source="tap")
+            at += 1.0
+    assert session.game.state.total("Ann") == 65
+    assert "Ann (seat page): flip my 12" in printed
+    assert "I call 65" in session.spec.moves_now(session.game, "Ann")
+    table.hear_text("I call 65", "Ann", at, source="tap")
+    assert session.last == ["Ann, did you call 65?"]
+    assert not session.over
+    table.hear_text("yes", "Ann", at + 1, source="tap")
+    assert session.game.state.winner == "Ann"
+
+    typed = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy",
+                                                              confirm_calls="never")))
+    typed.step(Start(0.0))
+    typed.step(Typed(1.0, "I call 65", "Ann"))  # typed at the keyboard: taken as typed
+    assert typed.game.state.total("Ann") == 0
+    assert typed.question is None
+
+    cards = Session(Turn7Spec(["Ann", "Bob"], Turn7Options(seed=3)))
+    cards.step(Start(0.0))
+    deciding = cards.game.state.deciding
+    assert "stay" in cards.spec.moves_now(cards.game, deciding)  # (a card from the deal)
+    cards.step(Typed(1.0, "stay", deciding, "tap"))
+    assert cards.last == [f"{deciding}, do you stay, and keep this round's points?"]
+    assert cards.game.state.deciding == deciding
+
+    assert Phase10Spec(["Ann", "Bob"]).confirm_tap(Intent.of("out", player="Ann"))
+
+
+def test_a_race_seat_page_offers_the_instructions_to_others_the_rules_allow():
+    from referee.games.race65 import Race65Options, Race65Spec
+
+    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
+    session.step(Start(0.0))
+    session.step(Typed(1.0, "Bob, flip your 4 down", "Ann", "tap"))
+    assert session.game.state.tiles_down("Bob") == frozenset({4})
+    offered = session.spec.moves_now(session.game, "Ann")
+    assert "Bob, flip your 9 down" in offered
+    assert not any("your 4" in line for line in offered)  # (flipped this turn)
+    assert session.spec.moves_now(session.game, "Bob") == []  # not Bob's turn, no call
+
+
+def test_the_addresses_printed_are_ones_a_phone_can_open_with_qr_codes_only_there(capsys):
+    """``--screen 0.0.0.0:PORT`` prints this machine's network addresses (those
+    ``ip`` lists), never its host name, which a phone cannot resolve; QR codes
+    only for an address a phone can reach, and none with ``--no-qr``."""
+    import shutil
+    import subprocess
+
+    from referee.screen.server import lan_addresses
+    from referee.tableplay import show_addresses
+
+    found = lan_addresses()
+    assert not any(a.startswith("127.") for a in found)
+    if shutil.which("ip"):
+        listed = subprocess.run(["ip", "-4", "-o", "addr"], capture_output=True, text=True,
+                                check=True).stdout
+        wanted = {line.split()[3].split("/")[0] for line in listed.splitlines()} - {"127.0.0.1"}
+        assert set(found) == wanted
+    everywhere = Screen(["Ann", "Bob"], "0.0.0.0", 0)
+    try:
+        assert socket.gethostname() not in everywhere.url or socket.gethostname() in found
+        if found:
+            assert everywhere.url == f"http://{found[0]}:{everywhere.port}/"
+        capsys.readouterr()
+        show_addresses(everywhere)
+        shown = capsys.readouterr().err
+        assert shown.count(everywhere.url) == 3  # the screen, and each seat
+        assert ("\u2588" in shown or "\u2580" in shown) == (found != [])  # QR block art
+        show_addresses(everywhere, qr=False)
+        plain = capsys.readouterr().err
+        assert "\u2588" not in plain
+        assert "\u2580" not in plain
+        assert len(plain.splitlines()) <= 5
+    finally:
+        everywhere._socket.close()
+    here = Screen(["Ann", "Bob"], "127.0.0.1", 0)
+    try:
+        show_addresses(here)
+        local = capsys.readouterr().err
+        assert "\u2588" not in local
+        assert "\u2580" not in local
+        assert "0.0.0.0" in local  # how to open it to phones
+    finally:
+        here._socket.close()
 
 
 def test_a_sentence_is_shown_when_its_sound_starts_and_a_cut_drops_the_rest(screen):
@@ -311,6 +423,140 @@ def test_the_page_shows_the_board_and_every_sentence_in_order(browser, stem, lin
         screen.stop()
 
 
+#: The contrast of every piece of text on a page against what is behind it
+#: (WCAG 2.1's relative luminance), the lowest first: [ratio, text, colours].
+CONTRASTS = """() => {
+  const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const behind = (node) => {
+    for (let n = node; n; n = n.parentElement) {
+      const c = rgb(getComputedStyle(n).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] > 0)) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const ratio = (a, b) => {
+    const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
+    return (x + 0.05) / (y + 0.05);
+  };
+  const out = [];
+  for (const node of document.querySelectorAll("body *")) {
+    const style = getComputedStyle(node);
+    if (style.display === "none" || style.visibility === "hidden" || node.closest("[hidden]"))
+      continue;
+    const own = [...node.childNodes].some((c) => c.nodeType === 3 && c.textContent.trim());
+    if (own) {
+      const fg = rgb(style.color).slice(0, 3), bg = behind(node);
+      out.push([ratio(fg, bg), node.textContent.trim().slice(0, 40), style.color,
+                String(bg)]);
+    }
+    if (node.tagName === "INPUT" && node.placeholder) {
+      const fg = rgb(getComputedStyle(node, "::placeholder").color).slice(0, 3);
+      out.push([ratio(fg, behind(node)), "placeholder " + node.placeholder, String(fg),
+                String(behind(node))]);
+    }
+  }
+  return out.sort((a, b) => a[0] - b[0]);
+}"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", ["race65-phase-seven-hard", "phase10-twist-virtual"])
+def test_every_text_on_both_pages_meets_wcag_aa_contrast(browser, stem):
+    """Every text on the shared screen and on a seat page, face-down tiles
+    and the text box's hint included, has a contrast of at least 4.5:1 with
+    what is behind it (WCAG 2.1 AA; before: face-down tiles #777 on #333,
+    2.8:1)."""
+    _, screen, _ = golden_table(stem, 20, {"Bob": "screen"})
+    try:
+        for url in (screen.url, screen.seat_url("Bob")):
+            page = browser.new_page()
+            page.goto(url)
+            page.wait_for_function("document.querySelectorAll('#captions li').length > 3",
+                                   timeout=10_000)
+            page.wait_for_function("document.querySelector('#board').children.length > 0",
+                                   timeout=10_000)
+            texts = page.evaluate(CONTRASTS)
+            assert len(texts) > 10
+            low = [t for t in texts if t[0] < 4.5]
+            assert low == [], low
+            if stem.startswith("race65"):  # (face-down tiles were the worst)
+                assert page.locator("li.down").count() > 0
+            page.close()
+    finally:
+        screen.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("stem", "lines"), GAMES,
+                         ids=[f"{g[0]}-{'whole' if g[1] > 100 else 'begun'}" for g in GAMES])
+def test_every_board_fits_a_phone_and_says_things_in_words(browser, stem, lines):
+    """A seat page on a 360 px phone never scrolls sideways (before: Turn 7's
+    table was some 627 px), and shows no raw keys ("rounds 0", "hands 1",
+    "board 1 2 T ...", "winner Bob"): each fact is titled in words, the
+    winner is in the heading."""
+    table, screen, _ = golden_table(stem, lines)
+    try:
+        player = table.session.players[0]
+        page = browser.new_page(viewport={"width": 360, "height": 800})
+        page.goto(screen.seat_url(player))
+        page.wait_for_function("document.querySelector('#board').children.length > 0",
+                               timeout=10_000)
+        page.wait_for_timeout(200)
+        wide = page.evaluate("document.documentElement.scrollWidth")
+        assert wide <= 360, f"the page is {wide} px wide"
+        facts = page.locator("#board dt").all_inner_texts()
+        raw = {"winner", "board", "rounds", "hands", "round", "roll", "players", "turn"}
+        assert not [f for f in facts if f in raw or f[:1].islower()], facts
+        assert "Winner" not in facts
+        cells = page.locator("#board td").evaluate_all(
+            "tds => tds.map(t => getComputedStyle(t, '::before').content)")
+        assert cells
+        assert all(c not in ("none", "normal", '""') for c in cells)  # each value titled
+        if table.session.over:
+            assert "won" in page.locator("#turn").inner_text()
+        ARTEFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTEFACTS / f"{stem}-{lines}-phone.png"), full_page=True)
+        page.close()
+    finally:
+        screen.stop()
+
+
+@pytest.mark.slow
+def test_after_the_win_a_seat_offers_play_again_and_hides_what_is_empty(browser):
+    """Mid-game: undo, no yes/no without a question, no empty "For you only";
+    after the win: Play again and That's all, no undo; a tap on Play again
+    starts the new game."""
+    table, screen, _ = golden_table("shut-the-box-physical", 10_000)
+    visible = ("[...document.querySelectorAll('#answers button')].filter(b => !b.hidden)"
+               ".map(b => b.textContent)")
+    try:
+        assert table.session.over
+        page = browser.new_page(viewport={"width": 360, "height": 800})
+        page.goto(screen.seat_url("Ann"))
+        wait_for_text(page, "#turn", "won")
+        assert page.evaluate(visible) == ["Play again", "That\u2019s all", "Repeat", "Help"]
+        assert page.locator("#for-you").is_hidden()
+        page.click("#answers button:text-is('Play again')")
+        for _ in range(100):
+            for player, line, source in screen.lines():
+                table.hear_text(line, player, table.session.now + 1, source=source)
+            if not table.session.over:
+                break
+            time.sleep(0.05)
+        assert not table.session.over
+        wait_for_text(page, "#captions", "New game.")
+        page.wait_for_function("!document.querySelector(\"[data-say='undo']\").hidden",
+                               timeout=10_000)
+        assert page.evaluate(visible) == ["Repeat", "Help", "Undo"]
+        page.close()
+    finally:
+        screen.stop()
+
+
 @pytest.mark.slow
 def test_the_countdown_moves_on_the_page(browser):
     table, screen, _ = golden_table("race65-phase-seven-hard", 0)
@@ -418,7 +664,7 @@ def test_a_move_made_on_a_seat_page_is_played_and_an_undo_asked_about(browser):
             "document.querySelectorAll('tr[data-player=\"Ann\"] li.down').length === 2",
             timeout=10_000)
         assert session.game.state.tiles_down("Ann") == frozenset({3, 7})
-        seat.wait_for_function(  # Ann's turn is over: only the call is left to her
+        seat.wait_for_function(  # Ann's turn is over: no flips (and no call at 10)
             "[...document.querySelectorAll('#moves button')].every("
             "b => !b.textContent.startsWith('flip'))", timeout=10_000)
         seat.click("text=Undo")

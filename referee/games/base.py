@@ -373,6 +373,13 @@ class Policy(GameCore):
         (a move whose mistake would cost too much). Typed moves never are."""
         return False
 
+    def confirm_tap(self, intent: Intent) -> bool:
+        """Whether a move sent from a seat page (most often one tap) is asked
+        about before it is played: a move that ends the player's turn, round
+        or hand, or the game, is (one tap is easily a slip); the default, the
+        moves :meth:`always_confirm` holds."""
+        return self.always_confirm(intent)
+
     def confirmation(self, intent: Intent, who: str) -> str:
         """The question that confirms a move ``who`` made before it is played:
         the phrase file's ``[confirm]``, else "Ann, did you say: <description>?"."""

@@ -77,16 +77,32 @@ class Seat:
     key: str
 
 
-def lan_address() -> str:
-    """This machine's address on its network, as a phone at the table would
-    reach it (its name when it has no other address than loopback)."""
-    name = socket.gethostname()
+def lan_addresses() -> list[str]:
+    """This machine's IPv4 addresses on its networks, as a phone at the table
+    would reach it (never loopback; the host name is no use: a phone cannot
+    resolve it). Each interface's address (Linux: ``SIOCGIFADDR``), the one
+    the default route leaves by first; elsewhere, what the host name resolves
+    to. Empty when there is no network."""
+    found: list[str] = []
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("192.0.2.1", 9))  # the default route's source: no packet is sent
+        found.append(probe.getsockname()[0])
     try:
-        found = socket.getaddrinfo(name, None, socket.AF_INET, socket.SOCK_STREAM)
-    except OSError:
-        return name
-    addresses = [str(info[4][0]) for info in found]
-    return next((a for a in addresses if not a.startswith("127.")), name)
+        import fcntl
+        import struct
+
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            for _, name in socket.if_nameindex():
+                with contextlib.suppress(OSError):
+                    packed = struct.pack("256s", name[:15].encode())
+                    reply = fcntl.ioctl(probe.fileno(), 0x8915, packed)  # SIOCGIFADDR
+                    found.append(socket.inet_ntoa(reply[20:24]))
+    except (ImportError, OSError, AttributeError):
+        with contextlib.suppress(OSError):
+            infos = socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)
+            found += [str(info[4][0]) for info in infos]
+    reachable = [a for a in found if not a.startswith(("127.", "0."))]
+    return list(dict.fromkeys(reachable))
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -112,7 +128,7 @@ class Screen:
         self.host = host
         self._socket = self._bind(host, port)
         self.port: int = self._socket.getsockname()[1]
-        self._lines: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
+        self._lines: queue.SimpleQueue[tuple[str, str, str]] = queue.SimpleQueue()
         self._history: deque[dict[str, Any]] = deque(maxlen=HISTORY)
         self._private: dict[str, deque[dict[str, Any]]] = {
             p: deque(maxlen=HISTORY) for p in self.seats}
@@ -143,14 +159,28 @@ class Screen:
 
     # --- addresses -----------------------------------------------------------------------
     @property
+    def everywhere(self) -> bool:
+        """Whether the screen listens on every address (for phones at the table)."""
+        return self.host in ("0.0.0.0", "::", "")
+
+    @property
+    def local(self) -> bool:
+        """Whether only this machine can open the pages (a loopback address)."""
+        return self.host in ("localhost", "::1") or self.host.startswith("127.")
+
+    @property
+    def urls(self) -> list[str]:
+        """Every address the pages can be opened at: this machine's network
+        addresses when it listens on all of them (loopback when it has none)."""
+        hosts = [self.host]
+        if self.everywhere:
+            hosts = lan_addresses() or ["127.0.0.1"]
+        return [f"http://{f'[{h}]' if ':' in h else h}:{self.port}/" for h in hosts]
+
+    @property
     def url(self) -> str:
-        """The address to open (a host that means "every address" is this machine's name)."""
-        host = self.host
-        if host in ("0.0.0.0", "::", ""):
-            host = lan_address()
-        if ":" in host:
-            host = f"[{host}]"
-        return f"http://{host}:{self.port}/"
+        """The address to open (the first of :attr:`urls`)."""
+        return self.urls[0]
 
     def seat_url(self, player: str) -> str:
         seat = self.seats[player]
@@ -227,9 +257,10 @@ class Screen:
             handle.cancel()
         self._waiting.clear()
 
-    def lines(self) -> list[tuple[str, str]]:
-        """What seat pages sent since the last call: (player, line), oldest first."""
-        got: list[tuple[str, str]] = []
+    def lines(self) -> list[tuple[str, str, str]]:
+        """What seat pages sent since the last call, oldest first: (player, line,
+        source), the source "tap" for a button tapped, "seat" for a typed line."""
+        got: list[tuple[str, str, str]] = []
         while True:
             try:
                 got.append(self._lines.get_nowait())
@@ -346,7 +377,8 @@ class Screen:
             if len(text) > MAX_LINE:
                 return JSONResponse({"error": f"At most {MAX_LINE} characters, please."},
                                     status_code=400)
-            self._lines.put((seat.name, text))
+            # A button tapped ("tap": true) or a line typed in the page's box.
+            self._lines.put((seat.name, text, "tap" if data.get("tap") is True else "seat"))
             return JSONResponse({"ok": True})
 
         async def state(request: Request) -> Response:

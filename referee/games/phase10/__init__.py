@@ -200,6 +200,22 @@ class Phase10Spec(GameSpec):
             dealer=0 if dealer is None else self.players.index(dealer))
         self.rules = Phase10(self.config)
 
+    def _on_screen(self, player: str) -> bool:
+        """Whether ``player``'s secrets go to their seat page (``NAME=screen``)."""
+        return self.channels.get(player) == "screen"
+
+    def _look_or_listen(self, player: str) -> str:
+        return "look at your seat page" if self._on_screen(player) else "listen in your headphones"
+
+    def _secretly(self) -> str:
+        """How the virtual Twist cards reach their players, as the opening says it."""
+        pages = [self._on_screen(p) for p in self.channels]
+        if pages and all(pages):
+            return "show them on your seat page"
+        if any(pages):
+            return "say them in your headphones or show them on your seat page"
+        return "say them in your headphones"
+
     def _channels(self, pairs: Sequence[str]) -> dict[str, str]:
         channels: dict[str, str] = {}
         for pair in pairs:
@@ -218,7 +234,7 @@ class Phase10Spec(GameSpec):
 
     def opening(self, game: Game[Any]) -> str:
         state: Phase10State = game.state
-        twist = ("I draw Twist cards and say them in your headphones" if self.virtual
+        twist = (f"I draw Twist cards and {self._secretly()}" if self.virtual
                  else "you draw Twist cards from the holder and keep them secret")
         turns = " I keep the turns: say next when your turn is over." if self.config.turns \
             else ""
@@ -357,6 +373,10 @@ class Phase10Spec(GameSpec):
                 f"phase {low} or phase {high}.")
         return Choose(player, None if phase is None else int(phase))
 
+    def confirm_tap(self, intent: Intent) -> bool:
+        """ "I'm out" tapped on a seat page is asked about first: it ends the hand."""
+        return intent.kind == "out"
+
     def moves_now(self, game: Game[Any], player: str) -> list[str]:
         """During the hand: lay down their phase, then go out; on a Twist space:
         a neighbouring phase or a Twist card. A read-out of the cards, a hit
@@ -418,7 +438,8 @@ class Phase10Spec(GameSpec):
         if isinstance(event, TwistTaken):
             if event.card is None:
                 return f"{event.player} takes a Twist card: keep it secret until you lay it down."
-            return f"{event.player} takes a Twist card. {event.player}, listen in your headphones."
+            return (f"{event.player} takes a Twist card. "
+                    f"{event.player}, {self._look_or_listen(event.player)}.")
         if isinstance(event, PhaseLaidDown):
             return self._laid(event)
         if isinstance(event, HitMade):
@@ -473,7 +494,8 @@ class Phase10Spec(GameSpec):
         if not (self.virtual and seat.twist and seat.phase is not None
                 and player in self.channels) or state.over:
             return None
-        return (f"{player}: in your headphones.", player, self._secret(player, seat.phase))
+        where = "on your seat page" if self._on_screen(player) else "in your headphones"
+        return (f"{player}: {where}.", player, self._secret(player, seat.phase))
 
     def _hand(self, event: HandStarted) -> str:
         start = f"Hand {event.hand}: {event.dealer} deals."

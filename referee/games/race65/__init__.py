@@ -33,7 +33,6 @@ from referee.engine.core import (
 from referee.engine.race65 import (
     DIFFICULTIES,
     RULE_SETS,
-    TILES,
     Call,
     CallCorrect,
     CallIncorrect,
@@ -161,6 +160,11 @@ class Race65Spec(GameSpec):
         """A spoken call is confirmed before it is judged (``--confirm-calls
         always``, the default): a misheard call costs a whole tray."""
         return intent.kind == "call" and self.options.confirm_calls == "always"
+
+    def confirm_tap(self, intent: Intent) -> bool:
+        """A call tapped on a seat page is asked about first, whatever
+        ``--confirm-calls`` says: it ends the turn or the game."""
+        return intent.kind == "call"
 
     def agreement(self, intent: Intent) -> str | None:
         """A tray correction needs another player's yes, like undo."""
@@ -359,13 +363,23 @@ class Race65Spec(GameSpec):
 
     # --- final state ------------------------------------------------------------------
     def moves_now(self, game: Game[Any], player: str) -> list[str]:
-        """Their own tiles they may flip on their turn, and the call of the target
-        (any time: a wrong one costs the tray)."""
+        """On their turn, their own tiles they may flip and the instructions to
+        others the rules allow ("Bob, flip your 4 up"); the call of the
+        target when their total is the target (typed, any call is taken: a
+        wrong one costs the tray)."""
         state: RaceState = game.state
-        flips = [f"flip my {tile}" for tile in TILES
-                 if player == state.active_player and not state.flipped_this_turn(player, tile)
-                 and (player, tile) not in state.last_turn]
-        return [*flips, f"I call {self.config.target}"]
+        flips = []
+        if player == state.active_player:
+            for action in self.rules.legal_actions(state):  # own tiles first, as the rules list
+                if isinstance(action, Flip) and action.owner == player:
+                    flips.append(f"flip my {action.tile}")
+            for action in self.rules.legal_actions(state):  # then what others must flip
+                if isinstance(action, Flip) and action.owner != player:
+                    flips.append(f"{action.owner}, flip your {action.tile} {action.direction}")
+        # The call only when it can win (the total is on the board for all to
+        # see; a call at 23 is only ever a slip that sends every tile up).
+        call = [f"I call {self.config.target}"] if state.total(player) == self.config.target else []
+        return [*flips, *call]
 
     def final_state(self, game: Game[Any]) -> dict[str, Any]:
         state: RaceState = game.state

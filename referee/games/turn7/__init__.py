@@ -349,6 +349,11 @@ class Turn7Spec(GameSpec):
             card = str(intent["special"])
         return Draw(receiver, card)
 
+    def confirm_tap(self, intent: Intent) -> bool:
+        """ "stay" tapped on a seat page is asked about first: it ends the
+        player's round."""
+        return intent.kind == "stay"
+
     def draw(self, chance: Chance, game: Game[Any]) -> Action | None:
         """Virtual deck: the next card of the seeded deck (``--seed``, logged)."""
         if self.physical:

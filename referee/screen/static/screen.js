@@ -51,7 +51,13 @@ function value(key, v) {
 
 // Column titles for the state's keys that need more than a capital.
 const TITLES = {down: "Tiles (dim: face down)", open: "Open tiles", cards: "Cards this round",
-                rounds: "Round scores"};
+                rounds: "Round scores", modifiers: "Bonus cards"};
+// The game's other facts, in words ("hands 1" is "Hands played: 1").
+const FACTS = {hands: "Hands played", rounds: "Rounds played", round: "Round", roll: "Roll",
+               target: "Target"};
+// Facts the page shows elsewhere: the winner in the heading, the board as its spaces.
+const SHOWN_ELSEWHERE = new Set(["players", "turn", "winner", "board"]);
+const words = (key) => FACTS[key] || (key[0].toUpperCase() + key.slice(1)).replaceAll("_", " ");
 
 function board(state) {
   const game = state.game || {};
@@ -65,7 +71,7 @@ function board(state) {
     const head = table.createTHead().insertRow();
     head.append(text("th", "Player"));
     for (const f of fields) {
-      const title = text("th", TITLES[f] || f[0].toUpperCase() + f.slice(1));
+        const title = text("th", TITLES[f] || words(f));
       title.dataset.key = f;
       head.append(title);
     }
@@ -77,19 +83,23 @@ function board(state) {
       const who = text("th", name === state.turn ? `${name} (to play)` : name);
       who.scope = "row";
       row.append(who);
-      for (const f of fields) row.insertCell().append(value(f, (players[name] || {})[f]));
+      for (const f of fields) {
+        const cell = row.insertCell();
+        cell.dataset.label = TITLES[f] || words(f);  // (a phone shows it before the value)
+        cell.append(value(f, (players[name] || {})[f]));
+      }
     }
     root.append(table);
   }
-  if (typeof game.board === "string" && names.some((n) => "space" in (players[n] || {}))) {
-    root.append(track(game.board.split(/\s+/), players));
-  }
-  const rest = Object.entries(game).filter(([k, v]) => k !== "players" && k !== "turn"
+  const spaces = typeof game.board === "string" && names.some((n) => "space" in (players[n] || {}));
+  if (spaces) root.append(track(game.board.split(/\s+/), players));
+  const rest = Object.entries(game).filter(([k, v]) => !SHOWN_ELSEWHERE.has(k)
     && v !== null && !(Array.isArray(v) && v.length === 0));
+  if (typeof game.board === "string" && !spaces) rest.push(["board", game.board]);
   if (rest.length) {
     const list = document.createElement("dl");
     for (const [k, v] of rest) {
-      list.append(text("dt", k));
+      list.append(text("dt", words(k)));
       const dd = document.createElement("dd");
       dd.append(value(k, v));
       list.append(dd);
@@ -133,7 +143,20 @@ function state(event) {
     ? null : {left: event.left, since: performance.now()};
   tick();
   board(s);
-  if (config.seat) moves((s.moves || {})[config.seat] || []);
+  if (config.seat) {
+    moves((s.moves || {})[config.seat] || []);
+    answers(s);
+  }
+}
+
+// The seat's answers and requests for the moment: yes and no while a question
+// is open, play again and that's all once the game is over, undo while it runs.
+function answers(s) {
+  const now = {question: Boolean(s.question), over: Boolean(s.over) && !s.question,
+               playing: !s.over};
+  for (const button of document.querySelectorAll("#answers [data-when]")) {
+    button.hidden = !now[button.dataset.when];
+  }
 }
 
 // The moves this seat's player could make now, one button each.
@@ -142,7 +165,7 @@ function moves(sentences) {
   root.replaceChildren(...sentences.map((line) => {
     const button = text("button", line);
     button.type = "button";
-    button.addEventListener("click", () => say(line));
+    button.addEventListener("click", () => say(line, true));
     return button;
   }));
 }
@@ -165,6 +188,7 @@ const OUTCOME = {announce: "played", turn: "played", answer: "answered",
 let heard = null;
 source.addEventListener("say", (m) => {
   const event = JSON.parse(m.data);
+  if (event.to && $("for-you")) $("for-you").hidden = false;  // (hidden while empty)
   caption(event.to ? $("private") : $("captions"), event);
   if (heard && !event.to && OUTCOME[event.tone] && $("heard")) {
     $("heard").textContent = `${heard.who}: ${heard.text}: ${OUTCOME[event.tone]}`;
@@ -177,13 +201,15 @@ source.addEventListener("heard", (m) => {
 });
 source.addEventListener("state", (m) => state(JSON.parse(m.data)));
 
-async function say(line) {
+// `tap`: a button (the referee asks before a tapped move that ends a turn or
+// the game); otherwise a line typed in the box, taken as typed.
+async function say(line, tap = false) {
   const status = $("sent");
   try {
     const reply = await fetch(
       `/seat/${encodeURIComponent(config.seat)}/say?key=${encodeURIComponent(config.key)}`,
       {method: "POST", headers: {"Content-Type": "application/json"},
-       body: JSON.stringify({text: line})});
+       body: JSON.stringify({text: line, tap})});
     const answer = await reply.json();
     status.textContent = reply.ok ? `Sent: ${line}` : answer.error;
   } catch (error) {
@@ -193,7 +219,7 @@ async function say(line) {
 
 if (config.seat) {
   for (const button of document.querySelectorAll("[data-say]")) {
-    button.addEventListener("click", () => say(button.dataset.say));
+    button.addEventListener("click", () => say(button.dataset.say, true));
   }
   $("say").addEventListener("submit", (e) => {
     e.preventDefault();
