@@ -189,9 +189,10 @@ def _play_command(commands: argparse._SubParsersAction[Any]) -> None:
                                 description=spec.summary)
         _players_option(game)
         spec.options_type.add_arguments(game, spec.summary.partition(":")[0] or spec.name)
+        example = spec.example()
         game.add_argument(
             "--script", type=Path, metavar="FILE",
-            help="play a timed transcript ('[12.5] Ann: flip my seven' per line) instead of "
+            help=f"play a timed transcript ('[12.5] Ann: {example}' per line) instead of "
             "typing",
         )
         game.add_argument(
@@ -238,7 +239,7 @@ def _hear_command(commands: argparse._SubParsersAction[Any]) -> None:
                         help="listen to the microphone; one line per utterance")
     _ear_options(hear)
     hear.add_argument("--json", action="store_true",
-                      help="one JSON object per line (the only output format)")
+                      help="one JSON object per utterance (default: a line to read)")
 
 
 def _phrases_command(commands: argparse._SubParsersAction[Any]) -> None:
@@ -503,12 +504,39 @@ def cmd_hear(args: argparse.Namespace) -> int:
     if not match:
         raise SetupError(f"The speaker {speaker} is not one of the players.")
     matcher = IntentMatcher(phrases, players)
+    show = _json_line if args.json else _readable
     if args.text is not None:
-        print(json.dumps(matcher.match(args.text, match[0]).to_json()), flush=True)
+        show(matcher.match(args.text, match[0]).to_json())
         return 0
     if args.mic:
-        return hear_microphone(args, matcher, match[0])
-    return hear_files(args.files, matcher, match[0], args.engine, args.model)
+        return hear_microphone(args, matcher, match[0], show)
+    return hear_files(args.files, matcher, match[0], args.engine, args.model, show)
+
+
+def _json_line(heard: dict[str, Any]) -> None:
+    print(json.dumps(heard), flush=True)
+
+
+def _readable(heard: dict[str, Any]) -> None:
+    """What was heard as a line to read: 'move.wav (1.2-2.5 s): "flip my
+    seven": flip, owner Ann, tile 7 (score 0.98; 0.21 s to decode)'."""
+    where = heard.get("file", "")
+    if "start" in heard:
+        where += f" ({heard['start']:g}-{heard['end']:g} s)"
+    if "error" in heard:
+        print(f"{where}: {heard['error']}", flush=True)
+        return
+    intent = heard["intent"]
+    slots = ", ".join(f"{k} {' and '.join(map(str, v)) if isinstance(v, list) else v}"
+                      for k, v in intent.items() if k != "kind" and v is not None)
+    meaning = intent["kind"] + (f", {slots}" if slots else "")
+    if intent["kind"] == "none":
+        meaning = "no command" + (f": {heard['message']}" if heard.get("message") else "")
+    details = [f"score {heard['score']:.2f}"]
+    if "decode_s" in heard:
+        details.append(f"{heard['decode_s']:.2f} s to decode")
+    said = f'"{heard["text"]}"' if heard.get("text") else "(nothing heard)"
+    print(f"{where + ': ' if where else ''}{said}: {meaning} ({'; '.join(details)})", flush=True)
 
 
 def cmd_phrases(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -523,7 +551,8 @@ def cmd_phrases(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     return 0 if report.clean else 1
 
 
-def hear_microphone(args: argparse.Namespace, matcher: IntentMatcher, speaker: str) -> int:
+def hear_microphone(args: argparse.Namespace, matcher: IntentMatcher, speaker: str,
+                    show: Callable[[dict[str, Any]], None] = _json_line) -> int:
     """Print the intent of each utterance heard live, until Ctrl-C."""
     from referee.speech.hearing.mic import (
         MicrophoneError,
@@ -546,10 +575,9 @@ def hear_microphone(args: argparse.Namespace, matcher: IntentMatcher, speaker: s
         for utterance in microphone_utterances(device, args.end_silence, listener):
             transcript = listener.transcript(utterance.audio)
             heard = understand(matcher, transcript, speaker)
-            print(json.dumps({**heard.to_json(), "text": transcript.text,
-                              "engine": recognizer.name,
-                              "audio_s": round(utterance.audio.seconds, 3),
-                              "decode_s": round(transcript.decode_s, 4)}), flush=True)
+            show({**heard.to_json(), "text": transcript.text, "engine": recognizer.name,
+                  "audio_s": round(utterance.audio.seconds, 3),
+                  "decode_s": round(transcript.decode_s, 4)})
     except MicrophoneError as error:  # the stream could not open, or died
         raise SetupError(str(error)) from error
     return 0
@@ -558,8 +586,9 @@ def hear_microphone(args: argparse.Namespace, matcher: IntentMatcher, speaker: s
 def hear_files(
     files: Sequence[str], matcher: IntentMatcher, speaker: str,
     engine: str | None, model: Path | str | None,
+    show: Callable[[dict[str, Any]], None] = _json_line,
 ) -> int:
-    """Decode each WAV file; one JSON object per file, or per utterance of a
+    """Decode each WAV file; a line (or JSON object) per file, or per utterance of a
     file longer than :data:`LONG_FILE` seconds (a recorded game: the file is
     read a block at a time and cut into utterances as the microphone would,
     decoding ahead at pauses: ``start`` and ``end`` in seconds). Exit 1 if any
@@ -584,9 +613,9 @@ def hear_files(
             heard = understand(matcher, transcript, speaker)
         else:
             heard, transcript = hear_audio(recognizer, matcher, audio, speaker)
-        print(json.dumps({"file": name, **where, **heard.to_json(), "text": transcript.text,
-                          "engine": recognizer.name, "audio_s": round(audio.seconds, 3),
-                          "decode_s": round(transcript.decode_s, 4)}), flush=True)
+        show({"file": name, **where, **heard.to_json(), "text": transcript.text,
+              "engine": recognizer.name, "audio_s": round(audio.seconds, 3),
+              "decode_s": round(transcript.decode_s, 4)})
 
     failed = False
     for name in files:
@@ -612,7 +641,8 @@ def hear_files(
                        end=round(utterance.end, 2))
         except AudioError as error:
             print(f"referee: {error}", file=sys.stderr)
-            print(json.dumps({"file": name, "error": str(error)}), flush=True)
+            if show is _json_line:
+                show({"file": name, "error": str(error)})
             failed = True
     return 1 if failed else 0
 

@@ -38,8 +38,10 @@ Conversation (yes/no questions):
 * An answer without a known speaker is taken to come from the player asked.
   Questions about the game are still answered; other moves wait for the
   answer ("First: Ann, did you call 65?").
-* "yes"/"no" with no open question, and "stop", are ignored here: "stop" is
-  for the table loop, which cuts the referee's sentence. A "yes" or "no" the
+* "yes"/"no" with no open question, and "stop", are ignored here when
+  spoken ("yes" is common in table talk), and a typed one is told there is
+  nothing to answer; "stop" is for the table loop, which cuts the referee's
+  sentence. A "yes" or "no" the
   recogniser is unsure of (``sure=False``) answers nothing: the question is
   asked again.
 * Undo takes back the last move (a flip, a call, a correction) and everything
@@ -147,6 +149,8 @@ TOO_LONG = "That was too long for me. Please say one move at a time."
 ANSWER_SECONDS = 6.0
 #: Matcher scores below this are confirmed before they are acted on.
 SURE_SCORE = 0.9
+#: Where a line was typed (the keyboard, a script, a seat page), not spoken.
+TYPED_SOURCES = frozenset({"text", "seat", "tap"})
 #: Chance steps resolved in a row at most (a guard against a game that never stops).
 MAX_CHANCE_STEPS = 100
 #: Intents that are not moves: what every game shares (questions, yes and no,
@@ -161,6 +165,12 @@ ALL_READ = "That's everything."
 #: Said once the game is over: the referee stays at the table.
 AFTER_THE_END = ("Ask me anything about the game. Say play again for a new game, "
                  "or that's all to finish.")
+#: "help" once the game is over: what can be done now.
+HELP_AFTER_THE_END = ("The game is over. Say play again for a new game with the same players, "
+                      "or that's all to finish. You can still ask about the game: the score, "
+                      "the rules, or help with moves.")
+#: A typed "yes" or "no" when no question is open.
+NOTHING_TO_ANSWER = "There is no question to answer just now."
 #: "stop" when the referee was silent (the table says it: only it knows when it
 #: speaks): a player who cannot see tells that from not heard.
 NOT_SPEAKING = "I wasn't speaking."
@@ -602,10 +612,11 @@ class Session:
             return said + self._problem(WHO_SAID, at)
         if intent.kind == "answer" and self.question is None:  # the game's own question?
             intent = self.spec.answer_move(intent, who, self.game) or intent
-        return said + self._talk(heard, intent, speaker, who, at, sure)
+        return said + self._talk(heard, intent, speaker, who, at, sure,
+                                 typed=source in TYPED_SOURCES)
 
     def _talk(self, heard: Heard, intent: Intent, speaker: str | None, who: str, at: float,
-              sure: bool) -> list[Say]:
+              sure: bool, typed: bool = False) -> list[Say]:
         """What is not a move: the voice, "more", answers, what was not caught,
         questions; then, with no question open, the table's commands and moves."""
         kind = intent.kind
@@ -616,6 +627,8 @@ class Session:
             return self._read_more(at)
         if kind == "answer" and self.question is not None:
             return self._reply(intent, speaker, at, sure)
+        if kind == "answer" and typed:  # no question open (a spoken one is table talk)
+            return self._say([NOTHING_TO_ANSWER], at, Tone.ANSWER)
         if kind in ("answer", "stop"):  # no question open; "stop" is the table's
             return []
         if kind == "none":
@@ -705,7 +718,9 @@ class Session:
         if secret is not None:
             said = self._say([secret[0]], at, Tone.ANSWER)
             return [*said, self._say_privately(secret[1], secret[2], at)]
-        if intent["what"] == "help":
+        if intent["what"] == "help" and self.over and intent.get("topic") is None:
+            text = HELP_AFTER_THE_END
+        elif intent["what"] == "help":
             text = self.spec.help(intent.get("topic"), self.game, intent.get("player"), at)
         else:
             text = self.spec.answer_question(intent, self.game, at)

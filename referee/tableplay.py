@@ -337,7 +337,8 @@ def screen_for(args: argparse.Namespace, spec: GameSpec) -> Iterator[Screen | No
 
     try:
         host, port = parse_address(args.screen)
-        screen = Screen(spec.players, host, port, title=spec.summary.partition(":")[0])
+        screen = Screen(spec.players, host, port, title=spec.summary.partition(":")[0],
+                        example=spec.example())
         screen.start()
     except ScreenError as error:
         raise SetupError(str(error)) from error
@@ -456,7 +457,10 @@ def read_lines(path: Path) -> list[str]:
 # --- resume and replay -----------------------------------------------------------------
 
 
-def _logged_session(path: Path) -> tuple[Session, float, list[Record]]:
+def _logged_session(path: Path, replaying: bool = False) -> tuple[Session, float, list[Record]]:
+    """The game a log describes, rebuilt as it was last announced; what could
+    not be rebuilt is told (resume: what to check on the table; a replay: what
+    it leaves out)."""
     try:
         logged = read_log(path)
     except LogError as error:
@@ -492,8 +496,11 @@ def _logged_session(path: Path) -> tuple[Session, float, list[Record]]:
     if lost:
         told = "; ".join(f'"{r.text}" (line {logged.line_of(r)})' for r in lost[:5])
         more = f", and {len(lost) - 5} more" if len(lost) > 5 else ""
+        then = ("The replay shows the log as written; the game rebuilt from it, its final "
+                "state, lacks them." if replaying
+                else "Check the table against what I say next.")
         problem(f"{path}: the game rebuilt from the rest is not what was announced. Not "
-                f"restored: {told}{more}. Check the table against what I say next.")
+                f"restored: {told}{more}. {then}")
     return session, rebuilt.last, records
 
 
@@ -560,7 +567,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    session, _, records = _logged_session(args.log_file)
+    session, _, records = _logged_session(args.log_file, replaying=True)
     if getattr(args, "screen", None):
         return _replay_on_screen(args, Session(session.spec), records)
     for r in records:

@@ -1,23 +1,32 @@
 #!/usr/bin/env bash
 # Installs everything the referee needs, idempotently and quietly when it is
-# already there: Debian packages (apt), then .venv with the package and its
-# test tools (pip). Safe to run again; it only does work when something is
-# missing or pyproject.toml changed.
+# already there: Debian packages (apt), then .venv with the package (pip).
+# Safe to run again; it only does work when something is missing or
+# pyproject.toml changed.
+#
+#   scripts/setup.sh           what playing needs (./run play, doctor, hear ...)
+#   scripts/setup.sh --bench   and the benchmarks' tools (./run bench)
+#   scripts/setup.sh --train   and the tests' and training's (./run test, ./run train):
+#                              PyTorch, Playwright and Chromium, the Korean Vosk
+#                              model the tests use, sox and PulseAudio
 set -euo pipefail
 cd "$(dirname "$0")/.."
+level="${1:-}"
 
-# Debian packages the project uses: PortAudio for the microphone and speakers
-# (sounddevice), eSpeak NG (libespeak-ng1) for the referee's voice (pyttsx3),
-# eSpeak NG for name pronunciations and test voices, sox for test rooms, and
-# PulseAudio (with its ALSA plugin) as the real audio server the tests use, and
-# speexdsp (libspeexdsp1) for the echo canceller that lets players speak over
-# the referee (referee/speech/hearing/echo.py, through ctypes).
-APT_PACKAGES=(libportaudio2 espeak-ng libespeak-ng1 sox pulseaudio pulseaudio-utils libasound2-plugins
-              libspeexdsp1)
-# --train (./run test, ./run train): Chromium too, the real browser the screen's
-# tests drive (tests/test_screen.py; Playwright is pointed at /usr/bin/chromium).
-if [ "${1:-}" = "--train" ]; then
-    APT_PACKAGES+=(chromium)
+# Debian packages playing needs: PortAudio for the microphone and speakers
+# (sounddevice, with ALSA's plugins to reach a PulseAudio or PipeWire server),
+# eSpeak NG (libespeak-ng1) for the referee's voice (pyttsx3) and espeak-ng for
+# name pronunciations, and speexdsp (libspeexdsp1) for the echo canceller that
+# lets players speak over the referee (referee/speech/hearing/echo.py, ctypes).
+APT_PACKAGES=(libportaudio2 espeak-ng libespeak-ng1 libasound2-plugins libspeexdsp1)
+# Benchmarks and training: sox for the rooms and voices' changes.
+if [ "$level" = "--bench" ] || [ "$level" = "--train" ]; then
+    APT_PACKAGES+=(sox)
+fi
+# Tests: PulseAudio as the real audio server they use, and Chromium, the real
+# browser the screen's tests drive (Playwright is pointed at /usr/bin/chromium).
+if [ "$level" = "--train" ]; then
+    APT_PACKAGES+=(pulseaudio pulseaudio-utils chromium)
 fi
 
 missing=()
@@ -41,23 +50,27 @@ if [ ! -x .venv/bin/python ]; then
     echo "setup: creating .venv"
     "$PYTHON" -m venv .venv
 fi
-# --train (./run test and ./run train): PyTorch and the Kokoro voices as well,
-# for training the table's adapter; playing needs neither.
-extras="test,bench"
-stamp=.venv/.referee-installed
-if [ "${1:-}" = "--train" ]; then
-    extras="test,bench,train"
-    stamp=.venv/.referee-installed-train
-fi
+# What each level installs into .venv; a level is done when its stamp, or a
+# higher level's, holds this version of pyproject.toml and this script.
+case "$level" in
+    --train) extras="[test,bench,train]"; stamps=(train) ;;
+    --bench) extras="[bench]"; stamps=(bench train) ;;
+    *) extras=""; stamps=(play bench train) ;;
+esac
+stamp=".venv/.referee-installed-${stamps[0]}"
 want="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)"
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    echo "setup: a one-time step: installing the referee and its tools ($extras) into .venv"
+done_already=""
+for name in "${stamps[@]}"; do
+    [ "$(cat ".venv/.referee-installed-$name" 2>/dev/null)" = "$want" ] && done_already=1
+done
+if [ -z "$done_already" ]; then
+    echo "setup: a one-time step: installing the referee${extras:+ and its tools $extras} into .venv"
     echo "setup: (a minute or two, longer with PyTorch for tests; the next run starts at once)"
     pip_log=.venv/pip-install.log
     { .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip &&
-      .venv/bin/python -m pip install --disable-pip-version-check -e ".[$extras]" &&
-      .venv/bin/python -m pip install --disable-pip-version-check --no-deps \
-          'silero-vad==6.2.3'; } >"$pip_log" 2>&1 &
+      .venv/bin/python -m pip install --disable-pip-version-check -e ".$extras" &&
+      { [ -z "$extras" ] || .venv/bin/python -m pip install --disable-pip-version-check \
+          --no-deps 'silero-vad==6.2.3'; }; } >"$pip_log" 2>&1 &
     pip_pid=$!
     # What pip is doing, one line per package as it comes (no spinner: a
     # screen reader reads each line once).

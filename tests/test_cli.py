@@ -49,7 +49,7 @@ def assert_clean_error(result: subprocess.CompletedProcess[str], message: str) -
 
 def test_hear_prints_one_json_object_in_the_documented_schema():
     result = referee("hear", "--game", "race65", "--players", "Ann", "Bob", "--speaker", "Ann",
-                     "--text", "Bob, flip your ten down")
+                     "--text", "Bob, flip your ten down", "--json")
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out == {
@@ -62,7 +62,7 @@ def test_hear_prints_one_json_object_in_the_documented_schema():
 @pytest.mark.parametrize(("text", "intent"), LISTED)
 def test_hear_gives_the_schema_for_every_listed_form(text, intent, capsys):
     assert main(["hear", "--game", "race65", "--players", "Ann", "Bob", "--speaker", "Ann",
-                 "--text", text]) == 0
+                 "--text", text, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert Intent.from_json(out["intent"]) == intent
     assert out["text"] == text
@@ -70,7 +70,8 @@ def test_hear_gives_the_schema_for_every_listed_form(text, intent, capsys):
 
 
 def test_hear_table_talk_is_none(capsys):
-    main(["hear", "--players", "Ann", "Bob", "--text", "seven people came to the party"])
+    main(["hear", "--players", "Ann", "Bob", "--text", "seven people came to the party",
+          "--json"])
     assert json.loads(capsys.readouterr().out)["intent"] == {"kind": "none"}
 
 
@@ -83,8 +84,20 @@ def test_hear_keeps_the_players_in_the_order_named(seed, capsys):
     item 19)."""
     random.seed(seed)  # the order roll draws its seed from here
     assert main(["hear", "--game", "shut-the-box", "--players", "Ann", "Bob",
-                 "--text", "whose turn is it"]) == 0
+                 "--text", "whose turn is it", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["intent"]["player"] == "Ann"
+
+
+def test_hear_without_json_prints_a_line_to_read(capsys):
+    """``referee hear`` printed JSON whether asked or not; without ``--json``
+    it prints what was heard and what it means, in a line."""
+    assert main(["hear", "--game", "race65", "--players", "Ann", "Bob", "--speaker", "Ann",
+                 "--text", "Bob, flip your ten down"]) == 0
+    out = capsys.readouterr().out
+    assert out == '"Bob, flip your ten down": flip, direction down, owner Bob, tile 10 ' \
+                  '(score 1.00)\n'
+    assert main(["hear", "--players", "Ann", "Bob", "--text", "seven people came"]) == 0
+    assert ": no command" in capsys.readouterr().out
 
 
 def test_hear_unknown_speaker_is_a_clear_error():
@@ -582,3 +595,18 @@ def test_the_terminal_is_given_back_as_it_was_on_every_way_out(tmp_path, way_out
             game.kill()
         os.close(keyboard)
         os.close(terminal)
+
+
+@pytest.mark.parametrize("game", ["race65", "shut-the-box", "turn7", "phase10-twist"])
+def test_each_games_help_shows_its_own_example_moves(game, capsys):
+    """``referee play turn7 --help`` showed Race to 65's "flip my seven"."""
+    from referee.games import find_game
+
+    with pytest.raises(SystemExit):
+        main(["play", game, "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    example = find_game(game).example()
+    assert example != "..."
+    assert f"Ann: {example}'" in shown
+    if game != "race65":
+        assert "flip" not in shown

@@ -917,3 +917,26 @@ def test_a_game_killed_while_writing_its_log_keeps_whole_steps(tmp_path, monkeyp
         again: list[Record] = []
         Drive(_hard_race(), record=again.append).replay(logged)
         assert said(again) == said(logged)[1:], cut
+
+
+def test_a_damaged_logs_replay_says_what_it_left_out_not_what_to_check(tmp_path, capsys):
+    """A log that lost an input line mid-game: replay names what the rebuilt
+    game lacks and that it prints the log as written; only resume, where the
+    game goes on, asks the table to check."""
+    from referee.cli import main
+
+    log = tmp_path / "game.jsonl"
+    script = tmp_path / "game.script"
+    script.write_text("[1] Ann: flip my 7\n[2] Ann: flip my 3\n[3] Bob: flip my 12\n")
+    assert main(["play", "race65", "--players", "Ann", "Bob", "--script", str(script),
+                 "--log", str(log)]) == 0
+    lines = log.read_text().splitlines(keepends=True)
+    first_input = next(i for i, line in enumerate(lines) if '"type":"input"' in line)
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text("".join(lines[:first_input] + lines[first_input + 1:]))
+    capsys.readouterr()
+    assert main(["replay", str(damaged)]) == 0
+    told = capsys.readouterr().err
+    assert "Not restored" in told
+    assert "The replay shows the log as written" in told
+    assert "Check the table" not in told

@@ -64,13 +64,13 @@ def test_golden_transcript(script: Path, capsys: pytest.CaptureFixture[str]) -> 
                             "Life Saver takes the second 5", "only one 1 and it is on the table",
                             "a sudden-death round", "Bob is out of this round",
                             "Ann wins with 34!"]),
-        ("phase10-twist-physical", ["at least 6 cards, and that is 5", "must lay down their "
-                                    "own phase before hitting", "now a set of 7s",
+        ("phase10-twist-physical", ["at least 6 cards, and that is 5", "lay down your own "
+                                    "phase before hitting", "now a set of 7s",
                                     "Ann, did you make your phase?", "First Cy must choose",
                                     "the phases are 2 and 3", "keep it secret",
                                     "Twist card 4 is down", "past Phase 10!",
                                     "Bob: 45 points", "Cy wins with the lowest hand!"]),
-        ("phase10-twist-virtual", ["Cy is skipped. Ann's turn.", "may lay down only on their "
+        ("phase10-twist-virtual", ["Cy is skipped. Ann's turn.", "you may lay down only on your "
                                    "own turn", "cannot be only Wilds",
                                    "have none (start the game with --private-audio Cy=DEVICE",
                                    "listen in your headphones", "to Bob only: (private)",

@@ -64,7 +64,7 @@ def test_spoken_commands_are_heard_live_through_an_audio_server(audio_server, tm
     Audio(np.frombuffer(data, dtype="<i2").astype(np.int16)).write_wav(wav)
     listener = subprocess.Popen(
         [sys.executable, "-m", "referee", "hear", "--players", "Ann", "Bob", "--speaker", "Ann",
-         "--mic"],
+         "--mic", "--json"],
         env=audio_server, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=_interruptible,
     )

@@ -310,7 +310,7 @@ def test_a_bad_phrase_file_is_named_with_its_line_and_problem(tmp_path, text, me
 @pytest.mark.slow
 def test_hear_phrases_hears_any_phrase_file_without_a_game(tmp_path):
     done = referee("hear", "--phrases", str(CAFE), "--players", "Mary Ann", "Bob",
-                   "--text", "could I have a medium iced cold brew please")
+                   "--text", "could I have a medium iced cold brew please", "--json")
     assert done.returncode == 0, done.stderr
     intent = json.loads(done.stdout)["intent"]
     assert (intent["kind"], intent["drink"], intent["size"], intent["temperature"]) == (
@@ -338,7 +338,8 @@ def test_hear_phrases_hears_a_recording_with_a_big_grammar(tmp_path):
     path = tmp_path / "order.wav"
     EspeakVoice().render("can I get a large oat milk latte with an extra shot please"
                          ).write_wav(path)
-    done = referee("hear", str(path), "--phrases", str(CAFE), "--players", "Mary Ann", "Bob")
+    done = referee("hear", str(path), "--phrases", str(CAFE), "--players", "Mary Ann", "Bob",
+                   "--json")
     assert done.returncode == 0, done.stderr
     heard = json.loads(done.stdout)
     assert heard["intent"]["kind"] == "order", heard

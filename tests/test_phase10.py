@@ -439,7 +439,7 @@ def test_a_virtual_twist_card_is_a_chance_step_out_of_the_cards_held():
 def test_hits_come_after_your_own_phase_and_must_fit_a_group_read_out():
     g = new(board=parse_board("2 3 10"))  # everyone starts on phase 2: a set and a run
     g.apply(LayDown("Ann", cards("5 5 5 9 10 11 12")), 0.0)
-    with pytest.raises(IllegalAction, match="Bob must lay down their own phase"):
+    with pytest.raises(IllegalAction, match="Bob, lay down your own phase"):
         g.apply(HitOn("Bob", "Ann", cards("5")), 0.0)
     with pytest.raises(IllegalAction, match="That is not Bob's phase"):
         g.apply(LayDown("Bob", cards("4 4 4 6 6 6 6")), 0.0)
@@ -622,7 +622,7 @@ def test_a_read_out_phase_is_checked_and_what_is_wrong_said():
     said = says(s, "I lay down my phase three fives, two sevens and a wild", "Bob")
     assert said == ["Bob's phase 1 is down: 2 sets of 3. Good."]
     assert says(s, "I hit a four on Bob's set", "Cy") == [
-        "Cy must lay down their own phase before hitting."]
+        "Cy, lay down your own phase before hitting."]
 
 
 def test_the_end_of_a_hand_by_voice_asks_each_player_and_moves_the_pawns():
@@ -693,6 +693,18 @@ def test_a_twist_card_shown_on_a_seat_page_is_announced_as_such():
     assert "say them in your headphones or show them on your seat page" in mixed[0]
 
 
+def test_asking_for_another_players_twist_card_is_told_it_is_their_secret():
+    s, _, _ = session()
+    assert says(s, "what is Cy's twist card", "Ann") == ["Cy has no Twist card this hand."]
+    says(s, "I lay down my phase", "Ann")
+    says(s, "I lay down my phase", "Cy")
+    says(s, "Bob went out", "Bob")
+    says(s, "twist card", "Cy")
+    said = says(s, "what is Cy's twist card", "Ann")
+    assert said == ["Cy's Twist card is Cy's secret until Cy lays it down."]
+    assert says(s, "what twist card did Cy get", "Bob") == said
+
+
 def test_the_private_sentence_is_logged_for_its_player_and_repeat_does_not_say_it():
     s, _, records = session(twist="virtual", private_audio=("Ann=wav:/tmp/unused",))
     says(s, "I lay down my phase", "Ann")
@@ -727,7 +739,7 @@ def test_turns_are_kept_with_next_names_and_skips_when_asked_for():
     assert says(s, "skip Ann", "Bob") == ["Bob skips Ann.", "Cy's turn."]
     assert says(s, "next", "Cy") == ["Ann is skipped. Bob's turn."]
     assert says(s, "I lay down my phase", "Cy") == [
-        "It is Bob's turn: Cy may lay down only on their own turn."]
+        "It is Bob's turn: Cy, you may lay down only on your own turn."]
     plain, _, _ = session()
     assert says(plain, "next") != ["Bob's turn."]
 

@@ -90,6 +90,18 @@ def test_a_late_page_gets_the_captions_and_the_state_and_a_seat_its_own_secrets(
     assert "Twist" not in json.dumps(ann)
 
 
+def test_a_seat_pages_text_box_shows_a_move_of_its_own_game():
+    shown = Screen(["Ann", "Bob"], "127.0.0.1", 0, title="Turn 7", example="hit")
+    shown.start()
+    try:
+        status, body = fetch(shown.seat_url("Ann"))
+        assert status == 200
+        assert b'placeholder="hit"' in body
+        assert b"flip" not in body
+    finally:
+        shown.stop()
+
+
 @pytest.mark.parametrize("path", [
     "seat/Ann", "seat/Ann?key=wrong", "seat/Ann/events", "seat/Ann/events?key=",
     "seat/Ann/say?key=wrong"])

@@ -159,3 +159,17 @@ def test_a_question_about_a_tile_is_answered_and_flips_nothing():
     assert texts(s.hear("is Bob's four down", "Ann", 3.0)) == ["Bob's 4 is up."]
     assert texts(s.hear("which way is my nine", "Ann", 4.0)) == ["Ann's 9 is up."]
     assert s.final_state() == board
+
+
+def test_a_flip_of_another_players_tile_addressed_to_the_player_on_turn_is_heard_whole():
+    """ "Bob, flip Ann's 12 up" on Bob's turn names the tile: before, the
+    referee asked "Flip which tile? Say the number too"."""
+    s = Drive(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
+    s.start()
+    s.hear("flip my 7", "Ann", 1.0)
+    s.hear("flip my 3", "Ann", 2.0)
+    assert texts(s.hear("Bob, flip Ann's 12 up", None, 3.0)) == [
+        "Ann's 12 is already up. Nothing was flipped."]
+    said = texts(s.hear("Bob, flip Ann's 12 down", None, 4.0))
+    assert said[0].startswith("Ann, flip your 12 down.")
+    assert s.game.state.tiles_down("Ann") == frozenset({3, 7, 12})

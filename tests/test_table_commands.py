@@ -587,3 +587,19 @@ def test_a_phase10_rematch_draws_new_twist_cards():
         assert len(first) == len(second) == 1
         differ += first != second
     assert differ >= 12  # the same card by chance, now and then; before: never new
+
+
+def test_help_after_the_end_says_what_can_be_done_and_a_typed_yes_with_no_question_is_told():
+    from referee.protocol import Typed
+    from referee.session import HELP_AFTER_THE_END, NOTHING_TO_ANSWER
+    from referee.speech.understanding.intents import Heard
+    from referee.speech.understanding.meaning import Intent
+
+    s = timed()
+    assert texts(s.step(Typed(1.0, "yes", "Ann"))) == [NOTHING_TO_ANSWER]
+    spoken = Heard("yes", Intent.of("answer", value="yes"), 1.0, None)
+    assert texts(s.respond(spoken, "Ann", 1.5, source="mic")) == []  # (spoken: table talk)
+    s.stop(2.0)
+    assert texts(s.hear("help", "Bob", 3.0)) == [HELP_AFTER_THE_END]
+    assert "play again" in HELP_AFTER_THE_END
+    assert texts(s.hear("help with moves", "Bob", 4.0))[0].startswith("Moves:")

@@ -608,8 +608,8 @@ class Phase10(Rules[Phase10State]):
     # --- during the hand ------------------------------------------------------------------------
     def _their_turn(self, state: Phase10State, player: str, what: str) -> None:
         if state.turn is not None and state.players[state.turn] != player:
-            raise NotYourTurn(f"It is {state.players[state.turn]}'s turn: {player} may "
-                              f"{what} only on their own turn.")
+            raise NotYourTurn(f"It is {state.players[state.turn]}'s turn: {player}, you may "
+                              f"{what} only on your own turn.")
 
     def _lay_down(self, state: Phase10State,
                   action: LayDown) -> tuple[Phase10State, list[Event]]:
@@ -643,7 +643,7 @@ class Phase10(Rules[Phase10State]):
     def _hit(self, state: Phase10State, action: HitOn) -> tuple[Phase10State, list[Event]]:
         player, owner = action.player, action.owner
         if not state.seat(player).laid:
-            raise IllegalAction(f"{player} must lay down their own phase before hitting.")
+            raise IllegalAction(f"{player}, lay down your own phase before hitting.")
         self._their_turn(state, player, "hit")
         if not state.seat(owner).laid:
             raise IllegalAction(f"{owner} has no phase down to hit on.")

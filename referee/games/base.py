@@ -131,7 +131,8 @@ class Options:
     house: tuple[str, ...] = option(
         (), "a house rule, e.g. partial_turn=keep (repeatable; see docs/playing.md)",
         metavar="RULE=VALUE")
-    verbosity: str = option("normal", "brief leaves out times and flips left",
+    verbosity: str = option("normal", "brief leaves out what players can see for "
+                            "themselves (times, what is left of a turn)",
                             choices=("normal", "brief"))
 
     def __post_init__(self) -> None:
@@ -510,6 +511,19 @@ class GameSpec(Talk, Policy, ChanceAtTable, Privacy):
         :attr:`games_begun`, so that its chance is its own (:meth:`game_seed`)."""
         self.games_begun += 1
         return self.new_game(at)
+
+    @classmethod
+    def example(cls) -> str:
+        """A move of the game as players say it ("hit", "roll the dice"): the
+        phrase file's first ``examples`` entry without a name in it (help
+        texts and the seat page's text box show it)."""
+        import tomllib
+
+        try:
+            data = tomllib.loads(cls.phrase_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return "..."
+        return next((str(e) for e in data.get("examples", []) if "{" not in str(e)), "...")
 
     def _refuse_command_names(self) -> None:
         """A name that is a whole command of the game ("Stop", "Help", "Yes",

@@ -122,8 +122,10 @@ class Screen:
     """A web server showing one table's game; start it, publish outputs, stop it."""
 
     def __init__(self, players: Iterable[str], host: str = "127.0.0.1", port: int = 0,
-                 title: str = "") -> None:
+                 title: str = "", example: str = "") -> None:
         self.title = title
+        #: A move as players say it, shown in a seat page's empty text box.
+        self.example = example
         self.seats = {p: Seat(p, secrets.token_urlsafe(9)) for p in players}
         self.host = host
         self._socket = self._bind(host, port)
@@ -320,7 +322,7 @@ class Screen:
             seat = seat_of(request)
             if isinstance(seat, Response):
                 return seat
-            return HTMLResponse(_page("seat.html", self.title, seat))
+            return HTMLResponse(_page("seat.html", self.title, seat, self.example))
 
         async def static(request: Request) -> Response:
             name = request.path_params["name"]
@@ -431,12 +433,14 @@ def _file(name: str) -> bytes:
     return resources.files("referee.screen").joinpath("static", name).read_bytes()
 
 
-def _page(name: str, title: str, seat: Seat | None) -> str:
-    """A page, with the game's title and the seat it is for filled in."""
+def _page(name: str, title: str, seat: Seat | None, example: str = "") -> str:
+    """A page, with the game's title, the seat it is for and an example move
+    filled in."""
     from html import escape
 
     text = _file(name).decode()
     config = {"seat": seat.name if seat else None, "key": seat.key if seat else None}
     return (text.replace("{{title}}", escape(title or "The referee"))
+                .replace("{{example}}", escape(example or "what you would say", quote=True))
                 .replace("{{seat}}", escape(seat.name if seat else ""))
                 .replace("{{config}}", escape(json.dumps(config), quote=True)))

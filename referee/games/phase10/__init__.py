@@ -586,6 +586,8 @@ class Phase10Spec(GameSpec):
             if player is None:
                 return "Whose Twist card? Please ask again with your name."
             return self._my_twist(state, player)
+        if what == "theirtwist" and player is not None:
+            return self._their_twist(state, player)
         if what == "turn":
             return self._whose(game)
         if what == "time":
@@ -670,6 +672,13 @@ class Phase10Spec(GameSpec):
         if not self.virtual:
             return f"{player}, your Twist card is the one you drew: I do not know it."
         return f"{player}, I can only say your Twist card in your headphones."
+
+    def _their_twist(self, state: Phase10State, player: str) -> str:
+        """Another player's Twist card: whether they have one is known to all
+        (it was taken aloud), which one is their secret until laid down."""
+        if not state.seat(player).twist:
+            return f"{player} has no Twist card this hand."
+        return f"{player}'s Twist card is {player}'s secret until {player} lays it down."
 
     def _whose(self, game: Game[Any]) -> str:
         state: Phase10State = game.state
