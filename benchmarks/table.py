@@ -38,7 +38,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -208,9 +208,10 @@ def countdown_errors(turns: int = 2) -> list[float]:
     output = Clocked()
     due: list[float] = []
 
-    def logged(record: Record) -> None:  # when each countdown word fell due
-        if isinstance(record, SaidRecord) and record.kind == Tone.COUNTDOWN:
-            due.append(loop._t0 + (record.at - loop._base))
+    def logged(records: Sequence[Record]) -> None:  # when each countdown word fell due
+        for record in records:
+            if isinstance(record, SaidRecord) and record.kind == Tone.COUNTDOWN:
+                due.append(loop._t0 + (record.at - loop._base))
 
     table = Table(session, voice=make_voice("espeak"), output=output, show=lambda line: None,
                   stamp=False, record=logged)

@@ -904,7 +904,7 @@ def test_a_game_killed_while_writing_its_log_keeps_whole_steps(tmp_path, monkeyp
             if next(writes) == cut:  # the kill lands in this write: half of it reaches the disk
                 real_write(text[: len(text) // 2])
                 raise _Killed
-            return real_write(text)
+            return int(real_write(text))
 
         monkeypatch.setattr(log._file, "write", killing_write)
         with contextlib.suppress(_Killed):
