@@ -495,10 +495,6 @@ def cmd_hear(args: argparse.Namespace) -> int:
         # every run.
         players = check_players(args.players, spec.min_players, spec.max_players)
         phrases = load_phrases(spec.phrase_file, players)
-    if args.phrases is not None and args.model is None and args.engine in (None, "whisper"):
-        # The table's adapter was taught the four games' sentences: it pulls a
-        # sentence of any other phrase file towards them (docs/phrases.md).
-        args.model = "base"
     speaker = args.speaker or players[0]
     match = [p for p in players if p.casefold() == speaker.casefold()]
     if not match:

@@ -196,7 +196,8 @@ def game_log_for(args: argparse.Namespace, spec: GameSpec, live: bool) -> GameLo
         game_log.write(GameHeader(game=spec.name, players=spec.named_players,
                                   options=spec.options.to_json(),
                                   started=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                                  hearing=hearing_label(args.engine, args.model)))
+                                  hearing=hearing_label(args.engine, args.model,
+                                                        spec.name)))
         note(f"game log: {path}")
     return game_log
 

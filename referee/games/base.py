@@ -248,7 +248,8 @@ class Tool:
 
 
 class GameCore(ABC):
-    """What every game provides: its name and phrase file, and six methods.
+    """What every game provides: its name and phrase file, and five methods
+    (a sixth, :meth:`answer`, has a default for the questions every game shares).
     Everything else a game may do is optional, in the groups below, each with
     defaults that fit a game without that capability."""
 
@@ -272,9 +273,42 @@ class GameCore(ABC):
     def announce(self, event: Event, game: Game[Any]) -> str:
         """The sentence the referee says for an event ('' for none)."""
 
-    @abstractmethod
     def answer(self, what: str, player: str | None, game: Game[Any], at: float) -> str:
-        """The answer to a question (score, board, time, turn, help, rules)."""
+        """The answer to a question; ``player``: whom it is about (None: not
+        said, or everyone). ``what`` is the ``what`` of a ``query`` intent:
+        those of ``common.toml``, which every game gets, are "turn" (whose
+        turn), "time" (what is left of it), "leader" (who is ahead), "score"
+        (a player's or, with ``player`` None, everyone's), "help" (what to do
+        now: :meth:`Talk.help` adds the topics) and "rules"; a game's phrase
+        file may add its own ("board", "odds", "mytwist"). This default
+        answers the general ones from what every game has (the turn, the
+        clock, the winners, the summary, the phrase file's examples) and says
+        it cannot answer the rest: a game overrides it for its own state and
+        calls it for the others (``super().answer(...)``)."""
+        outcome = game.outcome()
+        if what == "turn":
+            if outcome is not None:
+                won = spoken_list(list(outcome.winners)) if outcome.winners else "nobody"
+                return f"The game is over: {won} won."
+            now = game.current_player()
+            return f"It's {now}'s turn." if now else "It's nobody's turn just now."
+        if what == "time":
+            deadline = game.deadline()
+            if deadline is None:
+                return "There is no timer running."
+            return f"{max(0.0, deadline - at):.0f} seconds left."
+        if what in ("leader", "score") and outcome is not None:
+            won = spoken_list(list(outcome.winners)) if outcome.winners else "Nobody"
+            return f"{won} won."
+        if what == "help":
+            now = game.current_player()
+            turn = f"It's {now}'s turn." if now and outcome is None else ""
+            example = self.example()
+            return f"{turn} Say, for example: {example}.".strip() if example != "..." else turn
+        if what == "rules":
+            title, _, rest = str(getattr(type(self), "summary", "")).partition(":")
+            return sentence(f"{title}: {rest.strip()}" if rest else title or self.name) + "."
+        return "I cannot answer that in this game."
 
     @abstractmethod
     def opening(self, game: Game[Any]) -> str:
@@ -283,6 +317,19 @@ class GameCore(ABC):
     @abstractmethod
     def final_state(self, game: Game[Any]) -> dict[str, Any]:
         """The game's state as JSON (``--json``)."""
+
+    @classmethod
+    def example(cls) -> str:
+        """A move of the game as players say it ("hit", "roll the dice"): the
+        phrase file's first ``examples`` entry without a name in it (help
+        texts and the seat page's text box show it)."""
+        import tomllib
+
+        try:
+            data = tomllib.loads(cls.phrase_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return "..."
+        return next((str(e) for e in data.get("examples", []) if "{" not in str(e)), "...")
 
     @property
     def wording(self) -> Wording:
@@ -511,19 +558,6 @@ class GameSpec(Talk, Policy, ChanceAtTable, Privacy):
         :attr:`games_begun`, so that its chance is its own (:meth:`game_seed`)."""
         self.games_begun += 1
         return self.new_game(at)
-
-    @classmethod
-    def example(cls) -> str:
-        """A move of the game as players say it ("hit", "roll the dice"): the
-        phrase file's first ``examples`` entry without a name in it (help
-        texts and the seat page's text box show it)."""
-        import tomllib
-
-        try:
-            data = tomllib.loads(cls.phrase_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return "..."
-        return next((str(e) for e in data.get("examples", []) if "{" not in str(e)), "...")
 
     def _refuse_command_names(self) -> None:
         """A name that is a whole command of the game ("Stop", "Help", "Yes",

@@ -70,6 +70,36 @@ class Adapter:
     def rank(self) -> int:
         return int(self.layers[0]["qkv"][0].shape[1]) if self.layers else 0
 
+    @property
+    def games(self) -> frozenset[str]:
+        """The games whose sentences it was trained on (its report's
+        ``games``, in an averaged or stacked adapter those of every part):
+        the referee hears any other game with Whisper as shipped, which a
+        game the adapter never learnt is heard better with (issue #63: a new
+        game's sentences, heard 2 of 4 without it, were heard as nothing
+        with it)."""
+        return _games(self.report)
+
+
+#: What adapters trained before their reports named their games were trained
+#: on: the four games of the time (the shipped adapter is one).
+GAMES_BEFORE_REPORTS = frozenset({"race65", "shut-the-box", "turn7", "phase10-twist"})
+
+
+def _games(report: Mapping[str, Any]) -> frozenset[str]:
+    games: set[str] = set()
+    named = False
+    if isinstance(report.get("games"), list):
+        games.update(str(g) for g in report["games"])
+        named = True
+    parts = [p.get("report", {}) for p in report.get("averaged", []) if isinstance(p, dict)]
+    if isinstance(report.get("stacked_on"), dict):
+        parts.append(report["stacked_on"].get("report", {}))
+    for part in parts:
+        games |= _games(part)
+        named = True
+    return frozenset(games) if named else GAMES_BEFORE_REPORTS
+
 
 def save(path: Path, arrays: Mapping[str, npt.NDArray[Any]], report: Mapping[str, Any]) -> str:
     """Write arrays and a report as an ``.npz`` that is byte for byte the same

@@ -908,10 +908,11 @@ def table_adapter() -> Adapter:
                               "for Whisper tiny.en without it.") from error
 
 
-def hearing_label(engine: str | None, model: Path | str | None) -> str:
+def hearing_label(engine: str | None, model: Path | str | None, game: str | None = None) -> str:
     """What hears the players with these options, for the game log: the
     engine, and for Whisper the model and the table adapter's SHA-256
-    ("whisper tiny.en+table, adapter 0f3c...": which one heard the game)."""
+    ("whisper tiny.en+table, adapter 0f3c...": which one heard the game), or
+    that Whisper hears ``game`` as shipped, for the adapter never learnt it."""
     if str(model) == BASE_MODEL:
         return "whisper tiny.en as shipped"
     chosen = engine or default_engine(model)
@@ -921,6 +922,8 @@ def hearing_label(engine: str | None, model: Path | str | None) -> str:
         adapter = table_adapter()
     except RecognizerError:
         return "whisper tiny.en, the table adapter unusable"
+    if game is not None and game not in adapter.games:
+        return f"whisper tiny.en as shipped (the table adapter was not trained on {game})"
     pin = "" if adapter.pinned else ", unpinned"
     return f"whisper tiny.en+table, adapter {adapter.sha256[:12]}{pin}"
 
@@ -930,7 +933,11 @@ def make_recognizer(
 ) -> Recognizer:
     """The recogniser to use (see :func:`default_engine`). For Whisper, ``model``
     is a model folder or ``"base"``; the table's adapter is used unless it is
-    ``"base"``."""
+    ``"base"``, or the adapter was not trained on the phrase file's game (a
+    game added since, any other phrase file: :attr:`Adapter.games
+    <referee.speech.hearing.adapter.Adapter.games>`), which Whisper as shipped
+    hears better than an adapter that pulls every sentence towards games it
+    knows."""
     base = str(model) == BASE_MODEL
     if base:
         engine, model = engine or "whisper", None
@@ -947,7 +954,10 @@ def make_recognizer(
                 "Whisper's model is not installed. Run ./run (it installs it), or "
                 "'referee models install whisper-tiny.en', or use --engine pocketsphinx."
             )
-        return WhisperRecognizer(phrases, whisper_model, None if base else table_adapter())
+        adapter = None if base else table_adapter()
+        if adapter is not None and phrases.game not in adapter.games:
+            adapter = None
+        return WhisperRecognizer(phrases, whisper_model, adapter)
     if engine == "vosk":
         vosk_model = find_vosk_model(model)
         if vosk_model is None:

@@ -39,6 +39,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from referee.speech.training.sentences import training_games
 from referee.speech.training.voices import ENGINES
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -245,6 +246,7 @@ def run(args: argparse.Namespace) -> int:
         real_report["real"]["speakers"] = sorted({e.voice.removeprefix("real:") for e in used})
         real_report["real"]["recordings"] = len(used) // args.copies
         real_report["real"]["words"] = _count(e.said for e in used[:: args.copies])
+    report["games"] = sorted(training_games())  # (the referee hears any other without it)
     report["data"] = {"folder": folder.name, "lines": args.lines, "used": len(data),
                       "short": args.short, "negatives": args.negatives, "more": args.more,
                       "over": args.over, "engines": args.engines,

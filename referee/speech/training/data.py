@@ -33,7 +33,7 @@ import numpy.typing as npt
 from referee.speech.audio import RATE, Audio, trailing_cut
 from referee.speech.hearing.whisper import WINDOW
 from referee.speech.training.rooms import Signal, as_float, place
-from referee.speech.training.sentences import REFEREE, Line, draw, negative
+from referee.speech.training.sentences import REFEREE, Line, draw, negative, training_games
 from referee.speech.training.voices import VoiceSpec, draw_voice, perturb, speak
 
 #: Encoder frames and width of an 8 s window.
@@ -70,7 +70,9 @@ class Babble:
             voice = draw_voice(rng)
             while voice.engine == "kokoro":  # the slowest to render; not needed here
                 voice = draw_voice(rng)
-            lines = [negative("talk", "race65", ("Ann", "Bob"), rng) for _ in range(6)]
+            games = training_games()
+            lines = [negative("talk", games[n % len(games)], ("Ann", "Bob"), rng)
+                     for _ in range(6)]
             track = np.concatenate([as_float(speak(voice, line.said, seed + n))
                                     for line in lines])
             self.tracks.append(track / (np.std(track) + 1e-9))
@@ -91,7 +93,7 @@ class Echo:
         self.rng = rng
         referee = VoiceSpec("referee", "espeak", 1.0)
         self.sentences = list(sentences) or [
-            speak(referee, negative("referee", "race65", ("Ann", "Bob"), rng).said)
+            speak(referee, negative("referee", training_games()[0], ("Ann", "Bob"), rng).said)
             for _ in range(count)]
 
     def __call__(self) -> Audio:

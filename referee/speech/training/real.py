@@ -54,7 +54,7 @@ import numpy.typing as npt
 from referee.speech.audio import Audio, AudioError, from_float, load_wav
 from referee.speech.training.data import Babble, Echo, Example, build_examples, prepared
 from referee.speech.training.rooms import as_float, channel, place
-from referee.speech.training.sentences import GAMES, NAMES, written
+from referee.speech.training.sentences import NAMES, training_games, written
 from referee.speech.training.voices import perturb
 from referee.speech.understanding.numbers import number_to_words
 
@@ -192,7 +192,7 @@ def real_example(recording: Recording, index: int, seed: int, babble: Babble,
     """Example ``index``: the recording at a table drawn at random, perhaps
     slowed, sped or pitched, in a room, a noise and a channel of its draw."""
     rng = random.Random(seed * 1_000_003 + index)
-    game = rng.choice(GAMES)
+    game = rng.choice(training_games())
     players = tuple(rng.sample(NAMES, rng.choice((2, 2, 3, 3, 4))))
     audio = load_wav(recording.path)
     audio = perturb(audio, rng)

@@ -552,11 +552,14 @@ def _with_includes(data: dict[str, Any], path: Path) -> dict[str, Any]:
 
     Included slots, weights and hints are defaults the game's own file
     overrides; included intents, and the examples of each help topic, come
-    after the game's own.
+    after the game's own. A file without a ``[help]`` list of moves has its
+    ``examples`` read out for "help with moves".
     """
     merged = {key: dict(data.get(key, {}))
               for key in ("slots", "weights", "hints", "fillers", "describe", "confirm")}
     helps = {topic: list(examples) for topic, examples in data.get("help", {}).items()}
+    if "moves" not in helps and data.get("examples"):  # ("help with moves" without a [help])
+        helps["moves"] = [str(e).replace("{player}", "{other}") for e in data["examples"]]
     intents = list(data.get("intents", []))
     for name in data.get("include", []):
         other = path.with_name(f"{name}.toml")
