@@ -60,11 +60,6 @@ class Adapter:
     path: Path | None = None
     sha256: str = ""
     pinned: bool = True
-    #: The encoder's adapters, if it has any: ``(A, B)`` by the projection's
-    #: CTranslate2 name (``encoder/layer_0/self_attention/linear_0``), merged
-    #: into the encoder's weights as the model is loaded
-    #: (:func:`~referee.speech.hearing.whisper.merge_encoder`).
-    encoder: Mapping[str, tuple[Floats, Floats]] = field(default_factory=dict)
 
     @property
     def rank(self) -> int:
@@ -152,15 +147,10 @@ def load(path: Path, expected_sha256: str | None = None) -> Adapter:
         layers.append(layer)
     if not layers:
         raise AdapterError(f"{path} holds no decoder adapters.")
-    encoder = {}
-    for name in sorted(arrays):
-        if name.startswith("encoder/") and name.endswith("/lora_a"):
-            key = name.removesuffix("/lora_a")
-            a, b = arrays[name], arrays.get(key + "/lora_b")
-            if b is None or a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-                raise AdapterError(f"{path}: {key} has no adapter of matching shapes.")
-            encoder[key] = (a.astype(np.float32), b.astype(np.float32))
-    return Adapter(tuple(layers), report, path, digest, bool(expected_sha256), encoder)
+    if any(name.startswith("encoder/") for name in arrays):
+        raise AdapterError(f"{path} adapts the encoder: the referee adapts the decoder only "
+                           "(docs/record.md, \"Adapting the encoder on an accelerator\").")
+    return Adapter(tuple(layers), report, path, digest, bool(expected_sha256))
 
 
 def average(adapters: Sequence[Adapter],
@@ -185,8 +175,8 @@ def average(adapters: Sequence[Adapter],
     weights = [1 / len(adapters)] * len(adapters) if weights is None else list(weights)
     if len(weights) != len(adapters) or min(weights) < 0 or abs(sum(weights) - 1) > 1e-6:
         raise AdapterError("The weights must be one per adapter, none negative, summing to 1.")
-    if len({len(a.layers) for a in adapters}) != 1 or any(a.encoder for a in adapters):
-        raise AdapterError("Only decoder adapters of the same model average.")
+    if len({len(a.layers) for a in adapters}) != 1:
+        raise AdapterError("Only adapters of the same model average.")
     arrays: dict[str, npt.NDArray[np.float16]] = {}
     for index in range(len(adapters[0].layers)):
         for name, ct2 in PROJECTIONS.items():

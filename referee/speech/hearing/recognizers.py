@@ -657,9 +657,7 @@ class WhisperRecognizer(Recognizer):
         self.calibration = CALIBRATIONS["base" if adapter is None else "table"]
         try:
             check_model_files(path)
-            self.scorer = WhisperScorer(
-                path, adapter=None if adapter is None else adapter.layers,
-                encoder_adapter=None if adapter is None else adapter.encoder)
+            self.scorer = WhisperScorer(path, adapter=None if adapter is None else adapter.layers)
         except ModelError as error:
             raise RecognizerError(
                 f"{error} Run ./run again to reinstall it, or "
@@ -798,8 +796,7 @@ class WhisperRecognizer(Recognizer):
             return (f"Whisper tiny.en as shipped (CTranslate2 + grammar search), model in "
                     f"{self.model_path}")
         pin = "pinned" if self.adapter.pinned else "unpinned, from $" + ADAPTER_ENV
-        parts = "decoder and encoder" if self.adapter.encoder else "decoder"
-        return (f"Whisper tiny.en with the table's adapter ({parts}, rank {self.adapter.rank}, "
+        return (f"Whisper tiny.en with the table's adapter (decoder, rank {self.adapter.rank}, "
                 f"{self.adapter.path}, {pin}; CTranslate2 + grammar search), model in "
                 f"{self.model_path}")
 

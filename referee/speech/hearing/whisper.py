@@ -179,33 +179,6 @@ def _parse_ctranslate2(blob: bytes, where: str) -> tuple[
     return layout, aliases
 
 
-def ctranslate2_layout(blob: bytes) -> dict[str, tuple[int, np.dtype[Any], tuple[int, ...]]]:
-    """Each variable's offset, type and shape in a ``model.bin``'s bytes."""
-    return _parse_ctranslate2(blob, "the model")[0]
-
-
-def merge_encoder(model: bytes, encoder: Mapping[str, tuple[Floats, Floats]]) -> bytes:
-    """A CTranslate2 ``model.bin`` with the encoder's adapters merged into its
-    weights (``W + (A @ B).T``, rounded to the file's float16), everything
-    else byte for byte as it was. The same inputs give the same bytes."""
-    out = bytearray(model)
-    layout = ctranslate2_layout(model)
-    for key, (a, b) in encoder.items():
-        place = layout.get(key + "/weight")
-        if place is None:
-            raise ModelError(f"The model has no {key} for the adapter.")
-        offset, dtype, shape = place
-        weight = np.frombuffer(model, dtype=dtype, count=int(np.prod(shape)), offset=offset)
-        weight = weight.reshape(shape)
-        if (a.shape[0], b.shape[1]) != (shape[1], shape[0]):
-            raise ModelError(f"{key}: adapter {a.shape} {b.shape} for a weight of {shape}.")
-        merged = (weight.astype(np.float32) + (a @ b).T).astype(dtype)
-        if not np.all(np.isfinite(merged)):
-            raise ModelError(f"{key}: the adapter takes the weights out of range.")
-        out[offset:offset + merged.nbytes] = merged.tobytes()
-    return bytes(out)
-
-
 def read_ctranslate2(path: Path) -> dict[str, npt.NDArray[Any]]:
     """The variables of a CTranslate2 ``model.bin``, by name (aliases included)."""
     blob = path.read_bytes()
@@ -912,8 +885,7 @@ class WhisperScorer:
     """Whisper tiny.en: encoder in CTranslate2, decoder and search in NumPy."""
 
     def __init__(self, folder: Path, threads: int = 2, beam: int = 8,
-                 adapter: Sequence[Lora] | None = None, compute: str | None = None,
-                 encoder_adapter: Mapping[str, tuple[Floats, Floats]] | None = None) -> None:
+                 adapter: Sequence[Lora] | None = None, compute: str | None = None) -> None:
         import ctranslate2
 
         #: How the encoder computes: "int8" or "float32" (:func:`encoder_compute`).
@@ -937,17 +909,8 @@ class WhisperScorer:
         self.primer = ""
         config = json.loads((folder / "config.json").read_text())
         self.suppress = set(config.get("suppress_ids", []))
-        # An encoder adapter is merged into the weights as the model loads: the
-        # pinned file on disk stays as it is.
-        files = None if not encoder_adapter else {
-            path.name: (merge_encoder((folder / "model.bin").read_bytes(), encoder_adapter)
-                        if path.name == "model.bin" else path.read_bytes())
-            for path in sorted(folder.iterdir()) if path.is_file()}
         self.encoder = ctranslate2.models.Whisper(
-            str(folder), device="cpu", compute_type=self.compute, intra_threads=threads,
-            files=files)
-        #: Whether the encoder is the table's (adapted) or the shipped one.
-        self.encoder_adapted = bool(encoder_adapter)
+            str(folder), device="cpu", compute_type=self.compute, intra_threads=threads)
         self.tokens = Tokens(folder / "tokenizer.json")
         # The decoder's weights only (copied: the file's other 30 MB can go).
         self._variables = {name: np.array(value) for name, value in

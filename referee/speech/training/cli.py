@@ -121,16 +121,6 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
                          help="one weight per adapter, summing to 1 (default: equal)")
     average.add_argument("--out", type=Path, default=ROOT / "models" / "table-adapter.npz",
                          help="the adapter file to write (default models/table-adapter.npz)")
-    pack = what.add_parser("pack", help="synthesise a training pack for adapting the encoder "
-                           "(on an accelerator: scripts/gpu-ears.sh)")
-    pack.add_argument("--lines", type=_positive, default=4200,
-                      help="utterances (default 4200: about 49 MB in all, what fits beside the "
-                      "repository in what travels to an accelerator machine)")
-    pack.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the random seed")
-    pack.add_argument("--workers", type=_positive, default=2,
-                      help="processes that synthesise (default 2)")
-    pack.add_argument("--out", type=Path, default=ROOT / ".gpu" / "pack",
-                      help="the pack's folder (default .gpu/pack)")
 
 
 def _whole(text: str, least: int) -> int:
@@ -159,8 +149,6 @@ def _count(items: Iterable[str]) -> dict[str, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.train_what == "pack":
-        return _pack(args)
     if args.train_what == "average":
         return _average(args)
     try:
@@ -330,24 +318,4 @@ def _average(args: argparse.Namespace) -> int:
     sha = save(args.out, arrays, report)
     rank = sum(adapter.rank for adapter in adapters)
     print(f"{args.out}: {len(adapters)} adapters averaged, rank {rank}, SHA-256 {sha}")
-    return 0
-
-
-def _pack(args: argparse.Namespace) -> int:
-    """``referee train pack``: the training pack :mod:`~referee.speech.training.whole` reads."""
-    from referee.progress import Bar
-    from referee.speech.hearing.recognizers import find_whisper_model
-    from referee.speech.training.data import benchmark_sentences
-    from referee.speech.training.pack import build_pack
-
-    model = find_whisper_model()
-    if model is None:
-        print("referee: Whisper's model is not installed (./run installs it).", file=sys.stderr)
-        return 2
-    bar = Bar(args.lines, "utterances")
-    build_pack(args.out, args.lines, args.seed, model, benchmark_sentences(ROOT), args.workers,
-               lambda done, total: bar(done))
-    bar.close()
-    size = sum(p.stat().st_size for p in args.out.iterdir()) / 1e6
-    print(f"The pack is in {args.out} ({size:.1f} MB).")
     return 0
