@@ -494,10 +494,6 @@ class ChanceAtTable(GameCore):
         Box's "Ann's turn: roll and tell me what you rolled")."""
         return ""
 
-    #: Help topics in the order "help" names them, with their spoken titles.
-    HELP_TOPICS: ClassVar[dict[str, str]] = {
-        "moves": "Moves", "questions": "Questions, any time", "table": "For the table"}
-
 
 class Privacy(GameCore):
     """Optional: sentences for one player's ears only (their own headphones)."""
