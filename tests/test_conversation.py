@@ -53,10 +53,16 @@ def test_a_no_cancels_and_other_moves_wait_for_the_answer():
     assert s.game.state.total("Ann") == 0
 
 
-def test_yes_and_no_without_a_question_are_ignored():
+def test_yes_and_no_without_a_question_change_nothing_and_a_typed_one_is_told():
+    from referee.session import NOTHING_TO_ANSWER
+    from referee.speech.understanding.intents import Heard
+    from referee.speech.understanding.meaning import Intent
+
     s = session()
     before = s.game.state
-    assert s.hear("yes", "Ann", 1.0) == []
+    assert texts(s.hear("yes", "Ann", 1.0)) == [NOTHING_TO_ANSWER]
+    spoken = Heard("no", Intent.of("answer", value="no"), 1.0, None)
+    assert s.respond(spoken, "Ann", 1.0, source="mic") == []  # (table talk)
     assert s.hear("stop", "Bob", 1.0) == []
     assert s.game.state is before
 
