@@ -43,7 +43,6 @@ from pathlib import Path
 from benchmarks.recognition import percentile
 from harness.fixtures import CACHE, VOICES, Espeak, espeak
 from referee.progress import Bar
-from referee.session import SURE_SCORE
 from referee.speech.audio import load_wav
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import understand
@@ -51,6 +50,7 @@ from referee.speech.understanding.check import draw
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.network import compile_phrases, sentence_count
 from referee.speech.understanding.templates import load_phrases
+from referee.wording import SURE_SCORE
 
 ROOT = Path(__file__).resolve().parent.parent
 CAFE = ROOT / "benchmarks" / "phrases" / "cafe.toml"

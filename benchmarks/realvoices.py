@@ -50,7 +50,6 @@ from benchmarks.recognition import Row, best_meaning
 from harness.fixtures import ROOT, apply_condition
 from referee.games import matcher_for
 from referee.progress import Bar
-from referee.session import SURE_SCORE
 from referee.speech.audio import load_wav
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import understand
@@ -63,6 +62,7 @@ from referee.speech.training.real import (
     read_folder,
     unused,
 )
+from referee.wording import SURE_SCORE
 
 SHARED = ROOT.parent / "shared" / "real-voices"
 VOICES = SHARED / "speech_commands_v0.01"

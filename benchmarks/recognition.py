@@ -63,7 +63,6 @@ from harness.fixtures import (
 )
 from referee.games import matcher_for
 from referee.progress import Bar
-from referee.session import SURE_SCORE
 from referee.speech.audio import load_wav
 from referee.speech.hearing.recognizers import (
     CALIBRATIONS,
@@ -76,6 +75,7 @@ from referee.speech.hearing.recognizers import (
 from referee.speech.listen import understand
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.templates import PhraseSet
+from referee.wording import SURE_SCORE
 
 PLAYERS = GAMES["race65"][1]
 #: Commands that must never be taken for each other: Turn 7's "stay" is a move,

@@ -53,7 +53,7 @@ from referee.games import matcher_for
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.progress import Bar
 from referee.protocol import Say, Tone, Understood
-from referee.session import Session, sentences
+from referee.session import Session
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.mic import (
     BLOCK,
@@ -66,6 +66,7 @@ from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import Listener, understand
 from referee.speech.speaking.tts import Output, make_voice, sound_span
 from referee.table import ECHO_TAIL, Table
+from referee.wording import sentences
 
 HARD = Race65Options(difficulty="hard")
 EASY = Race65Options(difficulty="easy")

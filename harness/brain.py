@@ -33,9 +33,11 @@ from referee.protocol import (
     Understood,
     VoiceChanged,
 )
-from referee.session import ANSWER_SECONDS, Session, replay_records
+from referee.replay import replay_records
+from referee.session import Session
 from referee.speech.understanding.intents import Heard, IntentMatcher
 from referee.textplay import NO_VOICE
+from referee.wording import ANSWER_SECONDS
 
 
 class Drive:

@@ -44,11 +44,11 @@ from dataclasses import dataclass
 from rapidfuzz.distance import LCSseq
 
 from referee.protocol import Tone, Verdict
-from referee.session import SURE_SCORE
 from referee.speech.hearing.mic import OverVoice
 from referee.speech.understanding.intents import Heard
 from referee.speech.understanding.numbers import join_numbers
 from referee.speech.understanding.templates import normalise_words
+from referee.wording import SURE_SCORE
 
 #: Share of a barge-in's words found in the referee's sentence that makes it an echo.
 ECHO_SHARE = 0.5

@@ -33,7 +33,6 @@ from typing import BinaryIO
 
 from referee.gamelog import ClockRecord, Record
 from referee.protocol import MicBack, MicLost, Say, Tone
-from referee.session import MAX_CHARS
 from referee.speech.audio import restart_portaudio
 from referee.speech.hearing.mic import Microphone, MicrophoneError
 from referee.speech.speaking.tts import VoiceError
@@ -47,6 +46,7 @@ from referee.terminal import (
     wanted,
 )
 from referee.textplay import SpeakerError, split_speaker
+from referee.wording import MAX_CHARS
 
 log = logging.getLogger(__name__)
 

@@ -81,9 +81,7 @@ game does not hear the speech again.
 from __future__ import annotations
 
 import logging
-import re
-import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -139,58 +137,37 @@ from referee.protocol import (
 )
 from referee.speech.understanding.intents import ADDRESSEE, FLOOR, Heard, IntentMatcher
 from referee.speech.understanding.meaning import Intent
-from referee.speech.understanding.templates import shared_kinds
+from referee.wording import (
+    ADDRESSED,
+    AFTER_THE_END,
+    ALL_READ,
+    ANSWER_SECONDS,
+    DID_NOT_CATCH,
+    GOODBYE,
+    HELP_AFTER_THE_END,
+    MAX_CHANCE_STEPS,
+    MAX_CHARS,
+    MORE,
+    NOT_CAUGHT,
+    NOT_MOVES,
+    NOTHING_TO_ANSWER,
+    SOMEONE,
+    SORRY,
+    SURE_SCORE,
+    TOO_LONG,
+    TYPED_SOURCES,
+    WHO_SAID,
+    clean_text,
+    countdown_marks,
+    mark_text,
+    sections,
+)
 
 log = logging.getLogger(__name__)
 
-MAX_CHARS = 500
-TOO_LONG = "That was too long for me. Please say one move at a time."
-#: Seconds to answer a yes/no question; silence means no.
-ANSWER_SECONDS = 6.0
-#: Matcher scores below this are confirmed before they are acted on.
-SURE_SCORE = 0.9
-#: Where a line was typed (the keyboard, a script, a seat page), not spoken.
-TYPED_SOURCES = frozenset({"text", "seat", "tap"})
-#: Chance steps resolved in a row at most (a guard against a game that never stops).
-MAX_CHANCE_STEPS = 100
-#: Intents that are not moves: what every game shares (questions, yes and no,
-#: stop, undo, pause... in ``common.toml``) and the matcher's "none" and
-#: "ambiguous"; everything else is (a flip, a call, a roll, a shut).
-NOT_MOVES = frozenset({"none", "ambiguous"}) | shared_kinds()
-#: Answers longer than this many words are read a section at a time ("more").
-SECTION_WORDS = 40
-MORE = "Say more for the rest."
-#: "more" with nothing left to read (not "That's all.": players say that to leave).
-ALL_READ = "That's everything."
-#: Said once the game is over: the referee stays at the table.
-AFTER_THE_END = ("Ask me anything about the game. Say play again for a new game, "
-                 "or that's all to finish.")
-#: "help" once the game is over: what can be done now.
-HELP_AFTER_THE_END = ("The game is over. Say play again for a new game with the same players, "
-                      "or that's all to finish. You can still ask about the game: the score, "
-                      "the rules, or help with moves.")
-#: A typed "yes" or "no" when no question is open.
-NOTHING_TO_ANSWER = "There is no question to answer just now."
-#: "stop" when the referee was silent (the table says it: only it knows when it
-#: speaks): a player who cannot see tells that from not heard.
-NOT_SPEAKING = "I wasn't speaking."
-#: Said when the table leaves.
-GOODBYE = "Good game, everyone. Goodbye."
-#: Said for what was nearly a command but not one.
-DID_NOT_CATCH = "Sorry, I didn't catch that. Say help for what you can say."
-#: Words addressed to the referee that are not a command.
-NOT_CAUGHT = "Sorry, I didn't catch that."
-ADDRESSED = re.compile(r"^\W*(?:(?:hey|ok|okay|so|um|uh)\W+)?referee\b", re.IGNORECASE)
-#: Said when a step of the game failed (a bug): the game goes on.
-SORRY = ("Sorry, something went wrong with that. The game goes on; "
-         "please say it again.")
-
-COUNTDOWN_WORDS = {5: "Five.", 4: "Four.", 3: "Three.", 2: "Two.", 1: "One."}
-#: The speaker of an utterance nothing attributes (see :meth:`Session.attribute`).
-SOMEONE = "$someone"
-#: Said for a move whose player the referee cannot tell.
-WHO_SAID = "Who said that? Please say it again, starting with your name."
-
+#: How far past a log's last record its replay runs the clock (seconds): the
+#: log keeps times to the millisecond, and a deadline is a sum of a few of them.
+REPLAY_SLACK = 0.0025
 
 @dataclass(frozen=True)
 class Question:
@@ -210,35 +187,6 @@ class Question:
     #: Another player's consent (undo, agreements): a yes must say who gives it
     #: (a seat microphone, "Bob: yes" typed, or "Bob agrees").
     consent: bool = False
-
-
-def countdown_marks(limit: float | None) -> tuple[float, ...]:
-    """Seconds-left marks at which the referee counts down a turn.
-
-    >>> countdown_marks(15), countdown_marks(30), countdown_marks(None)
-    ((10, 5, 4, 3, 2, 1), (15.0, 10, 5, 4, 3, 2, 1), ())
-    """
-    if not limit:
-        return ()
-    marks: list[float] = []
-    if limit / 2 > 10:
-        marks.append(limit / 2)
-    if limit > 10:
-        marks.append(10)
-    marks.extend(m for m in (5, 4, 3, 2, 1) if m < limit)
-    return tuple(marks)
-
-
-def _mark_text(mark: float) -> str:
-    if mark <= 5:
-        return COUNTDOWN_WORDS[int(mark)]
-    return "10 seconds." if mark == 10 else "Half time."
-
-
-def clean_text(text: str) -> str:
-    """Drop control and unprintable characters; fold white space."""
-    kept = (ch if unicodedata.category(ch)[0] not in "CZ" else " " for ch in text)
-    return " ".join("".join(kept).split())
 
 
 class Session:
@@ -470,7 +418,7 @@ class Session:
             ]
             for mark in due:
                 self._fired.add(mark)
-                said += self._say([_mark_text(mark)], deadline - mark, Tone.COUNTDOWN)
+                said += self._say([mark_text(mark)], deadline - mark, Tone.COUNTDOWN)
             if deadline > at:
                 break
             events = self.game.apply(Timeout(), deadline)
@@ -1051,85 +999,3 @@ class Session:
                 self._emit(self._hold(at, record.text))
             case ReleaseRecord():
                 self._emit(self._release(at, record.text))
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences of what the referee says, each rendered and played in turn.
-
-    >>> sentences("Ann, 7 down. One more flip.")
-    ['Ann, 7 down.', 'One more flip.']
-    """
-    return [s for s in _SENTENCE_END.split(text.strip()) if s]
-
-
-def sections(text: str, most: int = SECTION_WORDS) -> list[str]:
-    """``text`` in sections of whole sentences of at most ``most`` words (a
-    longer sentence is a section of its own).
-
-    >>> sections("One two. Three four five. Six.", most=4)
-    ['One two.', 'Three four five. Six.']
-    """
-    parts: list[str] = []
-    for sentence in sentences(text):
-        if parts and len(parts[-1].split()) + len(sentence.split()) <= most:
-            parts[-1] += " " + sentence
-        else:
-            parts.append(sentence)
-    return parts
-
-
-#: How far past a log's last record its replay runs the clock (seconds): the
-#: log keeps times to the millisecond, and a deadline is a sum of a few of them.
-REPLAY_SLACK = 0.0025
-
-
-@dataclass(frozen=True)
-class Rebuilt:
-    """A game rebuilt from its log (:func:`replay_records`)."""
-
-    #: The time of the log's last record.
-    last: float
-    #: What the rebuilt game logged (compared with the log: what was lost).
-    records: list[Record]
-    #: The logged inputs that did not fit the game, and why.
-    skipped: list[str]
-
-
-def replay_records(session: Session, records: Iterable[Record]) -> Rebuilt:
-    """Feed a game log's records back into a fresh ``session``.
-
-    The session must be built like the logged one (same game and options):
-    it starts with the log's chance outcomes, then takes each record as
-    :class:`~referee.protocol.Replayed`.
-    """
-    records = list(records)
-    chance = tuple(r.outcome for r in records if isinstance(r, ChanceRecord))
-    out = session.step(Start(session.now, rebuild=chance))
-    last = session.now
-    for record in records:
-        last = max(last, record.at)
-        out += session.step(Replayed(record))
-    # The clock is run to the last record. A deadline rebuilt from times the
-    # log rounded to the millisecond can fall a millisecond or two after the
-    # sentence it made ("Five." logged at 18.602, rebuilt at 18.6023): a game
-    # killed right after it would resume without it. So when the log said
-    # more at its last moment than the rebuilt game has, the clock is run that
-    # much further; otherwise not, for a deadline just after the last record
-    # (a flip at 14.998 s, half time at 15 s) was never reached live, and
-    # must not be announced, nor a turn lost, by the rebuilding.
-    out += session.step(Tick(last))
-    if _said_at(records, last) > _said_at(_logged(out), last):
-        out += session.step(Tick(last + REPLAY_SLACK))
-    return Rebuilt(last, _logged(out), [o.why for o in out if isinstance(o, Skipped)])
-
-
-def _logged(out: Iterable[Output]) -> list[Record]:
-    return [o.record for o in out if isinstance(o, Logged)]
-
-
-def _said_at(records: Iterable[Record], at: float) -> int:
-    """How many sentences ``records`` say at ``at`` (the log's millisecond)."""
-    return sum(1 for r in records if isinstance(r, SaidRecord) and round(r.at, 3) >= at)

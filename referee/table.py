@@ -57,7 +57,7 @@ from referee.protocol import (
     VoiceChanged,
     VoiceCut,
 )
-from referee.session import NOT_MOVES, NOT_SPEAKING, Session, sentences
+from referee.session import Session
 from referee.speech.audio import SPEECH_MARGIN, Audio, AudioError, load_wav
 from referee.speech.hearing.mic import DEFAULT_END_SILENCE, URGENT, OverVoice
 from referee.speech.hearing.recognizers import Recognizer, Transcript
@@ -65,6 +65,7 @@ from referee.speech.listen import Listener, understand
 from referee.speech.speaking.tts import NullOutput, SilentVoice, Voice
 from referee.speech.speaking.tts import Output as AudioOutput
 from referee.speech.understanding.intents import Heard
+from referee.wording import NOT_MOVES, NOT_SPEAKING, sentences
 
 log = logging.getLogger(__name__)
 

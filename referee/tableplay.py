@@ -56,7 +56,8 @@ from referee.protocol import (
     Tone,
 )
 from referee.protocol import Output as Shown
-from referee.session import Session, replay_records
+from referee.replay import replay_records
+from referee.session import Session
 from referee.speech.audio import PlaybackTrack
 from referee.speech.hearing.mic import parse_device
 from referee.speech.speaking.tts import (

@@ -32,8 +32,9 @@ from referee.protocol import (
     Typed,
     VoiceChanged,
 )
-from referee.session import NOT_SPEAKING, Session
+from referee.session import Session
 from referee.speech.understanding.templates import fold_accents
+from referee.wording import NOT_SPEAKING
 
 _SCRIPT_LINE = re.compile(r"^\s*\[\s*([-+]?\d+(?:\.\d*)?)\s*\]\s?(.*)$")
 _PREFIX = re.compile(r"^\s*([^\W\d][\w' .-]{0,40}?)\s*:\s*(.*)$")

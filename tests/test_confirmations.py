@@ -20,7 +20,6 @@ from rapidfuzz.distance import Levenshtein
 from harness.brain import Drive
 from referee.games import find_game
 from referee.games.base import GameSpec
-from referee.session import NOT_MOVES
 from referee.speech.understanding.intents import Heard, IntentMatcher
 from referee.speech.understanding.numbers import number_to_words
 from referee.speech.understanding.templates import (
@@ -30,6 +29,7 @@ from referee.speech.understanding.templates import (
     expand_sentences,
     slot_values,
 )
+from referee.wording import NOT_MOVES
 
 GAMES = ["race65", "shut-the-box", "turn7", "phase10-twist"]
 PLAYERS = ["Ann", "Bob"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.brain import Drive
 from referee.gamelog import Record
 from referee.games.race65 import Race65Options, Race65Spec
-from referee.session import ANSWER_SECONDS
+from referee.wording import ANSWER_SECONDS
 
 
 def session(difficulty: str = "hard", **extra) -> Drive:
@@ -54,9 +54,9 @@ def test_a_no_cancels_and_other_moves_wait_for_the_answer():
 
 
 def test_yes_and_no_without_a_question_change_nothing_and_a_typed_one_is_told():
-    from referee.session import NOTHING_TO_ANSWER
     from referee.speech.understanding.intents import Heard
     from referee.speech.understanding.meaning import Intent
+    from referee.wording import NOTHING_TO_ANSWER
 
     s = session()
     before = s.game.state

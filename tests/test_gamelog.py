@@ -223,7 +223,7 @@ def _example(cls: type[Record]) -> Record:
         "event": "TilesShut", "fields": {"player": "Bob", "tiles": [3, 4], "open": [1, 2]},
         "kind": "answer", "until": 14.25, "when": "2026-11-22T20:05:00+0000",
         "name": "two dice", "outcome": "Bob rolls 5 and 3", "to": "Cy",
-        "hearing": "whisper tiny.en+table, adapter cd6811e80e9e",
+        "hearing": "whisper tiny.en+table, adapter 94043fbfba87",
     }
     return cls(**{f.name: values[f.name] for f in dataclasses.fields(cls)})
 

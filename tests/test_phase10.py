@@ -54,7 +54,8 @@ from referee.gamelog import Record
 from referee.games.base import SetupError
 from referee.games.phase10 import Phase10Options, Phase10Spec
 from referee.games.phase10.readout import ReadoutError, read_cards
-from referee.session import AFTER_THE_END, Session
+from referee.session import Session
+from referee.wording import AFTER_THE_END
 
 PLAYERS = ("Ann", "Bob", "Cy")
 ALL_PHASES = [*BOARD_PHASES.values(), *TWIST_PHASES.values()]

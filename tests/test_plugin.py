@@ -492,3 +492,27 @@ def test_the_training_draws_its_lines_from_every_registered_game(registered):
     assert {line.game for line in lines} >= {"give", "race65", "turn7"}
     give = [line for line in lines if line.game == "give" and line.kind == "command"]
     assert give
+
+
+def test_an_adapter_names_the_games_it_was_trained_on(tmp_path):
+    """The shipped adapter's report names its four games; an adapter whose
+    report names none is used for every game, as before reports named them;
+    an average or a stack knows the games of its parts."""
+    import numpy as np
+
+    from referee.speech.hearing.adapter import ADAPTER, ADAPTER_SHA256, load, save
+
+    shipped = load(ADAPTER, ADAPTER_SHA256)
+    assert shipped.games == frozenset({"race65", "shut-the-box", "turn7", "phase10-twist"})
+    with np.load(ADAPTER, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files if k != "report"}
+    cases: list[tuple[dict[str, Any], set[str] | None]] = [
+             ({}, None), ({"games": ["count"]}, {"count"}),
+             ({"averaged": [{"report": {"games": ["a"]}}, {"report": {"games": ["b"]}}]},
+              {"a", "b"}),
+             ({"averaged": [{"report": {"games": ["a"]}}, {"report": {}}]}, None),
+             ({"stacked_on": {"report": {"games": ["a"]}}}, {"a"})]
+    for n, (report, games) in enumerate(cases):
+        path = tmp_path / f"a{n}.npz"
+        save(path, arrays, report)
+        assert load(path).games == games, report

@@ -739,8 +739,8 @@ def test_a_whole_game_played_from_seat_pages_is_the_typed_game(stem):
     lines typed with the players' names do (a line without a name comes from
     the seat of the player the referee would take it from)."""
     from referee.gamelog import InputRecord
-    from referee.session import SOMEONE
     from referee.textplay import run_script
+    from referee.wording import SOMEONE
 
     script = (GOLDEN / f"{stem}.script").read_text().splitlines()
     header = next(line for line in script if line.startswith("# args:"))
@@ -791,7 +791,7 @@ def test_every_move_a_seat_page_offers_is_heard_as_a_move_the_rules_take(script)
     move (not a question, not nothing) that the rules accept there and then."""
     from harness.brain import Drive
     from referee.engine.core import Rejection
-    from referee.session import NOT_MOVES
+    from referee.wording import NOT_MOVES
 
     lines = script.read_text().splitlines()
     header = next(line for line in lines if line.startswith("# args:"))

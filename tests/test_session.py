@@ -8,7 +8,7 @@ from harness.brain import Drive
 from harness.games import race65_session
 from referee.engine.core import PauseClock, ResumeClock
 from referee.games.race65 import Race65Options, Race65Spec
-from referee.session import countdown_marks
+from referee.wording import countdown_marks
 
 
 def session(*args, **options) -> Drive:

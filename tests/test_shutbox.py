@@ -40,7 +40,8 @@ from referee.engine.shutbox import (
 from referee.engine.shutbox_strategy import dice_hint, hint, mask_of, tiles_of, value
 from referee.gamelog import Record
 from referee.games.shutbox import ShutBoxOptions, ShutBoxSpec
-from referee.session import AFTER_THE_END, Session
+from referee.session import Session
+from referee.wording import AFTER_THE_END
 
 ROOT = Path(__file__).resolve().parent.parent
 

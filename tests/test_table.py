@@ -21,12 +21,13 @@ from referee.cli import main
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.gate import content_words
 from referee.protocol import Say, Tone
-from referee.session import AFTER_THE_END, Session, sentences
+from referee.session import Session
 from referee.speech.audio import Audio, load_wav
 from referee.speech.hearing.mic import OverVoice
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.speaking.tts import EspeakVoice, WavDirOutput
 from referee.table import AudioScript, Table
+from referee.wording import AFTER_THE_END, sentences
 
 ROOT = Path(__file__).resolve().parent.parent
 F = ROOT / "tests" / "audio_fixtures" / "piper-joe"

@@ -13,11 +13,11 @@ from referee.gamelog import ChanceRecord, EventRecord, Record
 from referee.games import GAMES
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.games.shutbox import ShutBoxOptions, ShutBoxSpec
-from referee.session import SECTION_WORDS, sections
 from referee.speech.speaking.tts import RATES, EspeakVoice, SilentVoice
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.templates import load_phrases
 from referee.table import Table
+from referee.wording import SECTION_WORDS, sections
 
 
 def timed(records: list[Record] | None = None, difficulty: str = "hard") -> Drive:
@@ -263,7 +263,7 @@ def play_lines(s: Drive, lines, start: float = 1.0) -> list[str]:
 
 
 def test_after_a_win_the_referee_stays_for_questions_undo_and_a_new_game():
-    from referee.session import AFTER_THE_END, GOODBYE
+    from referee.wording import AFTER_THE_END, GOODBYE
 
     records: list[Record] = []
     s = short_box(records)
@@ -300,7 +300,7 @@ def test_after_a_win_the_referee_stays_for_questions_undo_and_a_new_game():
 
 
 def test_leaving_during_a_game_needs_another_players_agreement():
-    from referee.session import GOODBYE
+    from referee.wording import GOODBYE
 
     s = short_box()
     play_lines(s, SHORT_GAME[:2])
@@ -357,7 +357,7 @@ def test_a_typed_script_ends_where_the_table_leaves(tmp_path):
 
 
 def test_stop_while_the_referee_is_silent_says_so():
-    from referee.session import NOT_SPEAKING
+    from referee.wording import NOT_SPEAKING
 
     shown: list[str] = []
     table = Table(timed().session, show=shown.append)
@@ -367,9 +367,9 @@ def test_stop_while_the_referee_is_silent_says_so():
 
 
 def test_words_addressed_to_the_referee_that_are_no_command_get_an_answer():
-    from referee.session import NOT_CAUGHT
     from referee.speech.hearing.recognizers import Transcript
     from referee.speech.listen import understand
+    from referee.wording import NOT_CAUGHT
 
     shown: list[str] = []
     table = Table(timed(difficulty="easy").session, show=shown.append)
@@ -440,7 +440,7 @@ def phase10(turns: bool = False) -> Drive:
 
 
 def test_phase10_without_kept_turns_answers_an_unnamed_question_for_everyone():
-    from referee.session import WHO_SAID
+    from referee.wording import WHO_SAID
 
     s = phase10()
     needs = texts(s.hear("what phase do I need", None, 1.0))[0]
@@ -591,9 +591,9 @@ def test_a_phase10_rematch_draws_new_twist_cards():
 
 def test_help_after_the_end_says_what_can_be_done_and_a_typed_yes_with_no_question_is_told():
     from referee.protocol import Typed
-    from referee.session import HELP_AFTER_THE_END, NOTHING_TO_ANSWER
     from referee.speech.understanding.intents import Heard
     from referee.speech.understanding.meaning import Intent
+    from referee.wording import HELP_AFTER_THE_END, NOTHING_TO_ANSWER
 
     s = timed()
     assert texts(s.step(Typed(1.0, "yes", "Ann"))) == [NOTHING_TO_ANSWER]

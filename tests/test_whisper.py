@@ -18,7 +18,6 @@ import pytest
 
 from harness.fixtures import COMMITTED_VOICE, clean_path, utterances
 from referee.games import matcher_for
-from referee.session import SURE_SCORE
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing import recognizers
 from referee.speech.hearing.adapter import ADAPTER, ADAPTER_SHA256, load
@@ -50,6 +49,7 @@ from referee.speech.hearing.whisper import (
 from referee.speech.listen import hear_audio, understand
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.meaning import Intent
+from referee.wording import SURE_SCORE
 
 PLAYERS = ["Ann", "Bob"]
 

@@ -31,9 +31,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-#: The adapter shipped with the referee, and its SHA-256.
+#: The adapter shipped with the referee, and its SHA-256 (since 2026-12-01
+#: its report names the four games it was trained on: the weights are those
+#: of 2026-11-28, byte for byte).
 ADAPTER = Path(__file__).with_name("table_adapter.npz")
-ADAPTER_SHA256 = "cd6811e80e9ecf523a7a0b43ce5a07f3c867ecc89ead71d8796cddac5b025c2b"
+ADAPTER_SHA256 = "94043fbfba87e0ec46b94ef072b339a37bb656ab1b227149b19d8035ab2085f9"
 ADAPTER_ENV = "REFEREE_WHISPER_ADAPTER"
 #: The decoder's projections that have adapters: the referee's names for them
 #: and CTranslate2's.
@@ -66,34 +68,26 @@ class Adapter:
         return int(self.layers[0]["qkv"][0].shape[1]) if self.layers else 0
 
     @property
-    def games(self) -> frozenset[str]:
+    def games(self) -> frozenset[str] | None:
         """The games whose sentences it was trained on (its report's
-        ``games``, in an averaged or stacked adapter those of every part):
-        the referee hears any other game with Whisper as shipped, which a
-        game the adapter never learnt is heard better with (issue #63: a new
-        game's sentences, heard 2 of 4 without it, were heard as nothing
-        with it)."""
+        ``games``; in an averaged or stacked adapter, those of its parts),
+        None when its report does not say (it is then used for every game).
+        The referee hears any other game with Whisper as shipped, which hears
+        a game the adapter never learnt better (issue #63: a new game's
+        sentences, heard 4 of 4 without it, were heard as nothing with it)."""
         return _games(self.report)
 
 
-#: What adapters trained before their reports named their games were trained
-#: on: the four games of the time (the shipped adapter is one).
-GAMES_BEFORE_REPORTS = frozenset({"race65", "shut-the-box", "turn7", "phase10-twist"})
-
-
-def _games(report: Mapping[str, Any]) -> frozenset[str]:
-    games: set[str] = set()
-    named = False
+def _games(report: Mapping[str, Any]) -> frozenset[str] | None:
     if isinstance(report.get("games"), list):
-        games.update(str(g) for g in report["games"])
-        named = True
+        return frozenset(str(g) for g in report["games"])
     parts = [p.get("report", {}) for p in report.get("averaged", []) if isinstance(p, dict)]
     if isinstance(report.get("stacked_on"), dict):
         parts.append(report["stacked_on"].get("report", {}))
-    for part in parts:
-        games |= _games(part)
-        named = True
-    return frozenset(games) if named else GAMES_BEFORE_REPORTS
+    known = [_games(part) for part in parts]
+    if not known or any(k is None for k in known):
+        return None
+    return frozenset().union(*[k for k in known if k is not None])
 
 
 def save(path: Path, arrays: Mapping[str, npt.NDArray[Any]], report: Mapping[str, Any]) -> str:
