@@ -48,10 +48,14 @@ from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from referee.protocol import Caption, CutVoice, Output, Say, Snapshot, Tone
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import Response
 
 log = logging.getLogger(__name__)
 
@@ -288,15 +292,9 @@ class Screen:
 
     # --- the web application -------------------------------------------------------------
     def app(self) -> Any:
+        """The web application: the screen, each seat's page, their events,
+        a seat's moves, the page's own files (each route a method below)."""
         from starlette.applications import Starlette
-        from starlette.requests import Request
-        from starlette.responses import (
-            HTMLResponse,
-            JSONResponse,
-            PlainTextResponse,
-            Response,
-            StreamingResponse,
-        )
         from starlette.routing import Route
 
         @contextlib.asynccontextmanager
@@ -304,98 +302,119 @@ class Screen:
             self._loop = asyncio.get_running_loop()
             yield
 
-        def seat_of(request: Request) -> Seat | Response:
-            name = request.path_params["name"]
-            seat = next((s for s in self.seats.values() if s.name.casefold() == name.casefold()),
-                        None)
-            if seat is None:
-                return PlainTextResponse("No such seat.", status_code=404)
-            key = request.query_params.get("key", "")
-            if not secrets.compare_digest(key.encode(), seat.key.encode()):
-                return PlainTextResponse("This seat's page needs its key.", status_code=403)
-            return seat
-
-        async def screen(request: Request) -> Response:
-            return HTMLResponse(_page("screen.html", self.title, None))
-
-        async def seat_page(request: Request) -> Response:
-            seat = seat_of(request)
-            if isinstance(seat, Response):
-                return seat
-            return HTMLResponse(_page("seat.html", self.title, seat, self.example))
-
-        async def static(request: Request) -> Response:
-            name = request.path_params["name"]
-            if name not in FILES:
-                return PlainTextResponse("Not found.", status_code=404)
-            return Response(_file(name), media_type=FILES[name])
-
-        def stream(seat: str | None) -> StreamingResponse:
-            page: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=QUEUE)
-            first = [*self._history, *(self._private[seat] if seat else [])]
-            first.sort(key=lambda e: e["n"])
-            if self._state is not None:
-                first.append(self._state)
-            self._pages[page] = seat
-
-            async def events() -> AsyncIterator[str]:
-                try:
-                    for event in first:
-                        yield _sse(event)
-                    while True:
-                        try:
-                            event = await asyncio.wait_for(page.get(), timeout=15.0)
-                        except TimeoutError:
-                            yield ": still here\n\n"  # (keeps proxies from closing it)
-                            continue
-                        yield _sse(event)
-                finally:
-                    self._pages.pop(page, None)
-
-            return StreamingResponse(events(), media_type="text/event-stream",
-                                     headers={"Cache-Control": "no-store"})
-
-        async def screen_events(request: Request) -> Response:
-            return stream(None)
-
-        async def seat_events(request: Request) -> Response:
-            seat = seat_of(request)
-            if isinstance(seat, Response):
-                return seat
-            return stream(seat.name)
-
-        async def seat_say(request: Request) -> Response:
-            seat = seat_of(request)
-            if isinstance(seat, Response):
-                return seat
-            try:
-                data = json.loads(await request.body())
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                return JSONResponse({"error": "Send JSON: {\"text\": \"...\"}."}, status_code=400)
-            text = data.get("text") if isinstance(data, dict) else None
-            if not isinstance(text, str) or not text.strip():
-                return JSONResponse({"error": "Say something: {\"text\": \"...\"}."},
-                                    status_code=400)
-            if len(text) > MAX_LINE:
-                return JSONResponse({"error": f"At most {MAX_LINE} characters, please."},
-                                    status_code=400)
-            # A button tapped ("tap": true) or a line typed in the page's box.
-            self._lines.put((seat.name, text, "tap" if data.get("tap") is True else "seat"))
-            return JSONResponse({"ok": True})
-
-        async def state(request: Request) -> Response:
-            return JSONResponse(self._state["state"] if self._state else {})
-
         routes = [
-            Route("/", screen),
-            Route("/state", state),
-            Route("/events", screen_events),
-            Route("/static/{name}", static),
-            Route("/seat/{name}", seat_page),
-            Route("/seat/{name}/events", seat_events),
-            Route("/seat/{name}/say", seat_say, methods=["POST"]),
+            Route("/", self._screen_page),
+            Route("/state", self._state_now),
+            Route("/events", self._screen_events),
+            Route("/static/{name}", self._static),
+            Route("/seat/{name}", self._seat_page),
+            Route("/seat/{name}/events", self._seat_events),
+            Route("/seat/{name}/say", self._seat_say, methods=["POST"]),
         ]
         return Starlette(routes=routes, lifespan=lifespan)
+
+    # --- the routes ------------------------------------------------------------------------
+    def _seat_of(self, request: Request) -> Seat | Response:
+        """The seat a request names, or the answer that refuses it (404: no
+        such seat; 403: not its key)."""
+        from starlette.responses import PlainTextResponse
+
+        name = request.path_params["name"]
+        seat = next((s for s in self.seats.values() if s.name.casefold() == name.casefold()),
+                    None)
+        if seat is None:
+            return PlainTextResponse("No such seat.", status_code=404)
+        key = request.query_params.get("key", "")
+        if not secrets.compare_digest(key.encode(), seat.key.encode()):
+            return PlainTextResponse("This seat's page needs its key.", status_code=403)
+        return seat
+
+    async def _screen_page(self, request: Request) -> Response:
+        from starlette.responses import HTMLResponse
+
+        return HTMLResponse(_page("screen.html", self.title, None))
+
+    async def _seat_page(self, request: Request) -> Response:
+        from starlette.responses import HTMLResponse, Response
+
+        seat = self._seat_of(request)
+        if isinstance(seat, Response):
+            return seat
+        return HTMLResponse(_page("seat.html", self.title, seat, self.example))
+
+    async def _static(self, request: Request) -> Response:
+        from starlette.responses import PlainTextResponse, Response
+
+        name = request.path_params["name"]
+        if name not in FILES:
+            return PlainTextResponse("Not found.", status_code=404)
+        return Response(_file(name), media_type=FILES[name])
+
+    def _stream(self, seat: str | None) -> Response:
+        """A page's events: the last captions and the state first, then each as it comes."""
+        from starlette.responses import StreamingResponse
+
+        page: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=QUEUE)
+        first = [*self._history, *(self._private[seat] if seat else [])]
+        first.sort(key=lambda e: e["n"])
+        if self._state is not None:
+            first.append(self._state)
+        self._pages[page] = seat
+
+        async def events() -> AsyncIterator[str]:
+            try:
+                for event in first:
+                    yield _sse(event)
+                while True:
+                    try:
+                        event = await asyncio.wait_for(page.get(), timeout=15.0)
+                    except TimeoutError:
+                        yield ": still here\n\n"  # (keeps proxies from closing it)
+                        continue
+                    yield _sse(event)
+            finally:
+                self._pages.pop(page, None)
+
+        return StreamingResponse(events(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store"})
+
+    async def _screen_events(self, request: Request) -> Response:
+        return self._stream(None)
+
+    async def _seat_events(self, request: Request) -> Response:
+        from starlette.responses import Response
+
+        seat = self._seat_of(request)
+        if isinstance(seat, Response):
+            return seat
+        return self._stream(seat.name)
+
+    async def _seat_say(self, request: Request) -> Response:
+        """A line a seat page sends: JSON ``{"text": ..., "tap": true|false}``."""
+        from starlette.responses import JSONResponse, Response
+
+        seat = self._seat_of(request)
+        if isinstance(seat, Response):
+            return seat
+        try:
+            data = json.loads(await request.body())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return JSONResponse({"error": "Send JSON: {\"text\": \"...\"}."}, status_code=400)
+        text = data.get("text") if isinstance(data, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            return JSONResponse({"error": "Say something: {\"text\": \"...\"}."},
+                                status_code=400)
+        if len(text) > MAX_LINE:
+            return JSONResponse({"error": f"At most {MAX_LINE} characters, please."},
+                                status_code=400)
+        # A button tapped ("tap": true) or a line typed in the page's box.
+        self._lines.put((seat.name, text, "tap" if data.get("tap") is True else "seat"))
+        return JSONResponse({"ok": True})
+
+    async def _state_now(self, request: Request) -> Response:
+        from starlette.responses import JSONResponse
+
+        return JSONResponse(self._state["state"] if self._state else {})
 
 
 _COUNT = iter(range(1, 1 << 62))
