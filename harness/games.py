@@ -4,6 +4,7 @@ the Box, whether the recognisers listen for a sentence."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from referee.games.race65 import Race65Options, Race65Spec
@@ -94,3 +95,18 @@ def listened_for(phrases: PhraseSet, text: str, fillers: bool = False) -> bool:
     return any(words[:len(head)] == head and words[len(words) - len(tail):] == tail
                and walk(words[len(head):len(words) - len(tail)], net.start, 0)
                for head in heads for tail in tails if len(head) + len(tail) < len(words))
+
+
+def golden_game(script: Path) -> tuple[str, list[str]]:
+    """A golden script's game and command-line arguments, from its own header
+    (``# game: NAME`` and ``# args: ...``), never from its file name."""
+    import shlex
+
+    lines = script.read_text().splitlines()
+    game = next((line.removeprefix("# game:").strip() for line in lines
+                 if line.startswith("# game:")), None)
+    args = next((line.removeprefix("# args:") for line in lines if line.startswith("# args:")),
+                None)
+    if not game or args is None:
+        raise ValueError(f"{script.name} has no '# game:' or '# args:' line")
+    return game, shlex.split(args)

@@ -847,15 +847,14 @@ def test_every_game_killed_at_random_points_replays_with_no_false_warning(
     nothing lost, and rebuilds the game the log announced (before: every Turn
     7 log warned "Not restored: Bob: a 6 ...", its first deal)."""
     import random
-    import shlex
 
+    from harness.games import golden_game
     from referee.cli import main
 
-    header = next(line for line in script.read_text().splitlines() if line.startswith("# args:"))
-    args = shlex.split(header.removeprefix("# args:"))
+
+    game, args = golden_game(script)
     log = tmp_path / "whole.jsonl"
-    assert main(["play", script.name.split("-")[0], *args, "--script", str(script),
-                 "--log", str(log)]) == 0
+    assert main(["play", game, *args, "--script", str(script), "--log", str(log)]) == 0
     lines = log.read_text().splitlines(keepends=True)
     draw = random.Random(script.stem)
     cuts = sorted({2, len(lines), *(draw.randrange(2, len(lines)) for _ in range(6))})

@@ -9,11 +9,11 @@ with ``REFEREE_REGENERATE=1 ./run test tests/test_golden.py`` and review the dif
 from __future__ import annotations
 
 import os
-import shlex
 from pathlib import Path
 
 import pytest
 
+from harness.games import golden_game
 from referee.cli import main
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
@@ -21,9 +21,7 @@ SCRIPTS = sorted(GOLDEN.glob("*.script"))
 
 
 def play(script: Path, capsys: pytest.CaptureFixture[str]) -> str:
-    header = next(line for line in script.read_text().splitlines() if line.startswith("# args:"))
-    game = script.name.split("-")[0]
-    args = shlex.split(header.removeprefix("# args:"))
+    game, args = golden_game(script)
     assert main(["play", game, *args, "--script", str(script), "--json"]) == 0
     return capsys.readouterr().out
 

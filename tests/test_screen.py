@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from harness.games import golden_game
 from referee.cli import build_parser, make_spec
 from referee.live import LiveLoop
 from referee.protocol import Caption, Say, Snapshot, Start, Tone, Typed
@@ -356,11 +357,10 @@ def golden_table(stem: str, lines: int, private: dict[str, str] | None = None
     """A table playing the first ``lines`` lines of a golden script, typed, with
     a screen; what the referee printed."""
     script = (GOLDEN / f"{stem}.script").read_text().splitlines()
-    header = next(line for line in script if line.startswith("# args:"))
+    game, argv = golden_game(GOLDEN / f"{stem}.script")
     for player, device in (private or {}).items():
-        header = header.replace(f"{player}=headphones", f"{player}={device}")
-    args = build_parser().parse_args(["play", stem.split("-")[0],
-                                      *shlex.split(header.removeprefix("# args:"))])
+        argv = [a.replace(f"{player}=headphones", f"{player}={device}") for a in argv]
+    args = build_parser().parse_args(["play", game, *argv])
     spec = make_spec(args, args.game)
     session = Session(spec)
     screen = Screen(spec.players, "127.0.0.1", 0, title=spec.summary.partition(":")[0])
@@ -743,9 +743,9 @@ def test_a_whole_game_played_from_seat_pages_is_the_typed_game(stem):
     from referee.wording import SOMEONE
 
     script = (GOLDEN / f"{stem}.script").read_text().splitlines()
-    header = next(line for line in script if line.startswith("# args:"))
-    argv = ["play", stem.split("-")[0], *shlex.split(header.removeprefix("# args:"))]
-    spec = make_spec(build_parser().parse_args(argv), stem.split("-")[0])
+    game, rest = golden_game(GOLDEN / f"{stem}.script")
+    argv = ["play", game, *rest]
+    spec = make_spec(build_parser().parse_args(argv), game)
     session = Session(spec)
     screen = Screen(spec.players, "127.0.0.1", 0)
     screen.start()
@@ -778,7 +778,7 @@ def test_a_whole_game_played_from_seat_pages_is_the_typed_game(stem):
         loop.stop()
         worker.join(timeout=5)
         screen.stop()
-    again = Session(make_spec(build_parser().parse_args(argv), stem.split("-")[0]))
+    again = Session(make_spec(build_parser().parse_args(argv), game))
     run_script(again, typed, lambda line: None)
     assert session.final_state() == again.final_state()
     assert session.over
@@ -794,10 +794,8 @@ def test_every_move_a_seat_page_offers_is_heard_as_a_move_the_rules_take(script)
     from referee.wording import NOT_MOVES
 
     lines = script.read_text().splitlines()
-    header = next(line for line in lines if line.startswith("# args:"))
-    game = script.stem.split("-")[0]
-    spec = make_spec(build_parser().parse_args(
-        ["play", game, *shlex.split(header.removeprefix("# args:"))]), game)
+    game, argv = golden_game(script)
+    spec = make_spec(build_parser().parse_args(["play", game, *argv]), game)
     drive = Drive(spec)
     drive.start()
     offered = 0
