@@ -43,14 +43,20 @@ def sphinx(matcher) -> PocketSphinxRecognizer:
 # --- grammar ---------------------------------------------------------------------------
 
 
-@pytest.mark.slow
-def test_every_grammar_sentence_means_what_its_template_says(matcher):
+def test_every_grammar_sentence_is_a_sentence_of_the_templates(matcher):
+    """What the recognisers listen for is the phrase file's own sentences (each
+    of which gives exactly its own intent: tests/test_intents.py), never
+    another: the grammar is a subset of the templates' sentences, as the
+    matcher reads them. (It matched each of 23,000 sentences again: a minute
+    of the suite for what the intents test already checks.)"""
+    from referee.speech.understanding.templates import expand_phrases, normalise_words
+
     sentences = phrase_list(matcher.phrases)
     assert len(sentences) > 500
-    for sentence in sentences:
-        heard = matcher.match(sentence, "Ann")
-        assert heard.kind not in ("none", "ambiguous"), sentence
-        assert heard.score == 1.0, sentence
+    templates = {" ".join(normalise_words(words))
+                 for words, _, _ in expand_phrases(matcher.phrases)}
+    outside = [s for s in sentences if " ".join(normalise_words(s)) not in templates]
+    assert outside == []
 
 
 def test_grammar_listens_only_for_the_targets_as_calls(matcher):
