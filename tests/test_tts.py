@@ -51,13 +51,16 @@ def test_rate_and_volume_change_the_rendering(tmp_path):
 
     root = Path(__file__).resolve().parent.parent
     seconds = {}
-    for rate in (120, 300):
-        out = tmp_path / f"rate{rate}"
-        subprocess.run(
-            [sys.executable, "-m", "referee", "play", "race65", "--input", "text",
-             "--voice", f"espeak,wav:{out}", "--rate", str(rate), "--no-log"],
-            input="flip my seven\n", text=True, capture_output=True, cwd=root, check=True)
-        rows = [r.split("\t") for r in (out / "said.tsv").read_text().splitlines()]
+    games = {rate: subprocess.Popen(  # (the two games side by side: two cores)
+        [sys.executable, "-m", "referee", "play", "race65", "--input", "text",
+         "--voice", f"espeak,wav:{tmp_path / f'rate{rate}'}", "--rate", str(rate), "--no-log"],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        text=True, cwd=root) for rate in (120, 300)}
+    for rate, game in games.items():
+        game.communicate("flip my seven\n", timeout=120)
+        assert game.returncode == 0
+        rows = [r.split("\t") for r in (tmp_path / f"rate{rate}" / "said.tsv").read_text()
+                .splitlines()]
         seconds[rate] = next(float(r[2]) for r in rows if r[3].startswith("Ann, 7 down"))
     assert seconds[120] > 1.5 * seconds[300]
     # (two eSpeak renderings of one sentence differ by a few samples: compare peaks)
