@@ -297,3 +297,48 @@ def test_models_live_in_the_projects_models_folder_that_git_ignores():
     # Not the package's folder: checked as a path, not a substring (a clone in a
     # folder named "referee" has ".../referee/models" as its own models folder).
     assert str(root / "referee" / "models") not in doctor.stdout + doctor.stderr
+
+
+@pytest.mark.parametrize(("level", "extras", "packages", "not_packages"), [
+    ("", "-e .", {"libportaudio2", "espeak-ng", "libspeexdsp1"},
+     {"chromium", "pulseaudio", "sox"}),
+    ("--bench", "-e .[bench]", {"sox"}, {"chromium"}),
+    ("--train", "-e .[test,bench,train]", {"chromium", "pulseaudio", "sox"}, set()),
+])
+def test_playing_installs_only_what_playing_needs(tmp_path, level, extras, packages,
+                                                  not_packages):
+    """``scripts/setup.sh`` as ``./run play`` (no level), ``./run bench`` and
+    ``./run test`` call it, on a copy of the project with *fakes* for what
+    would change this machine (``dpkg`` answering that nothing is installed,
+    ``sudo``/``apt-get`` and the venv's ``python`` recording what they were
+    asked): playing asks for the package alone, no test, benchmark or
+    training tools (before: PyTorch, Playwright, a 250 MB Korean Vosk model,
+    mypy ... for the first game)."""
+    project = tmp_path / "project"
+    (project / "scripts").mkdir(parents=True)
+    for name in ("scripts/setup.sh", "pyproject.toml"):
+        (project / name).write_bytes((Path(__file__).parent.parent / name).read_bytes())
+    asked = tmp_path / "asked.txt"
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    recorder = f'#!/bin/sh\necho "$(basename "$0") $*" >> {asked}\n'
+    for name in ("dpkg", "apt-get", "sudo"):
+        (fake / name).write_text(recorder + ("exit 1\n" if name == "dpkg" else "exit 0\n"))
+        (fake / name).chmod(0o755)
+    venv = project / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").write_text(recorder + "exit 0\n")
+    (venv / "python").chmod(0o755)
+    env = {"PATH": f"{fake}:/usr/bin:/bin", "HOME": str(tmp_path), "PYTHON": sys.executable}
+    done = subprocess.run(["bash", "scripts/setup.sh", *([level] if level else [])],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    lines = asked.read_text().splitlines()
+    queried = {line.split()[-1] for line in lines if line.startswith("dpkg -s")}
+    assert packages <= queried
+    assert not not_packages & queried
+    pip = [line for line in lines if line.startswith("python -m pip install") and " -e " in line]
+    assert len(pip) == 1
+    assert pip[0].endswith(extras)
+    assert (("silero-vad" in " ".join(lines)) == bool(level))
