@@ -368,14 +368,14 @@ class Race65Spec(GameSpec):
         target when their total is the target (typed, any call is taken: a
         wrong one costs the tray)."""
         state: RaceState = game.state
-        flips = []
+        own, others = [], []  # own tiles first, then what others must flip
         if player == state.active_player:
-            for action in self.rules.legal_actions(state):  # own tiles first, as the rules list
+            for action in self.rules.legal_actions(state):
                 if isinstance(action, Flip) and action.owner == player:
-                    flips.append(f"flip my {action.tile}")
-            for action in self.rules.legal_actions(state):  # then what others must flip
-                if isinstance(action, Flip) and action.owner != player:
-                    flips.append(f"{action.owner}, flip your {action.tile} {action.direction}")
+                    own.append(f"flip my {action.tile}")
+                elif isinstance(action, Flip):
+                    others.append(f"{action.owner}, flip your {action.tile} {action.direction}")
+        flips = own + others
         # The call only when it can win (the total is on the board for all to
         # see; a call at 23 is only ever a slip that sends every tile up).
         call = [f"I call {self.config.target}"] if state.total(player) == self.config.target else []

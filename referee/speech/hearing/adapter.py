@@ -77,6 +77,10 @@ class Adapter:
         sentences, heard 4 of 4 without it, were heard as nothing with it)."""
         return _games(self.report)
 
+    def trained_on(self, game: str) -> bool:
+        """Whether the referee hears ``game`` with it (:attr:`games`)."""
+        return self.games is None or game in self.games
+
 
 def _games(report: Mapping[str, Any]) -> frozenset[str] | None:
     if isinstance(report.get("games"), list):

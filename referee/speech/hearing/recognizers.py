@@ -919,7 +919,7 @@ def hearing_label(engine: str | None, model: Path | str | None, game: str | None
         adapter = table_adapter()
     except RecognizerError:
         return "whisper tiny.en, the table adapter unusable"
-    if game is not None and adapter.games is not None and game not in adapter.games:
+    if game is not None and not adapter.trained_on(game):
         return f"whisper tiny.en as shipped (the table adapter was not trained on {game})"
     pin = "" if adapter.pinned else ", unpinned"
     return f"whisper tiny.en+table, adapter {adapter.sha256[:12]}{pin}"
@@ -952,7 +952,7 @@ def make_recognizer(
                 "'referee models install whisper-tiny.en', or use --engine pocketsphinx."
             )
         adapter = None if base else table_adapter()
-        if adapter is not None and adapter.games is not None and phrases.game not in adapter.games:
+        if adapter is not None and not adapter.trained_on(phrases.game):
             adapter = None
         return WhisperRecognizer(phrases, whisper_model, adapter)
     if engine == "vosk":
