@@ -55,7 +55,7 @@ from referee.wording import SURE_SCORE
 ROOT = Path(__file__).resolve().parent.parent
 CAFE = ROOT / "benchmarks" / "phrases" / "cafe.toml"
 PLAYERS = ["Mary Ann", "Bob"]
-#: Voices of the ears' training set (referee/speech/training/voices.py), and
+#: Voices of the ears' training set (training/voices.py), and
 #: two of the recognition benchmark's held-out voices.
 TRAINING_VOICES: dict[str, Espeak] = {"espeak-us-alex": espeak("en-us+Alex", 165),
                                       "espeak-gb-linda": espeak("en-gb+linda", 155)}

@@ -10,15 +10,15 @@ The sets (every one of them kept out of training, checked in ``tests/test_ears.p
   (Google's Speech Commands v0.01, Warden 2017, CC BY 4.0), 300 recordings,
   ten speakers per word: measurement only, never trained, tuned or fitted on;
 * ``fsdd``: the Free Spoken Digit Dataset's speaker kept for measuring
-  (:data:`~referee.speech.training.real.FSDD_MEASURED`, in
+  (:data:`~training.real.FSDD_MEASURED`, in
   ``../shared/real-voices/fsdd``; Jakobovski et al., CC BY-SA 4.0): the
   digits 1-9, 50 of each, 8 kHz recordings heard at 16 kHz;
 * ``held-back``: the Speech Commands v0.02 speakers held back from the
-  shipped adapter's training (:func:`~referee.speech.training.real.held_back`;
+  shipped adapter's training (:func:`~training.real.held_back`;
   ``--held-back DIR``, the v0.02 test set's folder: docs/hearing.md).
 
 And one that is no measurement: ``tuning``, the training speakers' other
-recordings, never trained on (:func:`~referee.speech.training.real.unused`
+recordings, never trained on (:func:`~training.real.unused`
 of the shipped recipe's folders, ``--tuning-from DIR ...`` in its order), at
 most 40 of a word: what ``./run bench calibrate --real`` fits on.
 
@@ -53,7 +53,8 @@ from referee.progress import Bar
 from referee.speech.audio import load_wav
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import understand
-from referee.speech.training.real import (
+from referee.wording import SURE_SCORE
+from training.real import (
     FSDD_MEASURED,
     balanced,
     held_back,
@@ -62,7 +63,6 @@ from referee.speech.training.real import (
     read_folder,
     unused,
 )
-from referee.wording import SURE_SCORE
 
 SHARED = ROOT.parent / "shared" / "real-voices"
 VOICES = SHARED / "speech_commands_v0.01"

@@ -52,8 +52,8 @@ from referee.speech.audio import RATE, Audio, frame_energies, speech_bounds
 from referee.speech.hearing.mic import MAX_UTTERANCE, PREROLL, Segmenter
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import understand
-from referee.speech.training.rooms import active_power
 from referee.speech.understanding.meaning import Intent
+from training.rooms import active_power
 
 END_SILENCE = 0.25
 GAP = 2.5  # seconds of room noise between commands

@@ -50,8 +50,8 @@ import numpy.typing as npt
 
 from referee.games import GAMES as REGISTRY
 from referee.speech.audio import RATE, Audio, from_float, load_wav, wav_bytes
-from referee.speech.training.rooms import active_power, as_float
 from referee.speech.understanding.meaning import Intent
+from training.rooms import active_power, as_float
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "audio_fixtures"

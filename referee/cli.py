@@ -171,9 +171,6 @@ def build_parser() -> argparse.ArgumentParser:
     _phrases_command(commands)
     _models_command(commands)
     commands.add_parser("doctor", help="say which recogniser, model, devices and voice are used")
-    from referee.speech.training.cli import add_parser as add_train
-
-    add_train(commands)
 
     _tool_commands(commands)
     return parser
@@ -685,10 +682,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_models(args)
         if args.command == "doctor":
             return cmd_doctor()
-        if args.command == "train":
-            from referee.speech.training.cli import run as train
-
-            return train(args)
         if getattr(args, "tool", None) is not None:
             return int(args.tool(args))
     except (SetupError, TemplateError) as error:

@@ -37,12 +37,16 @@ from referee.speech.hearing.recognizers import (
     make_recognizer,
 )
 from referee.speech.hearing.whisper import Decoder, Tokens, WhisperScorer, read_ctranslate2
-from referee.speech.training.data import Dataset, Echo, benchmark_sentences
-from referee.speech.training.model import TableDecoder
-from referee.speech.training.rooms import active_power, as_float, over_referee
-from referee.speech.training.sentences import SHORT_MIX, command, draw
-from referee.speech.training.train import Settings, train
-from referee.speech.training.voices import (
+from referee.speech.understanding.intents import IntentMatcher
+from referee.speech.understanding.numbers import UNITS
+from referee.speech.understanding.templates import normalise_words
+from training.cli import main as train_command
+from training.data import Dataset, Echo, benchmark_sentences
+from training.model import TableDecoder
+from training.rooms import active_power, as_float, over_referee
+from training.sentences import SHORT_MIX, command, draw
+from training.train import Settings, train
+from training.voices import (
     ESPEAK_ACCENTS,
     ESPEAK_VARIANTS,
     PROBE,
@@ -52,9 +56,6 @@ from referee.speech.training.voices import (
     draw_voice,
     speak,
 )
-from referee.speech.understanding.intents import IntentMatcher
-from referee.speech.understanding.numbers import UNITS
-from referee.speech.understanding.templates import normalise_words
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "audio_fixtures" / "piper-joe"
@@ -288,12 +289,12 @@ def load_arrays(model: TableDecoder) -> tuple[dict[str, tuple[np.ndarray, np.nda
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    """``referee train ears`` on 12 lines, 4 of the one-word set, 2
+    """``./run train ears`` on 12 lines, 4 of the one-word set, 2
     negatives, 3 more of the main mix and 2 said over the referee:
     synthesised, encoded, trained, written."""
     folder = tmp_path_factory.mktemp("ears")
     out = folder / "adapter.npz"
-    code = main(["train", "ears", "--lines", "12", "--short", "4", "--negatives", "2",
+    code = train_command(["ears", "--lines", "12", "--short", "4", "--negatives", "2",
                  "--more", "3", "--over", "2", "--epochs", "1", "--workers", "1",
                  "--data", str(folder / "data"), "--out", str(out)])
     assert code == 0
@@ -357,7 +358,7 @@ def test_a_learning_curve_over_voices_trains_on_one_engines_lines(
     for i, example in enumerate(data.examples):
         assert np.array_equal(data.encoding(i), encodings[example.index])
     out = folder / "espeak.npz"
-    assert main(["train", "ears", "--lines", "12", "--engines", "espeak", "--epochs", "1",
+    assert train_command(["ears", "--lines", "12", "--engines", "espeak", "--epochs", "1",
                  "--data", str(folder / "data"), "--out", str(out)]) == 0
     report = dict(load(out).report)
     assert report["data"]["engines"] == ["espeak"]
@@ -509,7 +510,7 @@ def test_the_base_models_score_of_a_sentence_is_the_beams(race65: IntentMatcher,
 def test_adapters_average_into_one_whose_change_is_the_weighted_sum(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """``referee train average``: one adapter whose change to every projection
+    """``./run train average``: one adapter whose change to every projection
     is the weighted sum of the parts' changes, the ranks side by side, with
     every part's voices in its report; bad input writes nothing."""
     shipped = load(ADAPTER, ADAPTER_SHA256)
@@ -523,7 +524,7 @@ def test_adapters_average_into_one_whose_change_is_the_weighted_sum(
     second = tmp_path / "other.npz"
     save(second, other, {"data": {"voices": {"espeak": ["en-sc+m9"], "piper": ["0.77"]}}})
     out = tmp_path / "average.npz"
-    assert main(["train", "average", str(ADAPTER), str(second), "--weights", "0.25", "0.75",
+    assert train_command(["average", str(ADAPTER), str(second), "--weights", "0.25", "0.75",
                  "--out", str(out)]) == 0
     assert f"rank {2 * shipped.rank}" in capsys.readouterr().out
     averaged, parts = load(out), [load(ADAPTER), load(second)]
@@ -540,7 +541,7 @@ def test_adapters_average_into_one_whose_change_is_the_weighted_sum(
     monkeypatch.setenv(ADAPTER_ENV, str(out))
     assert f"rank {2 * shipped.rank}, 2 adapters averaged" in _adapter_state()
     # An adapter averaged with itself changes nothing.
-    assert main(["train", "average", str(ADAPTER), str(ADAPTER), "--out", str(out)]) == 0
+    assert train_command(["average", str(ADAPTER), str(ADAPTER), "--out", str(out)]) == 0
     alone = load(out)
     for index, layer in enumerate(alone.layers):
         for name, (a, b) in layer.items():
@@ -553,6 +554,6 @@ def test_adapters_average_into_one_whose_change_is_the_weighted_sum(
                       ([str(ADAPTER), str(second), "--weights", "0.5", "0.6"], "summing to 1"),
                       ([str(tmp_path)], "missing")):
         target = tmp_path / "not-written.npz"
-        assert main(["train", "average", *bad, "--out", str(target)]) == 2
+        assert train_command(["average", *bad, "--out", str(target)]) == 2
         assert said in capsys.readouterr().err
         assert not target.exists()

@@ -81,14 +81,12 @@ def test_speech_flows_one_way():
 # --- the runtime knows no game -------------------------------------------------------------
 
 PHRASES = ROOT / "referee" / "speech" / "understanding" / "phrases"
-#: The game-independent runtime: everything but the games, their rules and the registry,
-#: and the training of the referee's ears (``referee/speech/training``), which is not run
-#: at the table: it draws its lines from the four games' phrase files and speaks their
-#: words, as the benchmarks do.
-TRAINING = ROOT / "referee" / "speech" / "training"
+#: The game-independent runtime: everything but the games, their rules and the registry.
+#: (The training of the referee's ears is not in the package at all: ``training/``
+#: beside ``benchmarks/`` draws its lines from the games' phrase files.)
 RUNTIME = [p for p in [*sorted((ROOT / "referee").glob("*.py")),
                        *sorted((ROOT / "referee" / "speech").rglob("*.py"))]
-           if p.name != "__init__.py" and TRAINING not in p.parents]
+           if p.name != "__init__.py"]
 #: What the runtime may import of the games: the registry and the contract.
 ALLOWED = {"referee.games", "referee.games.base", "referee.engine", "referee.engine.core",
            "referee.engine.clock"}
@@ -248,3 +246,37 @@ def test_tests_and_benchmarks_share_helpers_only_through_the_harness():
             if wrong:
                 found[f"{folder}/{path.name}"] = wrong
     assert found == {}
+
+
+#: What a player's installation must not need: PyTorch, and the project's own
+#: research and test folders (training, benchmarks, the harness, tests).
+NOT_FOR_PLAYERS = {"torch", "training", "benchmarks", "harness", "tests"}
+
+
+def research_in(package: Path) -> dict[str, set[str]]:
+    """The files of ``package`` that import what a player does not install."""
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        wrong = {name for name in imported_modules(path)
+                 if name.split(".")[0] in NOT_FOR_PLAYERS}
+        if wrong:
+            found[str(path.relative_to(package.parent))] = wrong
+    return found
+
+
+def test_the_player_s_package_holds_no_research():
+    """Training (PyTorch) sits in ``training/`` beside ``benchmarks/``, run by
+    ``./run train``; nothing in ``referee/`` imports it, PyTorch, or the
+    project's research and test folders."""
+    assert research_in(ROOT / "referee") == {}
+    assert not (ROOT / "referee" / "speech" / "training").exists()
+    assert "torch" in {n.split(".")[0] for p in (ROOT / "training").glob("*.py")
+                       for n in imported_modules(p)}
+
+
+def test_the_research_check_sees_torch_in_the_package(tmp_path):
+    (tmp_path / "referee").mkdir()
+    (tmp_path / "referee" / "ok.py").write_text("import numpy\n")
+    (tmp_path / "referee" / "ears.py").write_text("def f():\n    import torch.nn\n"
+                                                  "    from training.cli import run\n")
+    assert research_in(tmp_path / "referee") == {"referee/ears.py": {"torch.nn", "training.cli"}}

@@ -485,7 +485,7 @@ def test_the_base_class_answers_the_questions_every_game_shares():
 def test_the_training_draws_its_lines_from_every_registered_game(registered):
     """A game added to the registry is trained on with no other change (the
     training once listed the four games by name)."""
-    from referee.speech.training.sentences import draw, training_games
+    from training.sentences import draw, training_games
 
     assert "give" in training_games()
     lines = draw(400, seed=7)

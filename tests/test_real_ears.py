@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from referee.cli import _adapter_state, main
+from referee.cli import _adapter_state
 from referee.speech.audio import RATE, Audio, wav_bytes
 from referee.speech.hearing.adapter import (
     ADAPTER,
@@ -23,10 +23,11 @@ from referee.speech.hearing.adapter import (
     ADAPTER_SHA256,
     PROJECTIONS,
     load,
-    stack,
 )
-from referee.speech.training.data import Dataset
-from referee.speech.training.real import (
+from training.adapters import stack
+from training.cli import main as train
+from training.data import Dataset
+from training.real import (
     FSDD_MEASURED,
     balanced,
     held_back,
@@ -36,7 +37,7 @@ from referee.speech.training.real import (
     readable,
     unused,
 )
-from referee.speech.training.rooms import CHANNELS, channel
+from training.rooms import CHANNELS, channel
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -166,7 +167,7 @@ def test_training_on_real_recordings_over_the_shipped_adapter_end_to_end(
     (folder / "tree").mkdir()
     shutil.copy(recordings / "3_george_3.wav", folder / "tree" / "x.wav")
     out = tmp_path / "adapter.npz"
-    code = main(["train", "ears", "--lines", "8", "--real", str(folder), "--copies", "2",
+    code = train(["ears", "--lines", "8", "--real", str(folder), "--copies", "2",
                  "--start", str(ADAPTER), "--rank", "2", "--epochs", "1", "--workers", "1",
                  "--data", str(tmp_path / "data" / "data-8"), "--out", str(out)])
     assert code == 0

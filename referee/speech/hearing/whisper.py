@@ -254,7 +254,7 @@ def encode(encoder: Any, utterances: Sequence[npt.NDArray[np.float32]]) -> Float
     """Encoded utterances ([utterance, frames, width]) from CTranslate2's Whisper
     ``encoder``: each as :func:`log_mel` makes it (all padded to the longest
     window). The referee and the training of its adapter
-    (:mod:`referee.speech.training.data`) both encode through here."""
+    (:mod:`training.data`) both encode through here."""
     import ctranslate2
 
     seconds = max(WINDOW, *(math.ceil(len(u) / RATE) for u in utterances))

@@ -1,4 +1,4 @@
-"""``referee train ears``: synthesise the training set, train the adapter, write it.
+"""``./run train ears``: synthesise the training set, train the adapter, write it.
 
     ./run train ears                      # the shipped adapter's recipe (hours, on 2 cores)
     ./run train ears --lines 200 --epochs 1 --out /tmp/tiny.npz   # a tiny run end to end
@@ -7,7 +7,7 @@
         --real DIR ... --copies 2 --per-word 150 --rank 8 --epochs 1   # real voices (below)
 
 ``--real``: real recordings with their words
-(:mod:`~referee.speech.training.real`), kept apart from every measurement
+(:mod:`~training.real`), kept apart from every measurement
 set's speakers, each batch half real and half the synthetic lines;
 ``--start``: a new adapter trained over an existing one and written with it
 as one (the shipped adapter's recipe since 2026-12-01: docs/hearing.md,
@@ -39,12 +39,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from referee.speech.training.sentences import training_games
-from referee.speech.training.voices import ENGINES
+from training.sentences import training_games
+from training.voices import ENGINES
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_LINES = 12000
-#: The one-word set's size (:data:`~referee.speech.training.sentences.SHORT_MIX`):
+#: The one-word set's size (:data:`~training.sentences.SHORT_MIX`):
 #: none by default, the shipped adapter's recipe. ``--short 2400`` was measured
 #: (docs/record.md, "The one-word set"): real digits far better, one-word
 #: table talk taken more often; not shipped until that is fixed.
@@ -56,8 +56,7 @@ DEFAULT_COPIES = 3
 DEFAULT_PER_WORD = 150
 
 
-def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
-    train = commands.add_parser("train", help="train the referee's ears (needs PyTorch)")
+def add_parser(train: argparse.ArgumentParser) -> None:
     what = train.add_subparsers(dest="train_what", metavar="WHAT", required=True)
     ears = what.add_parser("ears", help="adapt Whisper tiny.en's decoder to the games' sentences")
     ears.add_argument("--lines", type=_positive, default=DEFAULT_LINES,
@@ -148,23 +147,75 @@ def _count(items: Iterable[str]) -> dict[str, int]:
     return out
 
 
+def main(argv: list[str] | None = None) -> int:
+    """``./run train WHAT ...``: the research tools' own command (not the player's)."""
+    parser = argparse.ArgumentParser(prog="./run train",
+                                     description="Train the referee's ears (needs PyTorch).")
+    add_parser(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        print("\ntraining: stopped.", file=sys.stderr)
+        return 130
+
+
 def run(args: argparse.Namespace) -> int:
     if args.train_what == "average":
         return _average(args)
     try:
         import torch  # noqa: F401
     except ImportError:
-        print("referee: training needs PyTorch: run ./run (it installs it) or "
+        print("training: needs PyTorch: run ./run train (it installs it) or "
               "pip install -e '.[train]'.", file=sys.stderr)
         return 2
-    from referee.progress import Bar
     from referee.speech.hearing.recognizers import find_whisper_model
-    from referee.speech.training.data import Dataset, benchmark_sentences, build
-    from referee.speech.training.sentences import NEGATIVE_MIX, SHORT_MIX
-    from referee.speech.training.train import Settings, train, write_adapter
-    from referee.speech.training.voices import summary
+    from training.train import Settings, train, write_adapter
 
     folder = args.data or ROOT / "cache" / "ears" / f"data-{args.seed}-{args.lines}"
+    sets = _synthesised(args, folder)
+    real_report: dict[str, Any] = {}
+    if args.real:
+        built = _real_set(args, folder)
+        if built is None:
+            return 2
+        real_folder, real_report = built
+        sets.append(real_folder)
+    data = _dataset(args, sets)
+    model = find_whisper_model()
+    if data is None or model is None:
+        if model is None:
+            print("training: Whisper's model is not installed (./run installs it).",
+                  file=sys.stderr)
+        return 2
+    start = None
+    if args.start:
+        from referee.speech.hearing.adapter import AdapterError, load
+
+        try:
+            start = load(args.start)
+        except AdapterError as error:
+            print(f"training: {error}", file=sys.stderr)
+            return 2
+    settings = Settings(rank=args.rank, rate=args.rate, epochs=args.epochs, seed=args.seed,
+                        real_share=args.real_share)
+    started = time.time()
+    adapter, report = train(data, model, settings,
+                            None if args.budget is None else 60 * args.budget,
+                            log=lambda text: print(text, file=sys.stderr), start=start)
+    report.update(_what_it_learnt(args, data, folder, real_report, start))
+    sha = write_adapter(adapter, args.out, report, start)
+    print(json.dumps({"adapter": str(args.out), "sha256": sha,
+                      "minutes": round((time.time() - started) / 60, 1), **report}, indent=1))
+    return 0
+
+
+def _synthesised(args: argparse.Namespace, folder: Path) -> list[Path]:
+    """The synthetic sets the options ask for, each made once (its folder kept)."""
+    from referee.progress import Bar
+    from training.data import benchmark_sentences, build
+    from training.sentences import NEGATIVE_MIX, SHORT_MIX
+
     sets: list[tuple[Path, int, int, dict[str, float] | None, bool]] = [
         (folder, args.lines, args.seed, None, False)]
     # The one-word set, the negatives beside it, more of the main mix and more
@@ -188,53 +239,44 @@ def run(args: argparse.Namespace) -> int:
             build(where, count, seed, benchmark_sentences(ROOT), args.workers, drawn, mix,
                   over)
             bar.close()
-    real_report: dict[str, Any] = {}
-    if args.real:
-        built = _real_set(args, folder)
-        if built is None:
-            return 2
-        real_folder, real_report = built
-        sets.append((real_folder, 0, args.seed, None, False))
-    data = Dataset(*(where for where, *_ in sets))
+    return [where for where, *_ in sets]
+
+
+def _dataset(args: argparse.Namespace, sets: list[Path]) -> Any:
+    """The examples to train on, narrowed as the options say; None (said why):
+    nothing to train on, or a setting out of range."""
+    from training.data import Dataset
+
+    if not 0.0 < args.real_share <= 1.0:
+        print("training: --real-share is a share of the batch: more than 0, at most 1.",
+              file=sys.stderr)
+        return None
+    data = Dataset(*sets)
     if args.engines:
         data.spoken_by(args.engines)
         if not any(example.kind != "referee" for example in data.examples):
-            print(f"referee: no line of the set is said in a voice of {', '.join(args.engines)}.",
-                  file=sys.stderr)
-            return 2
+            print(f"training: no line of the set is said in a voice of "
+                  f"{', '.join(args.engines)}.", file=sys.stderr)
+            return None
     if args.use:
         data.examples = data.examples[: args.use]
     if args.real and args.real_speakers:
         data.real_speakers(args.real_speakers, args.seed)
-    model = find_whisper_model()
-    if model is None:
-        print("referee: Whisper's model is not installed (./run installs it).", file=sys.stderr)
-        return 2
-    start = None
-    if args.start:
-        from referee.speech.hearing.adapter import AdapterError, load
+    return data
 
-        try:
-            start = load(args.start)
-        except AdapterError as error:
-            print(f"referee: {error}", file=sys.stderr)
-            return 2
-    if not 0.0 < args.real_share <= 1.0:
-        print("referee: --real-share is a share of the batch: more than 0, at most 1.",
-              file=sys.stderr)
-        return 2
-    settings = Settings(rank=args.rank, rate=args.rate, epochs=args.epochs, seed=args.seed,
-                        real_share=args.real_share)
-    started = time.time()
-    adapter, report = train(data, model, settings,
-                            None if args.budget is None else 60 * args.budget,
-                            log=lambda text: print(text, file=sys.stderr), start=start)
+
+def _what_it_learnt(args: argparse.Namespace, data: Any, folder: Path,
+                    real_report: dict[str, Any], start: Any) -> dict[str, Any]:
+    """The adapter report's account of its data: games, sets, voices, real
+    recordings, and the adapter it was stacked on."""
+    from training.voices import summary
+
     if args.real and args.real_speakers:
         used = [e for e in data.examples if e.voice.startswith("real:")]
         real_report["real"]["speakers"] = sorted({e.voice.removeprefix("real:") for e in used})
         real_report["real"]["recordings"] = len(used) // args.copies
         real_report["real"]["words"] = _count(e.said for e in used[:: args.copies])
-    report["games"] = sorted(training_games())  # (the referee hears any other without it)
+    report: dict[str, Any] = {"games": sorted(training_games())}  # (any other: Whisper)
     report["data"] = {"folder": folder.name, "lines": args.lines, "used": len(data),
                       "short": args.short, "negatives": args.negatives, "more": args.more,
                       "over": args.over, "engines": args.engines,
@@ -246,10 +288,7 @@ def run(args: argparse.Namespace) -> int:
         for engine, names in start.report.get("data", {}).get("voices", {}).items():
             known = report["data"]["voices"].setdefault(engine, [])
             known[:] = sorted({*known, *names})
-    sha = write_adapter(adapter, args.out, report, start)
-    print(json.dumps({"adapter": str(args.out), "sha256": sha,
-                      "minutes": round((time.time() - started) / 60, 1), **report}, indent=1))
-    return 0
+    return report
 
 
 def _real_set(args: argparse.Namespace, folder: Path) -> tuple[Path, dict[str, Any]] | None:
@@ -260,7 +299,7 @@ def _real_set(args: argparse.Namespace, folder: Path) -> tuple[Path, dict[str, A
     import hashlib
 
     from referee.progress import Bar
-    from referee.speech.training.real import (
+    from training.real import (
         balanced,
         build_real,
         keep_apart,
@@ -272,7 +311,7 @@ def _real_set(args: argparse.Namespace, folder: Path) -> tuple[Path, dict[str, A
     found = []
     for where in args.real:
         if not where.is_dir():
-            print(f"referee: {where} is not a folder of recordings.", file=sys.stderr)
+            print(f"training: {where} is not a folder of recordings.", file=sys.stderr)
             return None
         found += read_folder(where)
     without = {" ".join(word.casefold().split()) for word in args.without}
@@ -280,12 +319,12 @@ def _real_set(args: argparse.Namespace, folder: Path) -> tuple[Path, dict[str, A
     kept, dropped = keep_apart(found, measured_speakers(ROOT.parent / "shared"))
     kept, bad = readable(balanced(kept, args.per_word, args.seed))
     for reason in bad:
-        print(f"referee: left out: {reason}", file=sys.stderr)
+        print(f"training: left out: {reason}", file=sys.stderr)
     print(f"Real recordings: {len(found)} found, {len(dropped)} left out (their speakers are "
           f"in a measurement set), {len(kept)} kept (at most {args.per_word} a word).",
           file=sys.stderr)
     if not kept:
-        print("referee: no real recording to train on.", file=sys.stderr)
+        print("training: no real recording to train on.", file=sys.stderr)
         return None
     key = hashlib.sha256("\n".join(f"{r.path}\t{r.words}" for r in kept).encode()).hexdigest()
     where = folder.with_name(f"real-{args.seed}-{args.copies}-{key[:12]}")
@@ -305,15 +344,16 @@ def _real_set(args: argparse.Namespace, folder: Path) -> tuple[Path, dict[str, A
 
 
 def _average(args: argparse.Namespace) -> int:
-    """``referee train average``: adapters averaged into one
-    (:func:`~referee.speech.hearing.adapter.average`)."""
-    from referee.speech.hearing.adapter import AdapterError, average, load, save
+    """``./run train average``: adapters averaged into one
+    (:func:`~training.adapters.average`)."""
+    from referee.speech.hearing.adapter import AdapterError, load, save
+    from training.adapters import average
 
     try:
         adapters = [load(path) for path in args.adapters]
         arrays, report = average(adapters, args.weights)
     except AdapterError as error:
-        print(f"referee: {error}", file=sys.stderr)
+        print(f"training: {error}", file=sys.stderr)
         return 2
     sha = save(args.out, arrays, report)
     rank = sum(adapter.rank for adapter in adapters)

@@ -75,12 +75,12 @@ NAMES = (
 TABLES = 400
 #: Kinds of line and how often each is drawn.
 MIX = {"command": 0.72, "talk": 0.12, "word": 0.06, "near": 0.05, "referee": 0.05}
-#: The mix of the one-word set (``referee train ears --short``): moves said in
+#: The mix of the one-word set (``./run train ears --short``): moves said in
 #: one word ("seven", "hit", "stop"), which the main mix draws rarely (15
 #: bare numbers in 12,000 lines), with the single words and near misses that
 #: must stay table talk beside them.
 SHORT_MIX = {"short": 0.75, "word": 0.15, "near": 0.10}
-#: The mix of the negatives set (``referee train ears --negatives``): lone
+#: The mix of the negatives set (``./run train ears --negatives``): lone
 #: words that are no move, for an adapter taught many one-word moves.
 NEGATIVE_MIX = {"word": 0.6, "near": 0.4}
 

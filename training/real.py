@@ -1,4 +1,4 @@
-"""Real human speech in the training set (``referee train ears --real DIR``).
+"""Real human speech in the training set (``./run train ears --real DIR``).
 
 Synthetic voices taught the decoder the games' sentences but not people: real
 bare digits stayed at 71-75 of 90 whatever synthetic voices trained it
@@ -31,13 +31,13 @@ benchmark's Speech Commands speakers, the FSDD speaker kept for measuring
 them (``tests/test_ears.py``).
 
 **What the decoder learns.** Each recording's words are its target, written
-as Whisper writes them (:func:`~referee.speech.training.sentences.written`:
+as Whisper writes them (:func:`~training.sentences.written`:
 "Seven." or "7.", "Yes.", "Tree."), after the prompt of a table drawn at
 random: a command word and a word that is no command alike, so that "tree"
 is written "Tree." and not "Three.". Each recording is used ``copies`` times,
 each copy in a room, a noise and a channel of its own draw
-(:func:`~referee.speech.training.rooms.place`,
-:func:`~referee.speech.training.rooms.channel`).
+(:func:`~training.rooms.place`,
+:func:`~training.rooms.channel`).
 """
 
 from __future__ import annotations
@@ -52,11 +52,11 @@ import numpy as np
 import numpy.typing as npt
 
 from referee.speech.audio import Audio, AudioError, from_float, load_wav
-from referee.speech.training.data import Babble, Echo, Example, build_examples, prepared
-from referee.speech.training.rooms import as_float, channel, place
-from referee.speech.training.sentences import NAMES, training_games, written
-from referee.speech.training.voices import perturb
 from referee.speech.understanding.numbers import number_to_words
+from training.data import Babble, Echo, Example, build_examples, prepared
+from training.rooms import as_float, channel, place
+from training.sentences import NAMES, training_games, written
+from training.voices import perturb
 
 #: The FSDD speakers of ``../shared/real-voices/fsdd`` kept for measuring (never
 #: trained on): one of the three, Lucas (German accent), so that a speaker of
@@ -67,7 +67,7 @@ FSDD_MEASURED = ("lucas",)
 COMMAND_WORDS = frozenset({
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
     "yes", "no", "stop"})
-#: The share of copies put through a channel (:func:`~referee.speech.training.rooms.channel`):
+#: The share of copies put through a channel (:func:`~training.rooms.channel`):
 #: a telephone, Bluetooth hands-free or a cheap headset.
 CHANNEL_SHARE = 0.3
 

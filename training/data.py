@@ -1,8 +1,8 @@
 """The training set: lines spoken, placed in rooms, prepared and encoded as the referee does.
 
-Each example is one line (:mod:`~referee.speech.training.sentences`) in one
-training voice (:mod:`~referee.speech.training.voices`) in one room
-(:mod:`~referee.speech.training.rooms`), then exactly what the referee does
+Each example is one line (:mod:`~training.sentences`) in one
+training voice (:mod:`~training.voices`) in one room
+(:mod:`~training.rooms`), then exactly what the referee does
 with an utterance: :func:`~referee.speech.audio.trailing_cut`, Whisper's
 log-mel features and the int8 CTranslate2 encoder
 (:func:`~referee.speech.hearing.whisper.encode`). Only the decoder is
@@ -32,9 +32,9 @@ import numpy.typing as npt
 
 from referee.speech.audio import RATE, Audio, trailing_cut
 from referee.speech.hearing.whisper import WINDOW
-from referee.speech.training.rooms import Signal, as_float, place
-from referee.speech.training.sentences import REFEREE, Line, draw, negative, training_games
-from referee.speech.training.voices import VoiceSpec, draw_voice, perturb, speak
+from training.rooms import Signal, as_float, place
+from training.sentences import REFEREE, Line, draw, negative, training_games
+from training.voices import VoiceSpec, draw_voice, perturb, speak
 
 #: Encoder frames and width of an 8 s window.
 FRAMES, WIDTH = 400, 384
@@ -214,11 +214,11 @@ def _stored(folder: Path, worker: int) -> int:
 def build(folder: Path, count: int, seed: int, exclude: Iterable[str] = (), workers: int = 2,
           progress: Callable[[int, int], None] | None = None,
           mix: dict[str, float] | None = None, over: bool = False) -> list[Line]:
-    """Draw ``count`` lines (of ``mix``: :data:`~referee.speech.training.sentences.MIX`
+    """Draw ``count`` lines (of ``mix``: :data:`~training.sentences.MIX`
     by default) and build their examples into ``folder`` (shards of encodings
     and their descriptions). ``exclude``: sentences never to train on.
     ``over``: every line said over the referee's voice, through the echo
-    canceller (:func:`~referee.speech.training.rooms.over_referee`)."""
+    canceller (:func:`~training.rooms.over_referee`)."""
     lines = draw(count, seed, exclude, mix)
     build_examples(folder, lines, seed, partial(line_example, over), workers, progress)
     return lines

@@ -28,9 +28,9 @@ import torch
 from referee.progress import Bar
 from referee.speech.hearing.adapter import Adapter
 from referee.speech.hearing.whisper import VOCABULARY, Tokens, read_ctranslate2
-from referee.speech.training.data import Dataset, Example
-from referee.speech.training.model import TableDecoder, with_adapter
-from referee.speech.training.sentences import phrases_for
+from training.data import Dataset, Example
+from training.model import TableDecoder, with_adapter
+from training.sentences import phrases_for
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,7 @@ def loss_of(model: TableDecoder, tokens: torch.Tensor, wanted: torch.Tensor,
 
 
 def is_real(example: Example) -> bool:
-    """A real recording (:mod:`~referee.speech.training.real`), not a synthetic line."""
+    """A real recording (:mod:`~training.real`), not a synthetic line."""
     return example.kind.startswith("real")
 
 
@@ -243,10 +243,11 @@ def watch_loss(model: TableDecoder, batches: Batches, watch: Sequence[int], size
 def write_adapter(model: TableDecoder, path: Path, report: dict[str, Any],
                   start: Adapter | None = None) -> str:
     """Write the adapters (:meth:`TableDecoder.export`; with ``start``, the
-    adapter they were trained over and they as one: :func:`~referee.speech.hearing.adapter.stack`)
+    adapter they were trained over and they as one: :func:`~training.adapters.stack`)
     and what made them to one ``.npz``, byte for byte the same for the same
     arrays; returns its SHA-256."""
-    from referee.speech.hearing.adapter import save, stack
+    from referee.speech.hearing.adapter import save
+    from training.adapters import stack
 
     arrays = model.export() if start is None else stack(start, model.export())
     return save(path, arrays, report)
