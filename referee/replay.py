@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from referee.brain.replayed import REPLAY_SLACK
 from referee.gamelog import ChanceRecord, Record, SaidRecord
 from referee.protocol import Logged, Output, Replayed, Skipped, Start, Tick
-from referee.session import REPLAY_SLACK, Session
+from referee.session import Session
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,165 @@
+"""The turn clock: countdown marks, timeouts, and the timer held.
+
+* Countdown marks, in seconds left: half the turn (when more than 10), 10
+  (when the turn is longer), then 5, 4, 3, 2, 1. The deadline itself applies the
+  engine's timeout.
+* A player's time is never spent listening to the referee: the table says
+  when it has finished saying a new turn or an answer
+  (:class:`~referee.protocol.SpokenUntil`), and the clock starts then.
+* While a question is open the turn timer is paused; it resumes with the
+  time that was left.
+* "pause" holds the turn timer until "resume"; while paused, questions are
+  answered and moves are refused ("The game is paused: say resume to go on").
+* A lost microphone holds the timer too (:class:`~referee.protocol.MicLost`)
+  until it is back; a game the players paused meanwhile stays paused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from referee.brain.room import Room
+from referee.engine.core import Event, PauseClock, ResumeClock, StopGame, Timeout
+from referee.gamelog import AskedRecord, DelayRecord, HoldRecord, ReleaseRecord, StopRecord
+from referee.protocol import Say, Tone
+from referee.wording import countdown_marks, mark_text
+
+
+class Clock(Room):
+    """The turn clock: countdown marks, timeouts, and holding the timer."""
+
+    def next_wakeup(self) -> float | None:
+        """When the referee next has something to say if nobody speaks."""
+        if self.question is not None:
+            return self.question.deadline
+        if self._resume_at is not None:
+            return self._resume_at
+        deadline = self.game.deadline()
+        if deadline is None:
+            return None
+        pending = [deadline - m for m in countdown_marks(self._turn_limit) if m not in self._fired]
+        return min([*pending, deadline])
+
+    def _tick(self, at: float) -> list[Say]:
+        """Everything due up to ``at``: countdown marks, timeouts, unanswered questions."""
+        said: list[Say] = []
+        if self._resume_at is not None and self._resume_at <= at:
+            resume_at, self._resume_at = self._resume_at, None
+            if not self.over and self.question is None and self.game.deadline() is None:
+                self.game.apply(ResumeClock(), resume_at)
+        if self.question is not None and self.question.deadline <= at:
+            said += self._resolve(False, self.question.deadline, unanswered=True)
+        while not self.over and self.question is None:
+            deadline = self.game.deadline()
+            if deadline is None:
+                break
+            due = [
+                m for m in countdown_marks(self._turn_limit)
+                if m not in self._fired and deadline - m <= at
+            ]
+            for mark in due:
+                self._fired.add(mark)
+                said += self._say([mark_text(mark)], deadline - mark, Tone.COUNTDOWN)
+            if deadline > at:
+                break
+            events = self.game.apply(Timeout(), deadline)
+            said += self._after_move(events, deadline)  # a timeout may draw a card
+        self.now = max(self.now, at)
+        return said
+
+    def _hold_clock(self, at: float) -> bool:
+        """Stop the turn timer, running or about to start once the referee has
+        spoken; whether there was one to stop."""
+        if self.over:
+            return False
+        if self.game.deadline() is not None:
+            self.game.apply(PauseClock(), at)
+            return True
+        if self._resume_at is not None:  # the turn's clock had not started yet
+            self._resume_at = None
+            return True
+        return False
+
+    def _restart_clock(self, at: float) -> list[Event]:
+        """Start a held turn timer again, with the time it had left."""
+        if self.over or self.game.deadline() is not None:
+            return []
+        return self.game.apply(ResumeClock(), at)
+
+    def _delay_clock(self, at: float, until: float) -> None:
+        """Hold the turn timer from ``at`` until ``until``, while the referee talks.
+
+        The table says when it has said a new turn or an answer
+        (:class:`~referee.protocol.SpokenUntil`), so a player's time is never
+        spent listening to the referee.
+        Called again while a delay is on, it moves the delay's end (``until``
+        <= ``at`` ends it now: the referee was cut short).
+        """
+        if self._resume_at is not None:
+            self._log(DelayRecord(at, round(until, 3)))
+            self._resume_at = max(at, until)
+            return
+        if self.over or self.question is not None or self.game.deadline() is None:
+            return
+        if until <= at:
+            return
+        self._log(DelayRecord(at, round(until, 3)))
+        self.game.apply(PauseClock(), at)
+        self._resume_at = until
+
+    def _question_spoken(self, at: float, until: float) -> None:
+        """The open question finished being said at ``until``: the answer time counts from then."""
+        if self.question is None:
+            return
+        deadline = max(self.question.deadline, until + self.answer_seconds)
+        if deadline != self.question.deadline:
+            self._log(AskedRecord(at, round(until, 3)))
+            self.question = replace(self.question, deadline=deadline)
+
+    def _hold(self, at: float, text: str) -> list[Say]:
+        """Pause the turn timer for something outside the game (a lost microphone)."""
+        said = self._tick(at)
+        self._log(HoldRecord(at, text))
+        if self._hold_clock(at):
+            self._held = True
+        return said + self._say([text], at, Tone.PROBLEM)
+
+    def _release(self, at: float, text: str) -> list[Say]:
+        """End a :meth:`hold`: the timer runs again with the time that was left."""
+        said = self._tick(at)
+        self._log(ReleaseRecord(at, text))
+        said += self._say([text], at, Tone.ANNOUNCE)
+        if self._paused:  # the players paused the game meanwhile: it stays paused
+            self._paused_clock = self._paused_clock or self._held
+        elif self._held:
+            said += self._events(self._restart_clock(at), at)
+        self._held = False
+        return said
+
+    def _pause(self, pause: bool, at: float) -> list[Say]:
+        """ "pause" / "resume": the players hold the game (the timer stands still)."""
+        if self.over:
+            return self._say(["The game is over."], at, Tone.PROBLEM)
+        if pause == self._paused:
+            state = "already paused: say resume to go on" if pause else "not paused"
+            return self._say([f"The game is {state}."], at, Tone.PROBLEM)
+        self._paused = pause
+        if pause:
+            self._paused_clock = self._hold_clock(at)
+            held = "the timer is held. " if self._paused_clock else ""
+            return self._say([f"Paused: {held}Say resume to go on."], at, Tone.ANNOUNCE)
+        said = self._say(["We go on."], at, Tone.ANNOUNCE)
+        if self._paused_clock and not self._held:
+            said += self._events(self._restart_clock(at), at)
+        self._paused_clock = False
+        return said
+
+    def _stop(self, at: float) -> list[Say]:
+        """The table ends the game."""
+        said = self._tick(at)
+        if self.over:
+            return said
+        self._log(StopRecord(at))
+        self.question = None
+        self._ended = True  # the table is leaving: no "play again" to offer
+        return said + self._events(self.game.apply(StopGame(), at), at)

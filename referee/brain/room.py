@@ -1,0 +1,266 @@
+"""The room every part of the brain shares: the game, the state of the
+conversation and of the clock, and how the referee says and logs things.
+
+The brain (:class:`~referee.session.Session`) is split by job, one module a
+job, each a class over this one: the turn clock (:mod:`referee.brain.clock`),
+questions and confirmations (:mod:`referee.brain.questions`), moves, the
+table's commands and chance (:mod:`referee.brain.moves`), and a game rebuilt
+from its log (:mod:`referee.brain.replayed`). :class:`Room` holds the state
+they share and declares what each offers the others; the session joins them
+and keeps the one entry point, :meth:`~referee.session.Session.step`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from referee.engine.core import Event, TurnStarted
+from referee.gamelog import EventRecord, Record, SaidRecord
+from referee.games.base import GameSpec, spoken_list
+from referee.protocol import Output, Say, Tone
+from referee.speech.understanding.intents import Heard, IntentMatcher
+from referee.speech.understanding.meaning import Intent
+from referee.wording import AFTER_THE_END, ANSWER_SECONDS, SOMEONE, clean_text
+
+
+@dataclass(frozen=True)
+class Question:
+    """A yes/no question the referee is waiting on."""
+
+    text: str
+    #: Who may answer: the player asked first, then any other listed.
+    answerers: tuple[str, ...]
+    #: The intent to carry out on "yes".
+    intent: Intent
+    #: Who made the request (the speaker of the intent).
+    by: str
+    deadline: float
+    paused_clock: bool
+    #: For undo: the stack depth to return to.
+    undo_to: int | None = None
+    #: Another player's consent (undo, agreements): a yes must say who gives it
+    #: (a seat microphone, "Bob: yes" typed, or "Bob agrees").
+    consent: bool = False
+
+
+class Room:
+    """The state the parts of the brain share, and saying and logging."""
+
+    def __init__(
+        self,
+        spec: GameSpec,
+        *,
+        at: float = 0.0,
+        matcher: IntentMatcher | None = None,
+        answer_seconds: float = ANSWER_SECONDS,
+    ) -> None:
+        self.spec = spec
+        self.game = spec.begin(at)
+        self.matcher = matcher or IntentMatcher.for_phrases(spec.phrase_file, spec.players)
+        self.now = at
+        #: What "repeat" says again.
+        self.last: list[str] = []
+        self.question: Question | None = None
+        self.answer_seconds = answer_seconds
+        self._turn_limit: float | None = None
+        self._fired: set[float] = set()
+        #: (stack depth before the move, what the move was), oldest first.
+        self._moves: list[tuple[int, str]] = []
+        self._held = False
+        self._resume_at: float | None = None
+        #: The player last named (see :meth:`_addressed`).
+        self._named: str | None = None
+        #: Outcomes of chance steps read from a log being replayed, oldest first.
+        self._replayed_chance: list[str] = []
+        #: Event records of the log being replayed, so far.
+        self._replayed_events = 0
+        #: The sections of a long answer not read yet ("more").
+        self._more: list[str] = []
+        #: The players paused the game ("pause"); the clock was running then.
+        self._paused = False
+        self._paused_clock = False
+        #: The end of the game was announced, with :data:`AFTER_THE_END`.
+        self._ended = False
+        #: The table said it is done ("that's all"): the table loop ends.
+        self.left = False
+        #: Events this session has logged (a replay compares it with the log's).
+        self.events_logged = 0
+        #: What this step logged, and what else it does, in order.
+        self._logged: list[Record] = []
+        self._out: list[Output] = []
+        self._shown: dict[str, Any] | None = None
+        deadline = self.game.deadline()
+        if deadline is not None:
+            self._turn_limit = deadline - at
+
+    @property
+    def players(self) -> tuple[str, ...]:
+        return self.game.players
+
+    @property
+    def over(self) -> bool:
+        return self.game.is_over()
+
+    def moments(self) -> frozenset[str]:
+        """What can be said now besides the sentences of any time (the game's
+        :meth:`~referee.games.base.GameSpec.moments`); none once the game is over."""
+        return frozenset() if self.over else self.spec.moments(self.game)
+
+    def _emit(self, said: Sequence[Say]) -> None:
+        self._out.extend(said)
+
+    def _log(self, record: Record) -> None:
+        if isinstance(record, EventRecord):
+            self.events_logged += 1
+        self._logged.append(record)
+
+    def public_state(self) -> dict[str, Any]:
+        """What everyone at the table may know now (a screen shows it): the
+        game's own state (:meth:`~referee.games.base.GameSpec.public_state`),
+        whose turn it is, when it runs out, the open question, and the moves
+        each player could make now (as sentences, for seat pages)."""
+        return {
+            "players": list(self.players),
+            "turn": None if self.over else self.game.current_player(),
+            "deadline": self.game.deadline(),
+            "question": None if self.question is None else self.question.text,
+            "paused": self._paused,
+            "over": self.over,
+            "game": self.spec.public_state(self.game),
+            "moves": {p: [] if self.over else self.spec.moves_now(self.game, p)
+                      for p in self.players},
+        }
+
+    def _say(self, texts: Sequence[str], at: float, tone: Tone = Tone.ANNOUNCE) -> list[Say]:
+        said = [Say(at, t, tone) for t in texts if t]
+        if said and tone != Tone.COUNTDOWN:
+            self.last = [s.text for s in said]
+        for s in said:
+            self._log(SaidRecord(at, s.text, tone))
+        return said
+
+    def _problem(self, text: str, at: float) -> list[Say]:
+        return self._say([text], at, Tone.PROBLEM)
+
+    def _events(self, events: Sequence[Event], at: float) -> list[Say]:
+        said: list[Say] = []
+        for event in events:
+            self._log(EventRecord.of(event, at))
+            tone = Tone.ANNOUNCE
+            if isinstance(event, TurnStarted):
+                self._fired = set()
+                self._turn_limit = event.seconds
+                tone = Tone.TURN
+            said += self._say([self.spec.announce(event, self.game)], at, tone)
+            secret = self.spec.private(event, self.game)
+            if secret is not None:
+                said.append(self._say_privately(*secret, at))
+        if self.over and not self._ended:
+            self._ended = True
+            said += self._say([AFTER_THE_END], at, Tone.TURN)
+        if said:
+            self.last = [s.text for s in said if s.to is None]
+        return said
+
+    def _say_privately(self, player: str, text: str, at: float) -> Say:
+        """A sentence for one player's ears only (a virtual Twist card): never
+        repeated aloud by "repeat"."""
+        self._log(SaidRecord(at, text, Tone.PRIVATE, player))
+        return Say(at, text, Tone.PRIVATE, player)
+
+    def attribute(self, speaker: str | None) -> str:
+        """Who said something when the input does not say: the player asked, else
+        the one the game waits for, else :data:`SOMEONE`."""
+        if speaker is not None:
+            return speaker
+        if self.question is not None:
+            return self.question.answerers[0]
+        if self.over:
+            return self.players[0]
+        return self.spec.unnamed(self.game) or SOMEONE
+
+    def label(self, speaker: str | None) -> str:
+        """The name to print for what ``speaker`` said ("someone" when nothing tells)."""
+        who = self.attribute(speaker)
+        return "someone" if who == SOMEONE else who
+
+    def _seat(self, speaker: str | None) -> tuple[str | None, str | None]:
+        """The player ``speaker`` names, as written at the table ("ann" is Ann),
+        and what to say when nobody of that name plays (a script's typo): then
+        nothing is done."""
+        if speaker is None or speaker in self.players:
+            return speaker, None
+        match = [p for p in self.players if p.casefold() == speaker.strip().casefold()]
+        if match:
+            return match[0], None
+        names = spoken_list(self.players)
+        return None, f"{clean_text(speaker)[:30]} is not playing: the players are {names}."
+
+    def _others(self, who: str) -> tuple[str, ...]:
+        return tuple(p for p in self.players if p != who) or (who,)
+
+    def final_state(self) -> dict[str, Any]:
+        return self.spec.final_state(self.game)
+
+    # --- what the other rooms do (each defined in its own module) -------------------------
+    def _tick(self, at: float) -> list[Say]:
+        """Everything due up to ``at`` (:mod:`referee.brain.clock`)."""
+        raise NotImplementedError
+
+    def _hold_clock(self, at: float) -> bool:
+        raise NotImplementedError
+
+    def _restart_clock(self, at: float) -> list[Event]:
+        raise NotImplementedError
+
+    def _pause(self, pause: bool, at: float) -> list[Say]:
+        raise NotImplementedError
+
+    def _delay_clock(self, at: float, until: float) -> None:
+        raise NotImplementedError
+
+    def _question_spoken(self, at: float, until: float) -> None:
+        raise NotImplementedError
+
+    def _hold(self, at: float, text: str) -> list[Say]:
+        raise NotImplementedError
+
+    def _release(self, at: float, text: str) -> list[Say]:
+        raise NotImplementedError
+
+    def _stop(self, at: float) -> list[Say]:
+        raise NotImplementedError
+
+    def _ask(self, text: str, answerers: tuple[str, ...], intent: Intent, by: str, at: float,
+             undo_to: int | None = None, consent: bool = False) -> list[Say]:
+        """Ask a yes/no question (:mod:`referee.brain.questions`)."""
+        raise NotImplementedError
+
+    def _ask_undo(self, who: str, at: float) -> list[Say]:
+        raise NotImplementedError
+
+    def _ask_agreement(self, intent: Intent, what: str, who: str, at: float) -> list[Say]:
+        raise NotImplementedError
+
+    def _resolve(self, yes: bool, at: float, unanswered: bool = False) -> list[Say]:
+        raise NotImplementedError
+
+    def _act(self, intent: Intent, speaker: str, at: float) -> list[Say]:
+        """Play a move (:mod:`referee.brain.moves`)."""
+        raise NotImplementedError
+
+    def _after_move(self, events: Sequence[Event], at: float) -> list[Say]:
+        raise NotImplementedError
+
+    def _rematch(self, at: float) -> list[Say]:
+        raise NotImplementedError
+
+    def _leave(self, at: float) -> list[Say]:
+        raise NotImplementedError
+
+    def _respond(self, heard: Heard, speaker: str | None, at: float, *, sure: bool,
+                 source: str) -> list[Say]:
+        """Act on what was heard (:class:`~referee.session.Session`)."""
+        raise NotImplementedError
