@@ -40,17 +40,17 @@ from harness.fixtures import GAMES, fixture, utterances
 from referee.games import matcher_for
 from referee.progress import Bar
 from referee.speech.audio import load_wav
-from referee.speech.hearing import whisper
+from referee.speech.hearing import decoder, whisper
 from referee.speech.hearing.recognizers import WhisperRecognizer, make_recognizer
 
 #: The parts timed: what the table calls them, and the method that does each.
 PARTS: dict[str, tuple[type, str]] = {
     "encoder (CTranslate2, int8)": (whisper.WhisperScorer, "encode"),
-    "audio's keys and values": (whisper.Decoder, "memory"),
-    "prompts": (whisper.Decoder, "prefixes"),
-    "decoder steps": (whisper.Decoder, "step"),
+    "audio's keys and values": (decoder.Decoder, "memory"),
+    "prompts": (decoder.Decoder, "prefixes"),
+    "decoder steps": (decoder.Decoder, "step"),
     "grammar's beam (Python)": (whisper._Beam, "advance"),
-    "base model's score of the best sentence": (whisper.Decoder, "logprob_after"),
+    "base model's score of the best sentence": (decoder.Decoder, "logprob_after"),
 }
 
 

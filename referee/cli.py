@@ -364,7 +364,7 @@ def _doctor_ears() -> None:
         find_whisper_model,
         pocketsphinx_model_dir,
     )
-    from referee.speech.hearing.whisper import ModelError, check_model_files
+    from referee.speech.hearing.whisper_files import ModelError, check_model_files
 
     print(f"recogniser: {default_engine()} (the default; --engine chooses another)")
     whisper_model = find_whisper_model()

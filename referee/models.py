@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from referee.speech.hearing.whisper import MODEL_FILES, ModelError, check_model_files
+from referee.speech.hearing.whisper_files import MODEL_FILES, ModelError, check_model_files
 
 
 class InstallError(RuntimeError):

@@ -30,13 +30,15 @@ from referee.speech.hearing.adapter import (
     load,
     save,
 )
+from referee.speech.hearing.decoder import Decoder
 from referee.speech.hearing.recognizers import (
     RecognizerError,
     WhisperRecognizer,
     find_whisper_model,
     make_recognizer,
 )
-from referee.speech.hearing.whisper import Decoder, Tokens, WhisperScorer, read_ctranslate2
+from referee.speech.hearing.whisper import WhisperScorer
+from referee.speech.hearing.whisper_files import Tokens, read_ctranslate2
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.numbers import UNITS
 from referee.speech.understanding.templates import normalise_words

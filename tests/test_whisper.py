@@ -21,6 +21,9 @@ from referee.games import matcher_for
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing import recognizers
 from referee.speech.hearing.adapter import ADAPTER, ADAPTER_SHA256, load
+from referee.speech.hearing.decoder import Decoder, row_cache, select
+from referee.speech.hearing.features import WINDOW, log_mel
+from referee.speech.hearing.grammar_tree import SentenceSearch
 from referee.speech.hearing.recognizers import (
     PLAIN_SUPPORT,
     WhisperRecognizer,
@@ -31,20 +34,13 @@ from referee.speech.hearing.recognizers import (
     whisper_features,
     whisper_primer,
 )
-from referee.speech.hearing.whisper import (
+from referee.speech.hearing.whisper import WhisperScorer, int8_kernels
+from referee.speech.hearing.whisper_files import (
     MODEL_FILES,
-    WINDOW,
-    Decoder,
     ModelError,
-    SentenceSearch,
     Tokens,
-    WhisperScorer,
     check_model_files,
-    int8_kernels,
-    log_mel,
     read_ctranslate2,
-    row_cache,
-    select,
 )
 from referee.speech.listen import hear_audio, understand
 from referee.speech.understanding.intents import IntentMatcher
@@ -139,7 +135,7 @@ def test_log_mel_is_the_whole_windows_transform_whatever_it_skips(length):
     """The frames wholly in the padding are not transformed (they have no
     power): the features are, to the bit, those of every frame transformed,
     for samples that end anywhere, near the window's end included."""
-    from referee.speech.hearing.whisper import _FILTERS, _HANN, HOP, N_FFT
+    from referee.speech.hearing.features import _FILTERS, _HANN, HOP, N_FFT
 
     samples = np.random.default_rng(length).standard_normal(length).astype(np.float32) * 0.1
     padded = np.zeros(max(int(WINDOW * RATE), -(-length // RATE) * RATE), dtype=np.float32)

@@ -21,7 +21,7 @@ reproducibly from a seed, on this machine's CPU:
    canceller leaves it.
 4. :mod:`~training.data`: each utterance prepared as the product
    prepares it (:func:`~referee.speech.audio.trailing_cut`,
-   :func:`~referee.speech.hearing.whisper.log_mel`) and encoded once by the
+   :func:`~referee.speech.hearing.features.log_mel`) and encoded once by the
    product's own int8 CTranslate2 encoder; the encodings are cached.
 5. :mod:`~training.model` and :mod:`~training.train`:
    low-rank adapters on every projection of the decoder, trained in PyTorch

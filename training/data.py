@@ -5,7 +5,7 @@ training voice (:mod:`~training.voices`) in one room
 (:mod:`~training.rooms`), then exactly what the referee does
 with an utterance: :func:`~referee.speech.audio.trailing_cut`, Whisper's
 log-mel features and the int8 CTranslate2 encoder
-(:func:`~referee.speech.hearing.whisper.encode`). Only the decoder is
+(:func:`~referee.speech.hearing.features.encode`). Only the decoder is
 trained, so the encodings are computed once and kept (float16, 8 s windows:
 400 x 384 values, 300 kB an example) with the line, the voice and the room.
 
@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from referee.speech.audio import RATE, Audio, trailing_cut
-from referee.speech.hearing.whisper import WINDOW
+from referee.speech.hearing.features import WINDOW
 from training.rooms import Signal, as_float, place
 from training.sentences import REFEREE, Line, draw, negative, training_games
 from training.voices import VoiceSpec, draw_voice, perturb, speak
@@ -161,8 +161,8 @@ def _work(job: tuple[Path, int, int, Sequence[int], Sequence[Any], Maker]) -> in
     going on from where an interrupted run of it stopped."""
     import ctranslate2
 
+    from referee.speech.hearing.features import encode
     from referee.speech.hearing.recognizers import find_whisper_model
-    from referee.speech.hearing.whisper import encode
 
     folder, worker, seed, indexes, items, maker = job
     model = find_whisper_model()

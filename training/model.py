@@ -1,7 +1,7 @@
 """Whisper tiny.en's decoder in PyTorch, with low-rank adapters, on the referee's own weights.
 
 The same network as the referee's NumPy decoder
-(:class:`referee.speech.hearing.whisper.Decoder`), built from the same
+(:class:`referee.speech.hearing.decoder.Decoder`), built from the same
 CTranslate2 ``model.bin`` variables: token embedding and positions, four
 layers of self-attention, cross-attention and a GELU feed-forward, a final
 layer norm, and the output projection tied to the embedding, restricted to

@@ -27,7 +27,8 @@ import torch
 
 from referee.progress import Bar
 from referee.speech.hearing.adapter import Adapter
-from referee.speech.hearing.whisper import VOCABULARY, Tokens, read_ctranslate2
+from referee.speech.hearing.decoder import VOCABULARY
+from referee.speech.hearing.whisper_files import Tokens, read_ctranslate2
 from training.data import Dataset, Example
 from training.model import TableDecoder, with_adapter
 from training.sentences import phrases_for

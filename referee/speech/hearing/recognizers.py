@@ -649,7 +649,8 @@ class WhisperRecognizer(Recognizer):
 
     def __init__(self, phrases: PhraseSet, model_path: Path | str,
                  adapter: Adapter | None = None) -> None:
-        from referee.speech.hearing.whisper import ModelError, WhisperScorer, check_model_files
+        from referee.speech.hearing.whisper import WhisperScorer
+        from referee.speech.hearing.whisper_files import ModelError, check_model_files
 
         path = Path(model_path)
         #: The table's adapter (None: Whisper tiny.en as shipped, ``--model base``).
@@ -816,7 +817,7 @@ def similarity(free: str, sentence: str) -> float:
     """
     from rapidfuzz import fuzz
 
-    from referee.speech.hearing.whisper import PLURAL_NUMBERS
+    from referee.speech.hearing.grammar_tree import PLURAL_NUMBERS
     from referee.speech.understanding.numbers import join_numbers
     from referee.speech.understanding.templates import normalise_words
 

@@ -12,7 +12,7 @@ adds ``most`` arcs, and a slot's values stay one arc, however many there are.
 * The intent matcher aligns a transcript with each intent's network
   (:mod:`referee.speech.understanding.intents`).
 * Whisper's grammar search walks the whole phrase file's network token by
-  token (:class:`~referee.speech.hearing.whisper.SentenceSearch`), made
+  token (:class:`~referee.speech.hearing.grammar_tree.SentenceSearch`), made
   deterministic (one arc per word and slot from each node) and minimal (shared
   endings share nodes), so a hypothesis is in one place of it.
 * :func:`sentence_count` counts the sentences without listing them.
