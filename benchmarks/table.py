@@ -55,14 +55,9 @@ from referee.progress import Bar
 from referee.protocol import Say, Tone, Understood
 from referee.session import Session
 from referee.speech.audio import RATE, Audio, load_wav
-from referee.speech.hearing.mic import (
-    BLOCK,
-    DEFAULT_END_SILENCE,
-    Microphone,
-    SeatUtterance,
-    Segmenter,
-)
+from referee.speech.hearing.mic import Microphone, SeatUtterance
 from referee.speech.hearing.recognizers import make_recognizer
+from referee.speech.hearing.segmenter import BLOCK, DEFAULT_END_SILENCE, Segmenter
 from referee.speech.listen import Listener, understand
 from referee.speech.speaking.tts import Output, make_voice, sound_span
 from referee.table import ECHO_TAIL, Table

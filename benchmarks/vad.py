@@ -10,7 +10,7 @@ where each command's speech starts and ends. In a room named ``...-far``
 farther from the microphone. Two detectors cut the stream
 into utterances with the same end-of-utterance rule (0.25 s of non-speech):
 
-* ``segmenter``: the referee's :class:`~referee.speech.hearing.mic.Segmenter`
+* ``segmenter``: the referee's :class:`~referee.speech.hearing.segmenter.Segmenter`
   (PocketSphinx's energy-based endpointer and the rule for background talk,
   acoustic rules only: no words judged);
 * ``silero``: the Silero VAD v5 neural network (its ONNX model from the PyPI
@@ -49,8 +49,8 @@ from harness.fixtures import (
 from referee.games import matcher_for
 from referee.progress import Bar
 from referee.speech.audio import RATE, Audio, frame_energies, speech_bounds
-from referee.speech.hearing.mic import MAX_UTTERANCE, PREROLL, Segmenter
 from referee.speech.hearing.recognizers import make_recognizer
+from referee.speech.hearing.segmenter import MAX_UTTERANCE, PREROLL, Segmenter
 from referee.speech.listen import understand
 from referee.speech.understanding.meaning import Intent
 from training.rooms import active_power

@@ -39,8 +39,8 @@ def voice_game(session: Session, game: str, moves: Sequence[tuple[str, ...]], ye
     move it makes), to answer "did you say ...?" rightly."""
     from harness.fixtures import COMMITTED_VOICE, apply_condition, fixture, utterances
     from referee.speech.audio import load_wav
-    from referee.speech.hearing.mic import DEFAULT_END_SILENCE
     from referee.speech.hearing.recognizers import make_recognizer
+    from referee.speech.hearing.segmenter import DEFAULT_END_SILENCE
     from referee.speech.speaking.tts import EspeakVoice, PiperVoice
     from referee.table import Table
 

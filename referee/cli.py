@@ -21,7 +21,7 @@ from referee import __version__
 from referee.games import GAMES, SetupError, find_game
 from referee.games.base import COMMAND_NAME_SCORE, GameSpec, Tool, check_players
 from referee.session import Session
-from referee.speech.hearing.mic import DEFAULT_END_SILENCE
+from referee.speech.hearing.segmenter import DEFAULT_END_SILENCE
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.templates import TemplateError, load_phrases
 from referee.textplay import run_script
@@ -589,8 +589,8 @@ def hear_files(
     import numpy as np
 
     from referee.speech.audio import Audio, AudioError, stream_wav
-    from referee.speech.hearing.mic import Segmenter
     from referee.speech.hearing.recognizers import RecognizerError, make_recognizer
+    from referee.speech.hearing.segmenter import Segmenter
     from referee.speech.listen import Listener, hear_audio, understand
 
     try:

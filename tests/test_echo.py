@@ -118,7 +118,8 @@ def test_seat_microphones_tell_a_player_from_the_referee_s_voice(referee_voice):
     quieter than the echo: the referee's voice stands about level at the
     seats (its ``seat_db`` near 0), Bob's command stands out at his."""
     from referee.gate import SEAT_DB
-    from referee.speech.hearing.mic import BLOCK, Microphone
+    from referee.speech.hearing.mic import Microphone
+    from referee.speech.hearing.segmenter import BLOCK
 
     case = next(u for u in utterances("race65") if u.text == "flip my twelve down")
     player = load_wav(fixture(COMMITTED_VOICE, case, "clean")).samples.astype(np.float64)
@@ -161,7 +162,8 @@ def test_the_canceller_counts_as_working_only_once_it_has_learnt_the_room(refere
     not pass for having learnt the room; an utterance begun while it was still
     learning is not trusted over the referee's voice (the older gate holds),
     one begun after it has learnt is."""
-    from referee.speech.hearing.mic import BLOCK, MEASURED_FOR, Microphone
+    from referee.speech.hearing.mic import MEASURED_FOR, Microphone
+    from referee.speech.hearing.segmenter import BLOCK
 
     echo = np.convolve(referee_voice.astype(np.float64), room(np.random.default_rng(5)))
     mono = np.clip(echo[: len(referee_voice)] * 0.5, -32768, 32767).astype("<i2")

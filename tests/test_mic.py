@@ -13,14 +13,9 @@ import pytest
 from harness.fixtures import COMMITTED_VOICE, clean_path, stream_of, utterances
 from referee.games import matcher_for
 from referee.speech.audio import OVER_TAIL, RATE, SPEECH_MARGIN, TAIL, Audio, load_wav
-from referee.speech.hearing.mic import (
-    MAX_UTTERANCE,
-    MicrophoneError,
-    Segmenter,
-    input_device,
-    segment,
-)
+from referee.speech.hearing.mic import MicrophoneError, input_device
 from referee.speech.hearing.recognizers import PocketSphinxRecognizer
+from referee.speech.hearing.segmenter import MAX_UTTERANCE, Segmenter, segment
 from referee.speech.listen import hear_audio
 from referee.speech.understanding.meaning import Intent
 
@@ -196,7 +191,7 @@ def test_a_pause_gives_the_utterance_so_far_which_the_end_then_confirms(tail):
         speech_region,
         trailing_cut,
     )
-    from referee.speech.hearing.mic import FRAME
+    from referee.speech.hearing.segmenter import FRAME
 
     cases = utterances()[:6]
     data, _ = stream_of(cases)
@@ -279,7 +274,8 @@ class _StandInStream:
 def test_the_microphone_hands_over_an_utterance_as_soon_as_it_ends():
     """read() returns when an utterance has ended, not when its wait is over:
     the sound after it is still waiting to be read."""
-    from referee.speech.hearing.mic import BLOCK, Microphone
+    from referee.speech.hearing.mic import Microphone
+    from referee.speech.hearing.segmenter import BLOCK
 
     data, _ = stream_of(utterances()[:1], gap=1.0)
     microphone = Microphone()
@@ -300,7 +296,8 @@ def test_an_utterance_read_late_is_placed_when_it_was_said():
     has been read since it ended."""
     import time
 
-    from referee.speech.hearing.mic import BLOCK, Microphone
+    from referee.speech.hearing.mic import Microphone
+    from referee.speech.hearing.segmenter import BLOCK
 
     data, _ = stream_of(utterances()[:1], gap=1.0)
     microphone = Microphone()
@@ -325,7 +322,8 @@ def test_samples_lost_on_the_way_do_not_misplace_what_follows():
     by the blocks since, not by those before the loss."""
     import time
 
-    from referee.speech.hearing.mic import BLOCK, Microphone
+    from referee.speech.hearing.mic import Microphone
+    from referee.speech.hearing.segmenter import BLOCK
 
     data, _ = stream_of(utterances()[:1], gap=3.0)
     microphone = Microphone()
@@ -460,7 +458,7 @@ def test_stop_over_the_referee_is_looked_for_sooner():
     0.05 s of quiet instead of 0.15 s: a "stop" is handed over (and cuts the
     voice) sooner, with the same words; when the referee is silent, nothing
     changes."""
-    from referee.speech.hearing.mic import URGENT
+    from referee.speech.hearing.segmenter import URGENT
     from referee.speech.listen import Listener
 
     data = _joined(0.5, "stop", 1.0)
@@ -545,7 +543,8 @@ def _microphone_listening(parts: list[bytes], speaking: bool = False):
     """A microphone with a PocketSphinx listener decoding ahead, whose blocks
     arrive in ``parts``: each part has all arrived before the next is read,
     so what follows a pause within a part is waiting while its decode runs."""
-    from referee.speech.hearing.mic import BLOCK, Microphone
+    from referee.speech.hearing.mic import Microphone
+    from referee.speech.hearing.segmenter import BLOCK
     from referee.speech.listen import Listener
 
     matcher = matcher_for("race65", ["Ann", "Bob"])
@@ -620,7 +619,7 @@ def test_over_the_referee_a_pause_waits_for_the_longer_tail():
     """While the referee speaks (``hurry``), the pause that decodes ahead comes
     after OVER_TAIL of quiet, not Whisper's TAIL, and prepares as the end does."""
     from referee.speech.audio import frame_energies, speech_bounds, trailing_cut
-    from referee.speech.hearing.mic import FRAME
+    from referee.speech.hearing.segmenter import FRAME
 
     data, _ = stream_of(utterances()[:3])
     pauses: list[Audio] = []

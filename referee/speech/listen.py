@@ -5,7 +5,7 @@ noisy, cut it to its speech, decode it with the grammar, read the words with
 the intent matcher and decide whether to believe them (:func:`understand`).
 
 :class:`Listener` does the same for a live stream, and decodes *ahead*: when
-the speech pauses (:class:`~referee.speech.hearing.mic.Segmenter` ``on_pause``), the
+the speech pauses (:class:`~referee.speech.hearing.segmenter.Segmenter` ``on_pause``), the
 utterance so far is prepared and decoded while the voice detector is still
 waiting out the end silence. When the utterance does end there, it prepares
 to the very same samples and the transcript is ready; if somebody went on
@@ -24,8 +24,8 @@ import numpy as np
 
 from referee.speech.audio import OVER_TAIL, Audio
 from referee.speech.hearing.grammar import Prefixes
-from referee.speech.hearing.mic import COMPLETE, EXTENDABLE, INCOMPLETE
 from referee.speech.hearing.recognizers import Recognizer, Transcript
+from referee.speech.hearing.segmenter import COMPLETE, EXTENDABLE, INCOMPLETE
 from referee.speech.understanding.intents import Heard, IntentMatcher
 from referee.speech.understanding.meaning import NONE
 
@@ -98,10 +98,10 @@ class Listener:
     def judge(self) -> str | None:
         """What the words decoded ahead are, for the segmenter to end on.
 
-        :data:`~referee.speech.hearing.mic.COMPLETE`: a command nothing can follow
-        ("what's my score": answer at once); :data:`~referee.speech.hearing.mic.EXTENDABLE`:
+        :data:`~referee.speech.hearing.segmenter.COMPLETE`: a command nothing can follow
+        ("what's my score": answer at once); :data:`~referee.speech.hearing.segmenter.EXTENDABLE`:
         one that more words could change ("flip my seven" could become "flip
-        my seven up"); :data:`~referee.speech.hearing.mic.INCOMPLETE`: no command yet
+        my seven up"); :data:`~referee.speech.hearing.segmenter.INCOMPLETE`: no command yet
         ("Bob, ..." decodes to nothing). None: nothing was decoded ahead.
         """
         self.guessed_kind = None

@@ -90,7 +90,7 @@ class Recognizer(ABC):
     moments: Callable[[], frozenset[str]] | None = None
     #: Seconds of audio :meth:`prepare` keeps after an utterance's last loud
     #: sound: a decode ahead can start once that much quiet follows a pause
-    #: (:class:`~referee.speech.hearing.mic.Segmenter`), and not sooner.
+    #: (:class:`~referee.speech.hearing.segmenter.Segmenter`), and not sooner.
     tail: float = SPEECH_MARGIN
 
     def follow(self, moments: Callable[[], frozenset[str]] | None) -> None:
