@@ -4,7 +4,7 @@ Run: ``./run bench recognition --game race65 --voices <tuning voices> --dump r65
 the same for the other games, then
 ``./run bench calibrate r65.json:race65 stb.json:shut-the-box ...`` (every game);
 with ``--table`` for dumps heard with the table's adapter (the weights of
-:data:`~referee.speech.hearing.recognizers.TABLE_CALIBRATION`).
+:data:`~referee.speech.hearing.confidence.TABLE_CALIBRATION`).
 
 Only the tuning split is used: the six tuning voices, each game's commands and
 table talk, and the ``pd`` paraphrases (``--unmet``: and the tuning voices no
@@ -12,9 +12,9 @@ training line was said in, :data:`~harness.fixtures.UNMET_VOICES`). A row's
 label is 1 when Whisper's best sentence means what was said and it is a
 command; 0 when it means something else, or the speech was table talk. The
 model is a logistic regression over
-:func:`~referee.speech.hearing.recognizers.whisper_features` (plain gradient
+:func:`~referee.speech.hearing.confidence.whisper_features` (plain gradient
 descent, a small L2 penalty, deterministic); it prints the weights to copy into
-:data:`~referee.speech.hearing.recognizers.CALIBRATION`, then, for a few probability
+:data:`~referee.speech.hearing.confidence.CALIBRATION`, then, for a few probability
 thresholds, the share of commands heard right per room and of table talk
 taken for a command.
 
@@ -44,7 +44,7 @@ import numpy as np
 
 from harness.fixtures import DEV_VOICES, GAMES, HELD_OUT_VOICES, UNMET_VOICES
 from referee.games import matcher_for
-from referee.speech.hearing.recognizers import (
+from referee.speech.hearing.confidence import (
     CALIBRATION,
     HEARD_PROBABILITY,
     TABLE_CALIBRATION,

@@ -9,7 +9,7 @@ keep).
 
 For every voice and room of :mod:`harness.fixtures`, each utterance goes
 the way the table loop takes it once the voice detector says it has ended:
-prepared by the recogniser (:meth:`~referee.speech.hearing.recognizers.Recognizer.prepare`),
+prepared by the recogniser (:meth:`~referee.speech.hearing.interface.Recognizer.prepare`),
 decoded with the game's grammar, read by the intent matcher
 (:func:`~referee.speech.listen.understand`). A command counts as right only
 if the intent's kind and every field are right, whether the referee would act
@@ -64,14 +64,9 @@ from harness.fixtures import (
 from referee.games import matcher_for
 from referee.progress import Bar
 from referee.speech.audio import load_wav
-from referee.speech.hearing.recognizers import (
-    CALIBRATIONS,
-    Calibration,
-    Transcript,
-    decide,
-    make_recognizer,
-    names_before,
-)
+from referee.speech.hearing.confidence import CALIBRATIONS, Calibration, decide, names_before
+from referee.speech.hearing.interface import Transcript
+from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import understand
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.templates import PhraseSet
@@ -249,7 +244,7 @@ def rejudge(rows: list[Row], game: str, calibration: Calibration) -> list[Row]:
     """The rows of a Whisper dump judged again with another calibration
     (``--report DUMP --calibration base|table``): each hearing's measures are
     in its dump, so what the referee would have heard, asked or dropped
-    follows from them (:func:`~referee.speech.hearing.recognizers.decide`)
+    follows from them (:func:`~referee.speech.hearing.confidence.decide`)
     without decoding again."""
     players = GAMES[game][1]
     matcher = table_matcher(game)

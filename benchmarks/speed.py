@@ -41,7 +41,8 @@ from referee.games import matcher_for
 from referee.progress import Bar
 from referee.speech.audio import load_wav
 from referee.speech.hearing import decoder, whisper
-from referee.speech.hearing.recognizers import WhisperRecognizer, make_recognizer
+from referee.speech.hearing.recognizers import make_recognizer
+from referee.speech.hearing.whisper_recognizer import WhisperRecognizer
 
 #: The parts timed: what the table calls them, and the method that does each.
 PARTS: dict[str, tuple[type, str]] = {

@@ -283,7 +283,7 @@ def _tool_commands(commands: argparse._SubParsersAction[Any]) -> None:
 
 def cmd_models(args: argparse.Namespace) -> int:
     from referee.models import CATALOG, InstallError, install, installed
-    from referee.speech.hearing.recognizers import MODELS_DIR
+    from referee.speech.hearing.interface import MODELS_DIR
 
     dest = getattr(args, "dir", None) or MODELS_DIR
     if args.models_command == "install":
@@ -317,7 +317,8 @@ def adapter_made(adapter: Any) -> str:
 def _adapter_state() -> str:
     """Which Whisper model the referee hears with, for ``doctor``."""
     from referee.speech.hearing.adapter import ADAPTER_ENV
-    from referee.speech.hearing.recognizers import RecognizerError, table_adapter
+    from referee.speech.hearing.interface import RecognizerError
+    from referee.speech.hearing.recognizers import table_adapter
 
     try:
         adapter = table_adapter()
@@ -357,13 +358,9 @@ def cmd_doctor() -> int:
 
 
 def _doctor_ears() -> None:
-    from referee.speech.hearing.recognizers import (
-        MODELS_DIR,
-        default_engine,
-        find_vosk_model,
-        find_whisper_model,
-        pocketsphinx_model_dir,
-    )
+    from referee.speech.hearing.interface import MODELS_DIR, find_vosk_model, find_whisper_model
+    from referee.speech.hearing.recognizers import default_engine
+    from referee.speech.hearing.sphinx_vosk import pocketsphinx_model_dir
     from referee.speech.hearing.whisper_files import ModelError, check_model_files
 
     print(f"recogniser: {default_engine()} (the default; --engine chooses another)")
@@ -547,13 +544,14 @@ def cmd_phrases(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
 def hear_microphone(args: argparse.Namespace, matcher: IntentMatcher, speaker: str,
                     show: Callable[[dict[str, Any]], None] = _json_line) -> int:
     """Print the intent of each utterance heard live, until Ctrl-C."""
+    from referee.speech.hearing.interface import RecognizerError
     from referee.speech.hearing.mic import (
         MicrophoneError,
         input_device,
         microphone_utterances,
         parse_device,
     )
-    from referee.speech.hearing.recognizers import RecognizerError, make_recognizer
+    from referee.speech.hearing.recognizers import make_recognizer
     from referee.speech.listen import Listener, understand
 
     device = parse_device(args.device)
@@ -589,7 +587,8 @@ def hear_files(
     import numpy as np
 
     from referee.speech.audio import Audio, AudioError, stream_wav
-    from referee.speech.hearing.recognizers import RecognizerError, make_recognizer
+    from referee.speech.hearing.interface import RecognizerError
+    from referee.speech.hearing.recognizers import make_recognizer
     from referee.speech.hearing.segmenter import Segmenter
     from referee.speech.listen import Listener, hear_audio, understand
 

@@ -59,8 +59,8 @@ from referee.protocol import (
 )
 from referee.session import Session
 from referee.speech.audio import SPEECH_MARGIN, Audio, AudioError, load_wav
+from referee.speech.hearing.interface import Recognizer, Transcript
 from referee.speech.hearing.mic import OverVoice
-from referee.speech.hearing.recognizers import Recognizer, Transcript
 from referee.speech.hearing.segmenter import DEFAULT_END_SILENCE, URGENT
 from referee.speech.listen import Listener, understand
 from referee.speech.speaking.tts import NullOutput, SilentVoice, Voice

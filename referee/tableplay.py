@@ -174,7 +174,8 @@ def private_outputs(spec: GameSpec, live: bool) -> dict[str, Output]:
 
 
 def _recognizer(args: argparse.Namespace, session: Session) -> Any:
-    from referee.speech.hearing.recognizers import RecognizerError, make_recognizer
+    from referee.speech.hearing.interface import RecognizerError
+    from referee.speech.hearing.recognizers import make_recognizer
 
     try:
         return make_recognizer(session.matcher.phrases, args.engine, args.model)

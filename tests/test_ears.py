@@ -31,14 +31,11 @@ from referee.speech.hearing.adapter import (
     save,
 )
 from referee.speech.hearing.decoder import Decoder
-from referee.speech.hearing.recognizers import (
-    RecognizerError,
-    WhisperRecognizer,
-    find_whisper_model,
-    make_recognizer,
-)
+from referee.speech.hearing.interface import RecognizerError, find_whisper_model
+from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.hearing.whisper import WhisperScorer
 from referee.speech.hearing.whisper_files import Tokens, read_ctranslate2
+from referee.speech.hearing.whisper_recognizer import WhisperRecognizer
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.numbers import UNITS
 from referee.speech.understanding.templates import normalise_words

@@ -383,11 +383,9 @@ def test_both_recognisers_hear_lists_of_tiles_from_real_recordings(box):
     and one" heard as nothing): at most one missed, never a wrong move."""
     from harness.fixtures import COMMITTED_VOICE, fixture, utterances
     from referee.speech.audio import load_wav
-    from referee.speech.hearing.recognizers import (
-        PocketSphinxRecognizer,
-        Recognizer,
-        make_recognizer,
-    )
+    from referee.speech.hearing.interface import Recognizer
+    from referee.speech.hearing.recognizers import make_recognizer
+    from referee.speech.hearing.sphinx_vosk import PocketSphinxRecognizer
     from referee.speech.listen import hear_audio
 
     cases = [u for u in utterances("shut-the-box") if u.intent.kind == "shut"]

@@ -14,8 +14,8 @@ from harness.fixtures import COMMITTED_VOICE, clean_path, stream_of, utterances
 from referee.games import matcher_for
 from referee.speech.audio import OVER_TAIL, RATE, SPEECH_MARGIN, TAIL, Audio, load_wav
 from referee.speech.hearing.mic import MicrophoneError, input_device
-from referee.speech.hearing.recognizers import PocketSphinxRecognizer
 from referee.speech.hearing.segmenter import MAX_UTTERANCE, Segmenter, segment
+from referee.speech.hearing.sphinx_vosk import PocketSphinxRecognizer
 from referee.speech.listen import hear_audio
 from referee.speech.understanding.meaning import Intent
 
@@ -225,7 +225,7 @@ def test_whisper_hears_the_tail_it_is_decoded_ahead_with():
     """Whisper's preparation keeps TAIL of quiet, and a listener with it asks
     the microphone's segmenter to decode ahead after that much."""
     from referee.speech.hearing.mic import Microphone
-    from referee.speech.hearing.recognizers import WhisperRecognizer
+    from referee.speech.hearing.whisper_recognizer import WhisperRecognizer
     from referee.speech.listen import Listener
 
     assert TAIL <= SPEECH_MARGIN == OVER_TAIL

@@ -103,12 +103,12 @@ def test_install_downloads_verifies_and_unpacks(server, good, tmp_path):
 
 @pytest.mark.slow
 def test_installed_model_is_found_by_the_referee(server, tmp_path, monkeypatch):
-    from referee.speech.hearing import recognizers
+    from referee.speech.hearing import interface
 
     install("vosk-small-en", tmp_path, url=f"{server.url}/model.zip", out=None)
     monkeypatch.delenv("REFEREE_VOSK_MODEL", raising=False)
-    monkeypatch.setattr(recognizers, "MODELS_DIR", tmp_path)
-    assert recognizers.find_vosk_model() == tmp_path / FOLDER
+    monkeypatch.setattr(interface, "MODELS_DIR", tmp_path)
+    assert interface.find_vosk_model() == tmp_path / FOLDER
 
 
 @pytest.mark.parametrize(
@@ -190,7 +190,7 @@ WHISPER = CATALOG["whisper-tiny.en"]
 
 def whisper_wheel(damage: str | None = None, drop: str | None = None) -> bytes:
     """A wheel laid out as the real one, holding the installed model's real files."""
-    from referee.speech.hearing.recognizers import find_whisper_model
+    from referee.speech.hearing.interface import find_whisper_model
 
     source = find_whisper_model()
     assert source is not None
@@ -223,7 +223,7 @@ def wheels() -> Iterator[Server]:
 
 @pytest.mark.slow
 def test_whisper_install_unpacks_checks_and_is_used(wheels, tmp_path, monkeypatch, capsys):
-    from referee.speech.hearing import recognizers
+    from referee.speech.hearing import interface
 
     digest = hashlib.sha256(wheels.good).hexdigest()
     path = install("whisper-tiny.en", tmp_path, url=f"{wheels.url}/good.whl", sha256=digest,
@@ -233,8 +233,8 @@ def test_whisper_install_unpacks_checks_and_is_used(wheels, tmp_path, monkeypatc
     assert leftovers(tmp_path) == ["whisper-tiny.en"]
     # The referee finds it in models/ and loads it (checksums first).
     monkeypatch.delenv("REFEREE_WHISPER_MODEL", raising=False)
-    monkeypatch.setattr(recognizers, "MODELS_DIR", tmp_path)
-    assert recognizers.find_whisper_model() == path
+    monkeypatch.setattr(interface, "MODELS_DIR", tmp_path)
+    assert interface.find_whisper_model() == path
     assert main(["doctor"]) == 0
     assert f"whisper: tiny.en in {path}" in capsys.readouterr().out
 
@@ -281,19 +281,19 @@ def test_models_live_in_the_projects_models_folder_that_git_ignores():
     does not ignore (issue #36)."""
     import os
 
-    from referee.speech.hearing import recognizers
+    from referee.speech.hearing import interface
 
     root = Path(__file__).resolve().parent.parent
     if "REFEREE_MODELS" not in os.environ:
-        assert root / "models" == recognizers.MODELS_DIR
+        assert root / "models" == interface.MODELS_DIR
     assert (root / "models" / "README.md").is_file()
     ignored = subprocess.run(["git", "check-ignore", "-q", "models/whisper-tiny.en/model.bin"],
                              cwd=root, check=False)
     assert ignored.returncode == 0
     doctor = subprocess.run([sys.executable, "-m", "referee", "doctor"], cwd=root,
                             capture_output=True, text=True, timeout=120, check=False)
-    assert f"vosk: no model in {recognizers.MODELS_DIR}" in doctor.stdout + doctor.stderr \
-        or f"vosk: {recognizers.MODELS_DIR}" in doctor.stdout + doctor.stderr
+    assert f"vosk: no model in {interface.MODELS_DIR}" in doctor.stdout + doctor.stderr \
+        or f"vosk: {interface.MODELS_DIR}" in doctor.stdout + doctor.stderr
     # Not the package's folder: checked as a path, not a substring (a clone in a
     # folder named "referee" has ".../referee/models" as its own models folder).
     assert str(root / "referee" / "models") not in doctor.stdout + doctor.stderr

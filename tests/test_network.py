@@ -13,7 +13,7 @@ import pytest
 
 from harness.games import listened_for
 from referee.games import SetupError, find_game, matcher_for
-from referee.speech.hearing.recognizers import (
+from referee.speech.hearing.confidence import (
     CALIBRATION,
     LENGTH_CAP,
     TABLE_CALIBRATION,
@@ -399,7 +399,7 @@ def test_a_typed_read_out_is_read_word_by_word_as_ever():
 @pytest.mark.slow
 def test_the_read_outs_parts_are_pocketsphinxs_grammar_too():
     from referee.speech.hearing.grammar import to_jsgf
-    from referee.speech.hearing.recognizers import PocketSphinxRecognizer
+    from referee.speech.hearing.sphinx_vosk import PocketSphinxRecognizer
 
     phrases = matcher_for("phase10-twist", ["Ann", "Bob"]).phrases
     jsgf = to_jsgf(phrases)

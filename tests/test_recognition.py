@@ -14,14 +14,11 @@ from referee.games import matcher_for
 from referee.games.race65 import Race65Spec
 from referee.speech.audio import load_wav
 from referee.speech.hearing.grammar import grammar_words, phrase_list, to_jsgf
+from referee.speech.hearing.interface import RecognizerError, find_vosk_model
 from referee.speech.hearing.pronounce import ipa_to_arpabet, pronounce
-from referee.speech.hearing.recognizers import (
-    PocketSphinxRecognizer,
-    RecognizerError,
-    WhisperRecognizer,
-    find_vosk_model,
-    make_recognizer,
-)
+from referee.speech.hearing.recognizers import make_recognizer
+from referee.speech.hearing.sphinx_vosk import PocketSphinxRecognizer
+from referee.speech.hearing.whisper_recognizer import WhisperRecognizer
 from referee.speech.listen import hear_audio
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.templates import load_phrases
@@ -237,7 +234,7 @@ def test_hear_reads_a_ten_minute_recording_in_blocks_and_finds_its_commands(tmp_
 
 def test_vosk_without_a_model_says_how_to_get_one(matcher, tmp_path, monkeypatch):
     monkeypatch.delenv("REFEREE_VOSK_MODEL", raising=False)
-    monkeypatch.setattr("referee.speech.hearing.recognizers.MODELS_DIR", tmp_path)
+    monkeypatch.setattr("referee.speech.hearing.interface.MODELS_DIR", tmp_path)
     with pytest.raises(RecognizerError, match="No Vosk model is installed"):
         make_recognizer(matcher.phrases, "vosk")
     assert isinstance(make_recognizer(matcher.phrases), WhisperRecognizer)
@@ -245,7 +242,7 @@ def test_vosk_without_a_model_says_how_to_get_one(matcher, tmp_path, monkeypatch
 
 def test_without_whisper_or_vosk_the_default_is_pocketsphinx(matcher, tmp_path, monkeypatch):
     monkeypatch.delenv("REFEREE_VOSK_MODEL", raising=False)
-    monkeypatch.setattr("referee.speech.hearing.recognizers.MODELS_DIR", tmp_path)
+    monkeypatch.setattr("referee.speech.hearing.interface.MODELS_DIR", tmp_path)
     monkeypatch.setattr("referee.speech.hearing.recognizers.find_whisper_model",
                         lambda model=None: None)
     assert isinstance(make_recognizer(matcher.phrases), PocketSphinxRecognizer)
@@ -287,7 +284,7 @@ def test_vosk_code_path_with_a_real_model(matcher):
     It cannot know English words, so English commands must come out as none:
     the grammar never forces foreign speech into a command.
     """
-    from referee.speech.hearing.recognizers import VoskRecognizer
+    from referee.speech.hearing.sphinx_vosk import VoskRecognizer
 
     recognizer = make_recognizer(matcher.phrases, "vosk", korean_model())
     assert isinstance(recognizer, VoskRecognizer)
@@ -363,7 +360,8 @@ def test_a_dump_judged_again_with_its_own_calibration_is_unchanged(matcher, mode
     or the table adapter's with its own threshold), every row comes out as it
     was heard; with one that believes nothing, nothing is heard."""
     from benchmarks.recognition import Row, rejudge
-    from referee.speech.hearing.recognizers import CALIBRATIONS, Calibration, WhisperRecognizer
+    from referee.speech.hearing.confidence import CALIBRATIONS, Calibration
+    from referee.speech.hearing.whisper_recognizer import WhisperRecognizer
     from referee.speech.listen import understand
 
     calibration = CALIBRATIONS[model]

@@ -231,7 +231,7 @@ def test_a_move_begun_just_after_a_countdown_word_is_the_players_when_the_cancel
     word's echo would: without a canceller, or with one showing only its
     leftover, it is the echo; with one showing a player over it, the player's
     (played: a countdown word is no reason to doubt a move)."""
-    from referee.speech.hearing.recognizers import Transcript
+    from referee.speech.hearing.interface import Transcript
 
     for over, expected in ((None, "echo of the referee's own voice"),
                            (OverVoice(1.0), "echo of the referee's own voice"),
@@ -364,7 +364,7 @@ def test_the_referees_own_words_from_a_player_over_it_are_the_players(tmp_path):
     showing a player over it (12 dB above its leftover) it is the player's.
     "more" within the referee's sentence (its "Say more for the rest.") is not
     a reply."""
-    from referee.speech.hearing.recognizers import Transcript
+    from referee.speech.hearing.interface import Transcript
 
     for cancels, expected in ((False, "echo of the referee's own voice"), (True, None)):
         session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
@@ -397,7 +397,7 @@ def test_the_referees_words_in_its_order_are_its_echo_whatever_the_microphone_me
     measured on a busy machine) is the referee's echo: its words, in its
     order. "Bob flip two down" over "Ann, 2 down." shares two words in order
     of four: a player's."""
-    from referee.speech.hearing.recognizers import Transcript
+    from referee.speech.hearing.interface import Transcript
 
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
     table = Table(session, voice=EspeakVoice(), output=WavDirOutput(tmp_path / "said"),
@@ -441,7 +441,7 @@ def test_seat_microphones_overrule_a_canceller_that_fared_badly(tmp_path):
     """Over the rules, "flip my twelve" standing 12 dB above the canceller's
     usual leftover but level at every seat (the speakers reach them alike) is
     the referee's voice; standing out at its seat, a player's, asked about."""
-    from referee.speech.hearing.recognizers import Transcript
+    from referee.speech.hearing.interface import Transcript
 
     session, table, at = _reading_the_rules(tmp_path)
     flip = session.matcher.match("flip my twelve", "Ann")
@@ -462,7 +462,7 @@ def test_over_the_referees_voice_only_what_is_heard_clearly_is_taken(tmp_path):
     heard unsure (0.75), 5.7 dB above the leftover. Over the referee an unsure
     hearing is dropped, with "say it again" when it went on after the voice (a
     player's, then); the same words heard clearly are a player's."""
-    from referee.speech.hearing.recognizers import Transcript
+    from referee.speech.hearing.interface import Transcript
     from referee.speech.listen import understand
 
     session, table, at = _reading_the_rules(tmp_path)
@@ -501,7 +501,7 @@ def test_with_the_echo_canceller_a_player_over_the_referee_is_heard_and_its_left
     heard and confirmed, never played at once; "pardon" made of what the
     canceller left of the referee's own voice (1 dB above its usual leftover)
     is dropped."""
-    from referee.speech.hearing.recognizers import Transcript
+    from referee.speech.hearing.interface import Transcript
 
     session, table, at = _reading_the_rules(tmp_path)
     before = session.final_state()

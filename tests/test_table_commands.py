@@ -367,7 +367,7 @@ def test_stop_while_the_referee_is_silent_says_so():
 
 
 def test_words_addressed_to_the_referee_that_are_no_command_get_an_answer():
-    from referee.speech.hearing.recognizers import Transcript
+    from referee.speech.hearing.interface import Transcript
     from referee.speech.listen import understand
     from referee.wording import NOT_CAUGHT
 
@@ -483,7 +483,7 @@ def test_thats_all_heard_within_the_referees_own_invitation_is_its_echo():
     """After the win the referee says "... or that's all to finish." into the
     room: those words heard within its sentence are not a player leaving."""
     from referee.gate import WITHIN
-    from referee.speech.hearing.recognizers import Transcript
+    from referee.speech.hearing.interface import Transcript
     from referee.speech.listen import understand
 
     s = short_box()

@@ -19,21 +19,14 @@ import pytest
 from harness.fixtures import COMMITTED_VOICE, clean_path, utterances
 from referee.games import matcher_for
 from referee.speech.audio import RATE, Audio, load_wav
-from referee.speech.hearing import recognizers
+from referee.speech.hearing import confidence
 from referee.speech.hearing.adapter import ADAPTER, ADAPTER_SHA256, load
+from referee.speech.hearing.confidence import PLAIN_SUPPORT, probability, whisper_features
 from referee.speech.hearing.decoder import Decoder, row_cache, select
 from referee.speech.hearing.features import WINDOW, log_mel
 from referee.speech.hearing.grammar_tree import SentenceSearch
-from referee.speech.hearing.recognizers import (
-    PLAIN_SUPPORT,
-    WhisperRecognizer,
-    find_whisper_model,
-    make_recognizer,
-    probability,
-    whisper_context,
-    whisper_features,
-    whisper_primer,
-)
+from referee.speech.hearing.interface import find_whisper_model
+from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.hearing.whisper import WhisperScorer, int8_kernels
 from referee.speech.hearing.whisper_files import (
     MODEL_FILES,
@@ -41,6 +34,11 @@ from referee.speech.hearing.whisper_files import (
     Tokens,
     check_model_files,
     read_ctranslate2,
+)
+from referee.speech.hearing.whisper_recognizer import (
+    WhisperRecognizer,
+    whisper_context,
+    whisper_primer,
 )
 from referee.speech.listen import hear_audio, understand
 from referee.speech.understanding.intents import IntentMatcher
@@ -91,7 +89,7 @@ def test_a_damaged_or_missing_model_file_is_refused_before_loading(model_dir, tm
     (copy / "tokenizer.json").unlink()
     with pytest.raises(ModelError, match=r"tokenizer\.json is missing"):
         check_model_files(copy)
-    from referee.speech.hearing.recognizers import RecognizerError
+    from referee.speech.hearing.interface import RecognizerError
 
     with pytest.raises(RecognizerError, match="reinstall"):
         make_recognizer(matcher.phrases, "whisper", copy)
@@ -336,8 +334,8 @@ def test_a_word_only_the_primed_transcript_hears_is_not_a_move(whisper, matcher)
     extra = transcript.extra
     assert (extra["best"], extra["primed_similarity"]) == ("three", 100.0)
     assert extra["similarity"] < PLAIN_SUPPORT
-    assert probability(whisper_features(extra)) >= recognizers.SURE_PROBABILITY
-    assert extra["probability"] < recognizers.HEARD_PROBABILITY
+    assert probability(whisper_features(extra)) >= confidence.SURE_PROBABILITY
+    assert extra["probability"] < confidence.HEARD_PROBABILITY
     assert hear_audio(whisper, matcher, committed("word17"), "Ann")[0].kind == "none"
 
 
@@ -349,7 +347,7 @@ def test_a_name_heard_in_front_of_a_sentence_that_names_nobody_is_asked_about(ma
     down"), or a sentence no name changes ("flip my seven"), does not."""
     from functools import partial
 
-    from referee.speech.hearing.recognizers import (
+    from referee.speech.hearing.confidence import (
         SURE_PROBABILITY,
         name_checked,
         names_before,
@@ -483,7 +481,7 @@ def test_an_unsure_hearing_is_asked_about_before_it_is_played(whisper, matcher, 
     from referee.session import Session
     from referee.table import Table
 
-    monkeypatch.setattr(recognizers, "SURE_PROBABILITY", 1.01)  # nothing is sure any more
+    monkeypatch.setattr(confidence, "SURE_PROBABILITY", 1.01)  # nothing is sure any more
     transcript = whisper.decode(whisper.prepare(committed("cmd01")))  # "flip my seven"
     assert transcript.text == "flip my seven"
     assert transcript.confidence < 0.9

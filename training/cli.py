@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
         print("training: needs PyTorch: run ./run train (it installs it) or "
               "pip install -e '.[train]'.", file=sys.stderr)
         return 2
-    from referee.speech.hearing.recognizers import find_whisper_model
+    from referee.speech.hearing.interface import find_whisper_model
     from training.train import Settings, train, write_adapter
 
     folder = args.data or ROOT / "cache" / "ears" / f"data-{args.seed}-{args.lines}"

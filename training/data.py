@@ -162,7 +162,7 @@ def _work(job: tuple[Path, int, int, Sequence[int], Sequence[Any], Maker]) -> in
     import ctranslate2
 
     from referee.speech.hearing.features import encode
-    from referee.speech.hearing.recognizers import find_whisper_model
+    from referee.speech.hearing.interface import find_whisper_model
 
     folder, worker, seed, indexes, items, maker = job
     model = find_whisper_model()

@@ -5,7 +5,7 @@ spelled out) and what Whisper should write for it (``target``: capitals,
 punctuation, numbers as digits or words as Whisper writes them: "Bob, flip
 your 10 down." or "Bob, flip your ten down."). The decoder is trained to
 write the target after the product's own prompt for that table
-(:func:`~referee.speech.hearing.recognizers.whisper_context`).
+(:func:`~referee.speech.hearing.whisper_recognizer.whisper_context`).
 
 Commands come from the games' phrase files, so the training covers exactly
 what the grammar search listens for: every intent of every game (moments

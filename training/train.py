@@ -1,7 +1,7 @@
 """Training the decoder's adapters, and writing them for the referee.
 
 Each example is teacher-forced after the very prompt the referee decodes
-after (:func:`~referee.speech.hearing.recognizers.whisper_context` of that
+after (:func:`~referee.speech.hearing.whisper_recognizer.whisper_context` of that
 table: "Mia, Kofi and Sam play Turn 7."), its target transcript then
 end-of-text; the loss is the cross-entropy over the referee's decoder
 vocabulary (the most frequent text tokens and every token of the training
@@ -55,7 +55,7 @@ class Settings:
 def prompt(tokens: Tokens, example: Example) -> list[int]:
     """The referee's prompt for this example's table (as
     :meth:`~referee.speech.hearing.whisper.WhisperScorer._prompt` builds it)."""
-    from referee.speech.hearing.recognizers import whisper_context
+    from referee.speech.hearing.whisper_recognizer import whisper_context
 
     context = whisper_context(phrases_for(example.game, example.players))
     return [tokens.previous, *tokens.encode(" " + context), tokens.start, tokens.no_timestamps]

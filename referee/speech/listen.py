@@ -24,7 +24,7 @@ import numpy as np
 
 from referee.speech.audio import OVER_TAIL, Audio
 from referee.speech.hearing.grammar import Prefixes
-from referee.speech.hearing.recognizers import Recognizer, Transcript
+from referee.speech.hearing.interface import Recognizer, Transcript
 from referee.speech.hearing.segmenter import COMPLETE, EXTENDABLE, INCOMPLETE
 from referee.speech.understanding.intents import Heard, IntentMatcher
 from referee.speech.understanding.meaning import NONE

