@@ -50,7 +50,6 @@ from referee.engine.phase10 import (
     Choose,
     DrawTwist,
     GoOut,
-    HandResult,
     HandStarted,
     HitMade,
     HitOn,
@@ -79,7 +78,6 @@ from referee.engine.phase10_phases import (
     TWIST_PHASES,
     Board,
     Card,
-    Phase,
     check_phase,
     hand_points,
     parse_board,
@@ -93,11 +91,11 @@ from referee.games.base import (
     Tool,
     option,
     parse_house_rules,
-    plural,
     sentence,
     spoken_list,
 )
 from referee.games.phase10.readout import ReadoutError, counted, read_cards, spoken_cards
+from referee.games.phase10.words import BoardWords, card_words, phase_words
 
 BOARD_FILE = Path(__file__).with_name("board.txt")
 
@@ -191,6 +189,7 @@ class Phase10Spec(GameSpec):
         if dealer is None and first is not None:  # --first: the dealer sits before them
             dealer = self.players[(self.players.index(first) - 1) % len(self.players)]
         self.virtual = self.options.twist == "virtual"
+        self.words = BoardWords(self.board, self.virtual)
         self.seed: int = (random.randrange(2**31) if self.options.seed is None
                           else self.options.seed)
         # The log keeps the spaces themselves and the seed: resume sets up the same game.
@@ -277,7 +276,7 @@ class Phase10Spec(GameSpec):
         if kind == "answered":  # yes or no to "did you make your phase?"
             asked = game.current_player()
             if player != asked:
-                raise IllegalAction(f"I asked {asked}. {self._report_question(state, asked)}")
+                raise IllegalAction(f"I asked {asked}. {self.words.report_question(state, asked)}")
             return Report(player, bool(intent["made"]))
         if kind == "hit":
             group = intent.get("group")
@@ -365,7 +364,7 @@ class Phase10Spec(GameSpec):
         player = speaker if speaker in choosing else (choosing[0] if choosing else speaker)
         phase = intent.get("phase")
         if phase is None and self.virtual and player in choosing and player not in self.channels:
-            low, high = self._neighbours(state, player)
+            low, high = self.words.neighbours(state, player)
             raise IllegalAction(
                 f"{player}, I can only tell you a Twist card in your own headphones, and you "
                 f"have none (start the game with --private-audio {player}=DEVICE, or "
@@ -385,18 +384,12 @@ class Phase10Spec(GameSpec):
         if state.over:
             return []
         if state.stage == "choose" and player in state.choosing:
-            low, high = self._neighbours(state, player)
+            low, high = self.words.neighbours(state, player)
             twist = not self.virtual or player in self.channels  # (a virtual card needs one)
             return [f"phase {low}", f"phase {high}", *(["twist card"] if twist else [])]
         if state.stage != "play" or (self.options.turns and game.current_player() != player):
             return []
         return ["I'm out"] if state.seat(player).laid else ["I laid down my phase"]
-
-    def _neighbours(self, state: Phase10State, player: str) -> tuple[int, int]:
-        space = state.seat(player).space
-        if space > self.board.last or self.board.spaces[space] is not None:
-            return (0, 0)
-        return self.board.neighbours(space)
 
     def answer_move(self, intent: Intent, speaker: str, game: Game[Any]) -> Intent | None:
         """ "yes" or "no" to "Bob, did you make your phase?"."""
@@ -430,30 +423,30 @@ class Phase10Spec(GameSpec):
     def announce(self, event: Event, game: Game[Any]) -> str:
         state: Phase10State = game.state
         if isinstance(event, HandStarted):
-            return self._hand(event)
+            return self.words.hand(event)
         if isinstance(event, ChoiceNeeded):
-            return self._choice_question(event.player, *event.neighbours)
+            return self.words.choice_question(event.player, *event.neighbours)
         if isinstance(event, PhaseChosen):
-            return f"{event.player} plays {_phase(event.phase)}."
+            return f"{event.player} plays {phase_words(event.phase)}."
         if isinstance(event, TwistTaken):
             if event.card is None:
                 return f"{event.player} takes a Twist card: keep it secret until you lay it down."
             return (f"{event.player} takes a Twist card. "
                     f"{event.player}, {self._look_or_listen(event.player)}.")
         if isinstance(event, PhaseLaidDown):
-            return self._laid(event)
+            return self.words.laid(event)
         if isinstance(event, HitMade):
-            cards = spoken_list([_card(c) for c in event.cards])
+            cards = spoken_list([card_words(c) for c in event.cards])
             onto = f": now {event.group.words()}" if event.group is not None else ""
             return f"{event.player} hits {cards} on {event.owner}'s phase{onto}."
         if isinstance(event, WentOut):
             return f"{event.player} went out! The hand is over."
         if isinstance(event, ReportNeeded):
-            return self._report_question(state, event.player)
+            return self.words.report_question(state, event.player)
         if isinstance(event, Reported):
             return ""  # the end of the hand says every result
         if isinstance(event, PawnsMoved):
-            return self._moves(event)
+            return self.words.moves(event)
         if isinstance(event, PointsNeeded):
             return (f"{spoken_list(event.players)} passed Phase 10 in this hand, and none of "
                     f"them went out: the lowest hand wins. {event.players[0]}, how many points "
@@ -470,7 +463,7 @@ class Phase10Spec(GameSpec):
         if isinstance(event, SkipPlayed):
             return f"{event.player} skips {event.target}."
         if isinstance(event, GameWon):
-            return self._won(event, state)
+            return self.words.won(event, state)
         if isinstance(event, GameStopped):
             return "Game stopped. No winner."
         return ""
@@ -478,12 +471,8 @@ class Phase10Spec(GameSpec):
     def private(self, event: Event, game: Game[Any]) -> tuple[str, str] | None:
         """A virtual Twist card, to its holder alone."""
         if isinstance(event, TwistTaken) and event.card is not None:
-            return event.player, self._secret(event.player, event.card)
+            return event.player, self.words.secret(event.player, event.card)
         return None
-
-    @staticmethod
-    def _secret(player: str, card: Phase) -> str:
-        return f"{player}, your Twist card is {card.number}: {card.words()}."
 
     def answer_privately(self, intent: Intent, game: Game[Any]) -> tuple[str, str, str] | None:
         if intent.get("what") != "mytwist":
@@ -495,75 +484,7 @@ class Phase10Spec(GameSpec):
                 and player in self.channels) or state.over:
             return None
         where = "on your seat page" if self._on_screen(player) else "in your headphones"
-        return (f"{player}: {where}.", player, self._secret(player, seat.phase))
-
-    def _hand(self, event: HandStarted) -> str:
-        start = f"Hand {event.hand}: {event.dealer} deals."
-        phases = {p: ph for p, ph in event.phases}
-        known = [ph for ph in phases.values()]
-        if len(set(known)) == 1 and known[0] is not None:
-            return f"{start} Everyone: {_phase(known[0])}."
-        said = [f"{p}: {_phase(ph)}." if ph is not None else f"{p}: a Twist space."
-                for p, ph in phases.items()]
-        return f"{start} {' '.join(said)}"
-
-    def _laid(self, event: PhaseLaidDown) -> str:
-        if event.phase is None:
-            return (f"{event.player} lays down the Twist phase. Say which Twist card it is "
-                    "when you read the cards, and I check them.")
-        if event.checked:
-            return f"{event.player}'s {event.phase.name} is down: {event.phase.words()}. Good."
-        return f"{event.player} lays down {event.phase.name}."
-
-    @staticmethod
-    def _choice_question(player: str, low: int, high: int) -> str:
-        return f"{player}, you are on a Twist space: phase {low}, phase {high}, or a Twist card?"
-
-    def _report_question(self, state: Phase10State, player: str | None) -> str:
-        if player is None:
-            return ""
-        what = "your Twist phase" if state.seat(player).twist else "your phase"
-        return f"{player}, did you make {what}?"
-
-    def _moves(self, event: PawnsMoved) -> str:
-        said = [f"End of hand {event.hand}."]
-        for move in event.moves:
-            said.append(self._move(move))
-        return " ".join(said)
-
-    def _move(self, move: HandResult) -> str:
-        how = {"out": "went out", "made": "made the phase", "failed": "did not make the phase"}
-        what = how[move.result] + (" on a Twist card" if move.twist else "")
-        where = self._space(move.to)
-        steps = move.to - move.space
-        if move.to > self.board.last:
-            return f"{move.player} {what}: past Phase 10!"
-        if steps == 0:
-            return f"{move.player} {what}: stays on {where}."
-        if steps < 0:
-            return f"{move.player} {what}: back {plural(-steps, 'space')}, to {where}."
-        return f"{move.player} {what}: {plural(steps, 'space')}, to {where}."
-
-    def _space(self, space: int) -> str:
-        if space > self.board.last:
-            return "past Phase 10"
-        phase = self.board.spaces[space]
-        if space == self.board.last:
-            return f"the Phase 10 space: {BOARD_PHASES[10].words()}"
-        if phase is None:
-            low, high = self.board.neighbours(space)
-            return f"a Twist space, between phase {low} and phase {high}"
-        return _phase(BOARD_PHASES[phase])
-
-    def _won(self, event: GameWon, state: Phase10State) -> str:
-        if len(event.winners) > 1:
-            return f"{spoken_list(event.winners)} share the win!"
-        winner = event.winners[0]
-        if state.deciding:
-            return f"{winner} wins with the lowest hand!"
-        if len([p for p in state.players if state.seat(p).space > self.board.last]) > 1:
-            return f"{winner} went out, and wins!"
-        return f"{winner} wins!"
+        return (f"{player}: {where}.", player, self.words.secret(player, seat.phase))
 
     # --- questions ---------------------------------------------------------------------------
     def answer(self, what: str, player: str | None, game: Game[Any], at: float) -> str:
@@ -571,23 +492,23 @@ class Phase10Spec(GameSpec):
         someone unknown): where everyone stands, what everyone needs."""
         state: Phase10State = game.state
         if what in ("where", "score"):
-            return self._standing(state) if player is None else self._where(state, player)
+            return self.words.standing(state) if player is None else self.words.where(state, player)
         if what == "need":
             if player is None and not state.over:
-                return " ".join(self._need(state, p) for p in state.players)
-            return self._need(state, player or self._asker(game))
+                return " ".join(self.words.need(state, p) for p in state.players)
+            return self.words.need(state, player or self._asker(game))
         if what == "board":
-            return self._board(state)
+            return self.words.read_board(state)
         if what == "leader":
-            return self._leader(state)
+            return self.words.leader(state)
         if what == "dealer":
             return f"{state.players[state.dealer]} deals hand {state.hand}."
         if what == "mytwist":
             if player is None:
                 return "Whose Twist card? Please ask again with your name."
-            return self._my_twist(state, player)
+            return self.words.my_twist(state, player)
         if what == "theirtwist" and player is not None:
-            return self._their_twist(state, player)
+            return self.words.their_twist(state, player)
         if what == "turn":
             return self._whose(game)
         if what == "time":
@@ -616,70 +537,6 @@ class Phase10Spec(GameSpec):
     def _asker(self, game: Game[Any]) -> str:
         return game.current_player() or game.players[0]
 
-    def _where(self, state: Phase10State, player: str) -> str:
-        space = state.seat(player).space
-        if space > self.board.last:
-            return f"{player} is past Phase 10."
-        return f"{player} is on space {space + 1} of {len(self.board.spaces)}: " \
-               f"{self._space(space)}."
-
-    def _need(self, state: Phase10State, player: str) -> str:
-        seat = state.seat(player)
-        if state.over:
-            return "The game is over."
-        if seat.twist:
-            took = "took a Twist card"
-            if seat.phase is not None and seat.laid:
-                return f"{player} {took} and laid down {seat.phase.name}."
-            return f"{player} {took}: it stays secret until it is laid down."
-        if seat.phase is None:
-            low, high = self._neighbours(state, player)
-            return f"{player} is on a Twist space: phase {low}, phase {high}, or a Twist card."
-        done = " It is down." if seat.laid else ""
-        return f"{player} needs {_phase(seat.phase)}.{done}"
-
-    def _standing(self, state: Phase10State) -> str:
-        """Where everyone stands, the furthest first: "Bob is on space 6 of 14,
-        Ann on 5, Cy on 2." (the board itself: "read the board")."""
-        seats = sorted(state.players, key=lambda p: -state.seat(p).space)
-        last = len(self.board.spaces)
-
-        def where(player: str, first: bool) -> str:
-            space = state.seat(player).space
-            if space > self.board.last:
-                return f"{player} {'is ' if first else ''}past Phase 10"
-            return f"{player} {'is on space' if first else 'on'} {space + 1}" + (
-                f" of {last}" if first else "")
-
-        return sentence(", ".join(where(p, i == 0) for i, p in enumerate(seats))) + "."
-
-    def _board(self, state: Phase10State) -> str:
-        spaces = ", ".join("Twist" if p is None else str(p) for p in self.board.spaces)
-        pawns = " ".join(self._where(state, p) for p in state.players)
-        return f"The board: {spaces}. {pawns}"
-
-    def _leader(self, state: Phase10State) -> str:
-        best = max(s.space for s in state.seats)
-        leaders = [p for p in state.players if state.seat(p).space == best]
-        where = "past Phase 10" if best > self.board.last else f"on {self._space(best)}"
-        verb = "are" if len(leaders) > 1 else "is"
-        return f"{spoken_list(leaders)} {verb} ahead, {where}."
-
-    def _my_twist(self, state: Phase10State, player: str) -> str:
-        seat = state.seat(player)
-        if not seat.twist:
-            return f"{player} has no Twist card this hand."
-        if not self.virtual:
-            return f"{player}, your Twist card is the one you drew: I do not know it."
-        return f"{player}, I can only say your Twist card in your headphones."
-
-    def _their_twist(self, state: Phase10State, player: str) -> str:
-        """Another player's Twist card: whether they have one is known to all
-        (it was taken aloud), which one is their secret until laid down."""
-        if not state.seat(player).twist:
-            return f"{player} has no Twist card this hand."
-        return f"{player}'s Twist card is {player}'s secret until {player} lays it down."
-
     def _whose(self, game: Game[Any]) -> str:
         state: Phase10State = game.state
         if state.winners:
@@ -688,9 +545,9 @@ class Phase10Spec(GameSpec):
             return "The game was stopped."
         if state.choosing:
             player = state.choosing[0]
-            return self._choice_question(player, *self._neighbours(state, player))
+            return self.words.choice_question(player, *self.words.neighbours(state, player))
         if state.unreported:
-            return self._report_question(state, state.unreported[0])
+            return self.words.report_question(state, state.unreported[0])
         if state.unscored:
             return f"{state.unscored[0]}, how many points are left in your hand?"
         if state.turn is not None:
@@ -719,30 +576,13 @@ class Phase10Spec(GameSpec):
         state: Phase10State = game.state
         players = {p: {"space": state.seat(p).space + 1,
                        "finished": state.seat(p).space > self.board.last,
-                       "phase": self._phase_number(state.seat(p).space)}
+                       "phase": self.words.phase_number(state.seat(p).space)}
                    for p in state.players}
         return {"winner": list(state.winners), "players": players,
                 "hands": len(state.history), "board": self.board.text(),
                 "turn": game.current_player()}
 
-    def _phase_number(self, space: int) -> int | str | None:
-        if space > self.board.last:
-            return None
-        phase = self.board.spaces[space]
-        return "twist" if phase is None else phase
-
 
 #: The group a hit names, as the engine knows it.
 _GROUPS = {"run": "run", "set": "set", "colour": "colour", "color": "colour",
            "colours": "colour", "colors": "colour", "cards": "colour"}
-
-
-def _phase(phase: Phase) -> str:
-    return f"{phase.name}, {phase.words()}"
-
-
-def _card(card: Card) -> str:
-    if card.kind != "number":
-        return f"a {card.kind}"
-    colour = f"{card.colour} " if card.colour else ""
-    return f"a {colour}{card.number}" if card.number else f"a {colour}card"
