@@ -45,7 +45,8 @@ from referee.engine.turn7 import (
 )
 from referee.gamelog import Record
 from referee.games.base import SetupError
-from referee.games.turn7 import Turn7Options, Turn7Spec, deck_after, odds
+from referee.games.turn7 import Turn7Options, Turn7Spec
+from referee.games.turn7.odds import deck_after, odds
 from referee.session import Session
 from referee.wording import AFTER_THE_END
 
