@@ -26,7 +26,8 @@ from referee.games import GAMES
 from referee.progress import Bar
 from referee.protocol import Start, Typed
 from referee.session import Session
-from referee.speech.understanding.templates import expand_sentences, load_phrases
+from referee.speech.understanding.phrase_files import load_phrases
+from referee.speech.understanding.templates import expand_sentences
 
 PLAYERS = ("Ann", "Bob", "Cy")
 #: Digits of other scripts a line may use instead of ASCII ones.

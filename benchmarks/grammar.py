@@ -49,7 +49,7 @@ from referee.speech.listen import understand
 from referee.speech.understanding.check import draw
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.network import compile_phrases, sentence_count
-from referee.speech.understanding.templates import load_phrases
+from referee.speech.understanding.phrase_files import load_phrases
 from referee.wording import SURE_SCORE
 
 ROOT = Path(__file__).resolve().parent.parent

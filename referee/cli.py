@@ -23,7 +23,8 @@ from referee.games.base import COMMAND_NAME_SCORE, GameSpec, Tool, check_players
 from referee.session import Session
 from referee.speech.hearing.segmenter import DEFAULT_END_SILENCE
 from referee.speech.understanding.intents import IntentMatcher
-from referee.speech.understanding.templates import TemplateError, load_phrases
+from referee.speech.understanding.phrase_files import load_phrases
+from referee.speech.understanding.templates import TemplateError
 from referee.textplay import run_script
 
 #: Files longer than this (seconds) are recordings of a game: ``referee hear``

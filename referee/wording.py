@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from referee.speech.understanding.templates import shared_kinds
+from referee.speech.understanding.phrase_files import shared_kinds
 
 MAX_CHARS = 500
 TOO_LONG = "That was too long for me. Please say one move at a time."

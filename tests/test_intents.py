@@ -11,12 +11,12 @@ from referee.games import GAMES, matcher_for
 from referee.games.race65 import Race65Spec
 from referee.speech.understanding.intents import ADDRESSEE, IntentMatcher
 from referee.speech.understanding.meaning import Intent
+from referee.speech.understanding.phrase_files import load_phrases
 from referee.speech.understanding.templates import (
     SlotRef,
     TemplateError,
     expand_phrases,
     expand_sentences,
-    load_phrases,
 )
 
 DATA = Path(__file__).parent / "data"

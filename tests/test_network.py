@@ -25,13 +25,8 @@ from referee.speech.understanding.check import check_phrases, draw
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.meaning import Intent
 from referee.speech.understanding.network import compile_phrases, sentence_count
-from referee.speech.understanding.templates import (
-    SlotRef,
-    TemplateError,
-    Word,
-    expand_phrases,
-    load_phrases,
-)
+from referee.speech.understanding.phrase_files import load_phrases
+from referee.speech.understanding.templates import SlotRef, TemplateError, Word, expand_phrases
 
 ROOT = Path(__file__).resolve().parent.parent
 CAFE = ROOT / "benchmarks" / "phrases" / "cafe.toml"

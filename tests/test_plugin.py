@@ -432,7 +432,7 @@ def test_a_game_the_adapter_never_learnt_is_heard_at_least_as_well_as_by_whisper
     from referee.speech.listen import hear_audio
     from referee.speech.speaking.tts import EspeakVoice
     from referee.speech.understanding.intents import IntentMatcher
-    from referee.speech.understanding.templates import load_phrases
+    from referee.speech.understanding.phrase_files import load_phrases
 
     phrases = load_phrases(Path(__file__).with_name(phrase_file), ("Ann", "Bob"))
     matcher = IntentMatcher(phrases, ("Ann", "Bob"))

@@ -21,7 +21,7 @@ from referee.speech.hearing.sphinx_vosk import PocketSphinxRecognizer
 from referee.speech.hearing.whisper_recognizer import WhisperRecognizer
 from referee.speech.listen import hear_audio
 from referee.speech.understanding.intents import IntentMatcher
-from referee.speech.understanding.templates import load_phrases
+from referee.speech.understanding.phrase_files import load_phrases
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAYERS = ["Ann", "Bob"]

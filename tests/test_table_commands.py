@@ -15,7 +15,7 @@ from referee.games.race65 import Race65Options, Race65Spec
 from referee.games.shutbox import ShutBoxOptions, ShutBoxSpec
 from referee.speech.speaking.tts import RATES, EspeakVoice, SilentVoice
 from referee.speech.understanding.intents import IntentMatcher
-from referee.speech.understanding.templates import load_phrases
+from referee.speech.understanding.phrase_files import load_phrases
 from referee.table import Table
 from referee.wording import SECTION_WORDS, sections
 

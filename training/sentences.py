@@ -34,14 +34,13 @@ from functools import cache
 from referee.games import GAMES as REGISTRY
 from referee.speech.understanding.check import draw as draw_sentence
 from referee.speech.understanding.numbers import join_numbers, number_to_words
+from referee.speech.understanding.phrase_files import load_phrases, shared_kinds
 from referee.speech.understanding.templates import (
     Expansion,
     PhraseSet,
     SlotRef,
     Word,
-    load_phrases,
     normalise_words,
-    shared_kinds,
     slot_values,
     spoken_word,
 )

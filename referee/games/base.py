@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Self
 from referee.engine.core import Action, Chance, Event, Game
 from referee.speech.understanding.meaning import Intent, Wording, render, spoken_list
 from referee.speech.understanding.numbers import words_to_number
-from referee.speech.understanding.templates import load_wording
+from referee.speech.understanding.phrase_files import load_wording
 
 __all__ = ["GameSpec", "Intent", "Options", "SetupError", "Tool", "option", "spoken_list"]
 

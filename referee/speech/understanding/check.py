@@ -29,6 +29,7 @@ from referee.speech.understanding.network import (
     said_as,
     sentence_count,
 )
+from referee.speech.understanding.phrase_files import load_phrases, where
 from referee.speech.understanding.templates import (
     Choice,
     IntentTemplate,
@@ -37,9 +38,7 @@ from referee.speech.understanding.templates import (
     Slot,
     SlotRef,
     Word,
-    load_phrases,
     spoken_word,
-    where,
 )
 
 #: Sentences drawn from each template by default.

@@ -54,13 +54,13 @@ from rapidfuzz import fuzz
 from referee.speech.understanding.meaning import NONE, Intent, ambiguous
 from referee.speech.understanding.network import Network, compile_intent
 from referee.speech.understanding.numbers import join_numbers
+from referee.speech.understanding.phrase_files import load_phrases
 from referee.speech.understanding.templates import (
     Fills,
     IntentTemplate,
     PhraseSet,
     SlotRef,
     Word,
-    load_phrases,
     normalise_words,
 )
 
