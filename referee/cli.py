@@ -8,84 +8,26 @@ makes of one utterance. Every error is a sentence, never a traceback.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from referee import __version__
-from referee.games import GAMES, SetupError, find_game
-from referee.games.base import COMMAND_NAME_SCORE, GameSpec, Tool, check_players
+from referee.doctor import cmd_doctor
+from referee.games import GAMES, SetupError
+from referee.games.base import GameSpec, Tool, check_players
+from referee.hear import cmd_hear
+from referee.options import MOST_PLAYERS, make_spec, model_option, voice_option, within
 from referee.session import Session
 from referee.speech.hearing.segmenter import DEFAULT_END_SILENCE
-from referee.speech.understanding.intents import IntentMatcher
-from referee.speech.understanding.phrase_files import load_phrases
 from referee.speech.understanding.templates import TemplateError
 from referee.textplay import run_script
 
-#: Files longer than this (seconds) are recordings of a game: ``referee hear``
-#: cuts them into utterances instead of decoding them as one.
-LONG_FILE = 30.0
-
 log = logging.getLogger("referee")
-
-
-
-def within(kind: type[int] | type[float], low: float, high: float,
-           unit: str) -> Callable[[str], Any]:
-    """An argparse type: a number from ``low`` to ``high`` (a clear message otherwise).
-
-    >>> within(int, 80, 400, "words a minute")("175")
-    175
-    """
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(
-                f"{text} is out of range: give {low:g} to {high:g} {unit}".rstrip())
-        return value
-
-    return parse
-
-
-def existing_folder(text: str) -> Path:
-    path = Path(text)
-    if not path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is not a folder")
-    return path
-
-
-def model_option(text: str) -> Path | str:
-    """``--model``: ``base`` (Whisper tiny.en without the table's adapter) or a folder."""
-    from referee.speech.hearing.recognizers import BASE_MODEL
-
-    if text == BASE_MODEL:
-        return BASE_MODEL
-    return existing_folder(text)
-
-
-VOICES = ("espeak", "piper", "none")
-
-
-def voice_option(text: str) -> str:
-    """``--voice``: a voice, ``wav:DIR``, or both (``piper,wav:out``)."""
-    for part in text.split(","):
-        part = part.strip()
-        if part and not part.startswith("wav:") and part not in VOICES:
-            raise argparse.ArgumentTypeError(
-                f"unknown voice {part!r}: choose {', '.join(VOICES)}, or wav:DIR")
-    return text
-
-
-#: The most players ``referee hear --phrases`` and ``referee phrases check`` take.
-MOST_PLAYERS = 8
 
 
 def _players_option(parser: argparse.ArgumentParser) -> None:
@@ -301,133 +243,6 @@ def cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
-def adapter_made(adapter: Any) -> str:
-    """How an adapter was made, in a few words, from its report."""
-    report = adapter.report
-    if "stacked_on" in report:
-        real = report.get("data", {}).get("real", {})
-        inner = report["stacked_on"].get("report", {})
-        parts = len(inner.get("averaged", ()))
-        under = f"{parts} synthetic-voice adapters averaged" if parts else "a synthetic-voice one"
-        return (f", trained on {real.get('recordings', 0):,} real recordings of "
-                f"{len(real.get('speakers', ())):,} speakers over {under}")
-    parts = len(report.get("averaged", ()))
-    return f", {parts} adapters averaged" if parts else ""
-
-
-def _adapter_state() -> str:
-    """Which Whisper model the referee hears with, for ``doctor``."""
-    from referee.speech.hearing.adapter import ADAPTER_ENV
-    from referee.speech.hearing.interface import RecognizerError
-    from referee.speech.hearing.recognizers import table_adapter
-
-    try:
-        adapter = table_adapter()
-    except RecognizerError as error:
-        return f"tiny.en as shipped: the table's adapter is unusable ({error})"
-    origin = (f"SHA-256 {adapter.sha256[:12]}... as pinned" if adapter.pinned
-              else f"from ${ADAPTER_ENV}, unpinned (SHA-256 {adapter.sha256[:12]}...)")
-    return (f"tiny.en+table: Whisper tiny.en with the table's adapter, rank {adapter.rank}"
-            f"{adapter_made(adapter)} ({adapter.path}, {origin}); --model base hears without it")
-
-
-def _encoder_state() -> str:
-    """How the encoder computes on this CPU, and whether that is how the
-    figures of docs/results.md were computed."""
-    from referee.speech.hearing.whisper import encoder_compute, int8_kernels
-
-    if encoder_compute() == "float32":
-        return ("float32 (REFEREE_ENCODER_COMPUTE): the same on every CPU, slower, and not "
-                "the int8 the figures in docs/results.md come from")
-    kernels = int8_kernels()
-    if kernels == "vnni":
-        return ("int8 on this CPU's VNNI instructions: bit for bit as on the machines the "
-                "figures in docs/results.md come from")
-    if kernels == "avx2":
-        return ("int8 without VNNI instructions (AVX2 only): close to, not the same as, the "
-                "CPUs the figures in docs/results.md come from (about 3 decisions in 100 "
-                "differ, between acting, asking and not hearing)")
-    return "int8; this CPU's instructions are unknown here (see docs/results.md)"
-
-
-def cmd_doctor() -> int:
-    """Say what would be used, and why, without starting a game."""
-    _doctor_ears()
-    _doctor_devices()
-    _doctor_voice()
-    return 0
-
-
-def _doctor_ears() -> None:
-    from referee.speech.hearing.interface import MODELS_DIR, find_vosk_model, find_whisper_model
-    from referee.speech.hearing.recognizers import default_engine
-    from referee.speech.hearing.sphinx_vosk import pocketsphinx_model_dir
-    from referee.speech.hearing.whisper_files import ModelError, check_model_files
-
-    print(f"recogniser: {default_engine()} (the default; --engine chooses another)")
-    whisper_model = find_whisper_model()
-    if whisper_model is None:
-        print("whisper: not installed (./run installs it; or 'referee models install "
-              "whisper-tiny.en')")
-    else:
-        try:
-            check_model_files(whisper_model)
-            print(f"whisper: tiny.en in {whisper_model} (every file matches its SHA-256)")
-        except ModelError as error:
-            print(f"whisper: unusable: {error}")
-        print(f"whisper model in use: {_adapter_state()}")
-        print(f"whisper encoder: {_encoder_state()}")
-    vosk_model = find_vosk_model()
-    print(f"vosk: {f'model {vosk_model}' if vosk_model else f'no model in {MODELS_DIR}'}")
-    print(f"pocketsphinx: US English model in {pocketsphinx_model_dir()}")
-
-
-def _doctor_devices() -> None:
-    import shutil
-
-    try:
-        import sounddevice
-
-        devices = list(sounddevice.query_devices())
-        inputs = [d for d in devices if d["max_input_channels"] > 0]
-        if inputs:
-            print(f"microphones: {', '.join(str(d['name']) for d in inputs)}")
-        else:
-            print("microphones: none found; the referee falls back to typed input")
-        # Numbered, as --device and --private-audio take them (a number or a name).
-        for number, device in enumerate(devices):
-            ways = [w for w, key in (("input", "max_input_channels"),
-                                     ("output", "max_output_channels")) if device[key] > 0]
-            print(f"  device {number}: {device['name']} ({' and '.join(ways) or 'no channels'})")
-    except Exception as error:  # PortAudio missing or broken: say so, never crash
-        print(f"microphones: cannot use audio devices ({error}); typed input only")
-    espeak = shutil.which("espeak-ng")
-    print(f"names: pronunciations for unknown names from {espeak or 'spelling (no espeak-ng)'}")
-
-
-def _doctor_voice() -> None:
-    from referee.speech.speaking.tts import VoiceError, make_voice, output_device_available
-
-    voices = []
-    for name in ("espeak", "piper"):
-        try:
-            make_voice(name)
-            voices.append(name)
-        except VoiceError as error:
-            print(f"voice {name}: unavailable ({error})")
-    speaker = output_device_available()
-    where = "the speakers" if speaker else "print only: no output device found"
-    print(f"voice: {voices[0] if voices else 'none'} (default espeak through pyttsx3; "
-          f"available: {', '.join(voices) or 'none'}), to {where}")
-
-
-def make_spec(args: argparse.Namespace, game: str) -> GameSpec:
-    """The game set up as the command line says: the only place options are
-    read from an argparse namespace."""
-    spec_class = find_game(game)
-    return spec_class(args.players, spec_class.options_type.from_arguments(args))
-
-
 def cmd_play(args: argparse.Namespace) -> int:
     spec = make_spec(args, args.game)
     if args.audio_script is not None or args.script is None:
@@ -467,69 +282,6 @@ def _check_script_audio(args: argparse.Namespace, spec: GameSpec) -> None:
                          "speech with --audio-script FILE, or play live.")
 
 
-def cmd_hear(args: argparse.Namespace) -> int:
-    if args.phrases is not None:  # any phrase file, no game
-        players = check_players(args.players, 1, MOST_PLAYERS)
-        phrases = load_phrases(args.phrases, players)
-        commands = IntentMatcher(load_phrases(args.phrases, ()), ())
-        for name in players:
-            heard = commands.match(name, name)
-            if heard.kind != "none" and heard.score >= COMMAND_NAME_SCORE:
-                raise SetupError(f"{name!r} is also a command of {args.phrases.name}; please "
-                                 "choose another name.")
-            word = phrases.said_word(name)
-            if word is not None:
-                raise SetupError(f"{name!r} is a word of {args.phrases.name} (\"{word}\"): a "
-                                 "player called so would be heard in every sentence with it. "
-                                 "Please choose another name.")
-    else:
-        spec = make_spec(args, args.game)  # checks the names and the options
-        # The players as named, not as the game would seat them (Shut the Box
-        # rolls for the order): who speaks by default, who "player one" is and
-        # what Whisper is told ("Ann and Bob play Shut the Box.") are the same
-        # every run.
-        players = check_players(args.players, spec.min_players, spec.max_players)
-        phrases = load_phrases(spec.phrase_file, players)
-    speaker = args.speaker or players[0]
-    match = [p for p in players if p.casefold() == speaker.casefold()]
-    if not match:
-        raise SetupError(f"The speaker {speaker} is not one of the players.")
-    matcher = IntentMatcher(phrases, players)
-    show = _json_line if args.json else _readable
-    if args.text is not None:
-        show(matcher.match(args.text, match[0]).to_json())
-        return 0
-    if args.mic:
-        return hear_microphone(args, matcher, match[0], show)
-    return hear_files(args.files, matcher, match[0], args.engine, args.model, show)
-
-
-def _json_line(heard: dict[str, Any]) -> None:
-    print(json.dumps(heard), flush=True)
-
-
-def _readable(heard: dict[str, Any]) -> None:
-    """What was heard as a line to read: 'move.wav (1.2-2.5 s): "flip my
-    seven": flip, owner Ann, tile 7 (score 0.98; 0.21 s to decode)'."""
-    where = heard.get("file", "")
-    if "start" in heard:
-        where += f" ({heard['start']:g}-{heard['end']:g} s)"
-    if "error" in heard:
-        print(f"{where}: {heard['error']}", flush=True)
-        return
-    intent = heard["intent"]
-    slots = ", ".join(f"{k} {' and '.join(map(str, v)) if isinstance(v, list) else v}"
-                      for k, v in intent.items() if k != "kind" and v is not None)
-    meaning = intent["kind"] + (f", {slots}" if slots else "")
-    if intent["kind"] == "none":
-        meaning = "no command" + (f": {heard['message']}" if heard.get("message") else "")
-    details = [f"score {heard['score']:.2f}"]
-    if "decode_s" in heard:
-        details.append(f"{heard['decode_s']:.2f} s to decode")
-    said = f'"{heard["text"]}"' if heard.get("text") else "(nothing heard)"
-    print(f"{where + ': ' if where else ''}{said}: {meaning} ({'; '.join(details)})", flush=True)
-
-
 def cmd_phrases(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """``referee phrases check FILE.toml``: the report; exit 1 if sentences collide."""
     if args.phrases_command != "check":
@@ -540,104 +292,6 @@ def cmd_phrases(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     report = check_phrases(args.phrase_file, players, args.samples)
     print("\n".join(report.lines()), flush=True)
     return 0 if report.clean else 1
-
-
-def hear_microphone(args: argparse.Namespace, matcher: IntentMatcher, speaker: str,
-                    show: Callable[[dict[str, Any]], None] = _json_line) -> int:
-    """Print the intent of each utterance heard live, until Ctrl-C."""
-    from referee.speech.hearing.interface import RecognizerError
-    from referee.speech.hearing.mic import (
-        MicrophoneError,
-        input_device,
-        microphone_utterances,
-        parse_device,
-    )
-    from referee.speech.hearing.recognizers import make_recognizer
-    from referee.speech.listen import Listener, understand
-
-    device = parse_device(args.device)
-    try:
-        input_device(device)
-        recognizer = make_recognizer(matcher.phrases, args.engine, args.model)
-    except (MicrophoneError, RecognizerError) as error:
-        raise SetupError(str(error)) from error
-    print(f"Listening ({recognizer.name}); Ctrl-C stops.", file=sys.stderr, flush=True)
-    try:
-        listener = Listener(recognizer, matcher)  # decodes ahead and judges pauses, as in a game
-        for utterance in microphone_utterances(device, args.end_silence, listener):
-            transcript = listener.transcript(utterance.audio)
-            heard = understand(matcher, transcript, speaker)
-            show({**heard.to_json(), "text": transcript.text, "engine": recognizer.name,
-                  "audio_s": round(utterance.audio.seconds, 3),
-                  "decode_s": round(transcript.decode_s, 4)})
-    except MicrophoneError as error:  # the stream could not open, or died
-        raise SetupError(str(error)) from error
-    return 0
-
-
-def hear_files(
-    files: Sequence[str], matcher: IntentMatcher, speaker: str,
-    engine: str | None, model: Path | str | None,
-    show: Callable[[dict[str, Any]], None] = _json_line,
-) -> int:
-    """Decode each WAV file; a line (or JSON object) per file, or per utterance of a
-    file longer than :data:`LONG_FILE` seconds (a recorded game: the file is
-    read a block at a time and cut into utterances as the microphone would,
-    decoding ahead at pauses: ``start`` and ``end`` in seconds). Exit 1 if any
-    failed."""
-    import numpy as np
-
-    from referee.speech.audio import Audio, AudioError, stream_wav
-    from referee.speech.hearing.interface import RecognizerError
-    from referee.speech.hearing.recognizers import make_recognizer
-    from referee.speech.hearing.segmenter import Segmenter
-    from referee.speech.listen import Listener, hear_audio, understand
-
-    try:
-        recognizer = make_recognizer(matcher.phrases, engine, model)
-    except RecognizerError as error:
-        raise SetupError(str(error)) from error
-
-    listener = Listener(recognizer, matcher)
-
-    def decode(audio: Audio, **where: Any) -> None:
-        if where:  # an utterance of a recording, cut with the words' help (as live)
-            transcript = listener.transcript(audio)
-            heard = understand(matcher, transcript, speaker)
-        else:
-            heard, transcript = hear_audio(recognizer, matcher, audio, speaker)
-        show({"file": name, **where, **heard.to_json(), "text": transcript.text,
-              "engine": recognizer.name, "audio_s": round(audio.seconds, 3),
-              "decode_s": round(transcript.decode_s, 4)})
-
-    failed = False
-    for name in files:
-        try:
-            blocks = stream_wav(name)
-            head: list[Audio] = []
-            for block in blocks:  # the first LONG_FILE seconds, or the whole file
-                head.append(block)
-                if sum(b.seconds for b in head) > LONG_FILE:
-                    break
-            start = Audio(np.concatenate([b.samples for b in head]))
-            if start.seconds <= LONG_FILE:
-                decode(start)
-                continue
-            segmenter = Segmenter(on_pause=listener.pause, judge=listener.judge,
-                                  tail=listener.tail)
-            for block in itertools.chain([start], blocks):
-                for utterance in segmenter.feed(block.to_bytes()):
-                    decode(utterance.audio, start=round(utterance.start, 2),
-                           end=round(utterance.end, 2))
-            for utterance in segmenter.close():
-                decode(utterance.audio, start=round(utterance.start, 2),
-                       end=round(utterance.end, 2))
-        except AudioError as error:
-            print(f"referee: {error}", file=sys.stderr)
-            if show is _json_line:
-                show({"file": name, "error": str(error)})
-            failed = True
-    return 1 if failed else 0
 
 
 def entry() -> None:

@@ -18,7 +18,8 @@ import torch
 
 from harness.fixtures import BABBLE_TALKERS, HELD_OUT_VOICES, VOICES, Espeak, Piper
 from harness.games import listened_for
-from referee.cli import _adapter_state, main
+from referee.cli import main
+from referee.doctor import adapter_state
 from referee.games import matcher_for
 from referee.speech.audio import load_wav
 from referee.speech.hearing import adapter as adapter_module
@@ -538,7 +539,7 @@ def test_adapters_average_into_one_whose_change_is_the_weighted_sum(
     assert "0.77" in voices["piper"]
     assert [p["sha256"] for p in averaged.report["averaged"]] == [ADAPTER_SHA256, parts[1].sha256]
     monkeypatch.setenv(ADAPTER_ENV, str(out))
-    assert f"rank {2 * shipped.rank}, 2 adapters averaged" in _adapter_state()
+    assert f"rank {2 * shipped.rank}, 2 adapters averaged" in adapter_state()
     # An adapter averaged with itself changes nothing.
     assert train_command(["average", str(ADAPTER), str(ADAPTER), "--out", str(out)]) == 0
     alone = load(out)

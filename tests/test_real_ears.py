@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from referee.cli import _adapter_state
+from referee.doctor import adapter_state
 from referee.speech.audio import RATE, Audio, wav_bytes
 from referee.speech.hearing.adapter import (
     ADAPTER,
@@ -194,7 +194,7 @@ def test_training_on_real_recordings_over_the_shipped_adapter_end_to_end(
     # doctor says what an adapter tried from $REFEREE_WHISPER_ADAPTER was made of
     monkeypatch.setenv(ADAPTER_ENV, str(out))
     assert "trained on 4 real recordings of 3 speakers over 2 synthetic-voice adapters" \
-        in _adapter_state()
+        in adapter_state()
 
 
 def test_the_tuning_recordings_are_those_training_left_out(tmp_path: Path) -> None:

@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 
 from harness.games import golden_game
-from referee.cli import build_parser, make_spec
+from referee.cli import build_parser
 from referee.live import LiveLoop
+from referee.options import make_spec
 from referee.protocol import Caption, Say, Snapshot, Start, Tone, Typed
 from referee.screen.server import HISTORY, Screen, ScreenError, parse_address
 from referee.session import Session
