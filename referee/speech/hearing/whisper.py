@@ -47,7 +47,15 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from referee.speech.hearing.decoder import VOCABULARY, Decoder, Lora, row_cache, select
+from referee.speech.hearing.decoder import (
+    VOCABULARY,
+    Cache,
+    Decoder,
+    Lora,
+    Memory,
+    row_cache,
+    select,
+)
 from referee.speech.hearing.features import RATE, encode
 from referee.speech.hearing.grammar_tree import Hypothesis, Scored, SentenceSearch
 from referee.speech.hearing.whisper_files import Tokens, read_ctranslate2
@@ -260,25 +268,8 @@ class WhisperScorer:
                            int(10 + 8 * len(samples) / RATE), self.tokens.encode(" "))
 
         transcripts = [transcript() for _ in prompts]
-        # The row of ``logp`` each transcript reads next, and the beam's hypotheses.
-        reading = [adapted + i for i in range(len(transcripts))]
         beam = _Beam(search, decoder, self.bonus, self.beam)
-        rows = [0]
-        while True:
-            tokens, parents = beam.advance(logp, rows)
-            rows = list(range(len(tokens)))
-            beam_rows = len(tokens) if adapted else 0
-            for i, greedy in enumerate(transcripts):
-                token = None if greedy.done else greedy.advance(logp[reading[i]])
-                if token is not None:
-                    tokens.append(token)
-                    parents.append(reading[i])
-                    reading[i] = len(tokens) - 1
-            if not tokens:
-                break
-            pads = [pads[row] for row in parents]
-            check()
-            logp, cache = decoder.step(tokens, select(cache, parents), memory, pads, beam_rows)
+        _advance_together(decoder, memory, beam, transcripts, (logp, cache, pads), adapted, check)
         said = [greedy.result(self.tokens) for greedy in transcripts]
         nbest = beam.finished()
         base_logprob = nbest[0].logprob if nbest else None
@@ -286,6 +277,32 @@ class WhisperScorer:
             base_logprob = decoder.logprob_after(base_start, nbest[0].tokens, memory)
         return Result(nbest, said[0], transcripts[0].ends[0],
                       said[1] if len(said) > 1 else None, base_logprob)
+
+
+def _advance_together(decoder: Decoder, memory: Memory, beam: _Beam, transcripts: list[_Greedy],
+                      start: tuple[Floats, Cache, list[int]], adapted: int,
+                      check: Callable[[], None]) -> None:
+    """The beam's hypotheses and each transcript's single one, one token a step
+    in one batch, until every one has ended (``check`` before every step)."""
+    logp, cache, pads = start
+    # The row of ``logp`` each transcript reads next, and the beam's hypotheses.
+    reading = [adapted + i for i in range(len(transcripts))]
+    rows = [0]
+    while True:
+        tokens, parents = beam.advance(logp, rows)
+        rows = list(range(len(tokens)))
+        beam_rows = len(tokens) if adapted else 0
+        for i, greedy in enumerate(transcripts):
+            token = None if greedy.done else greedy.advance(logp[reading[i]])
+            if token is not None:
+                tokens.append(token)
+                parents.append(reading[i])
+                reading[i] = len(tokens) - 1
+        if not tokens:
+            return
+        pads = [pads[row] for row in parents]
+        check()
+        logp, cache = decoder.step(tokens, select(cache, parents), memory, pads, beam_rows)
 
 
 class _Greedy:

@@ -366,81 +366,9 @@ class IntentMatcher:
                total_u: float) -> list[_Label]:
         """The transcript aligned with an intent's network: a weighted edit
         distance over the network's paths, by dynamic programming over
-        (node, tokens read). A label is (cost, template weight so far, slot
-        fills, near misses); a node keeps the labels no other beats on both
-        cost and weight (the score divides by the larger of the template's and
-        the transcript's weight, so a heavier path at the same cost is better).
-        Labels that cannot reach the floor are dropped as they are made.
-        Returns the labels at the final nodes after the last token."""
-        m, size = len(toks), len(net.nodes)
-        limit = 1.0 - self.floor
-        cols: list[list[list[_Label] | None]] = [[None] * size for _ in range(m + 1)]
-        cols[0][0] = [(0.0, 0.0, (), ())]
-        # What each template word and slot costs against token j, worked out once.
-        fuzzy: dict[tuple[str, int], float] = {}
-        slotted: dict[tuple[SlotRef, int], list[tuple[int, float, str, bool]]] = {}
-
-        def add(col: list[list[_Label] | None], at: int, label: _Label, first: bool) -> None:
-            cost, weight = label[0], label[1]
-            if cost > limit * max(weight + net.heaviest[at], total_u) + 1e-9:
-                return
-            miss = bool(label[3])
-            labels = col[at]
-            if labels is None:
-                col[at] = [label]
-                return
-            for other in labels:
-                if bool(other[3]) == miss and other[0] <= cost and other[1] >= weight and not (
-                        first and other[0] == cost and other[1] == weight):
-                    return
-            labels[:] = [o for o in labels if bool(o[3]) != miss or o[0] < cost or o[1] > weight]
-            labels.append(label)
-
-        for j in range(m + 1):
-            col = cols[j]
-            # Template words left out (a slot never is), in the network's order.
-            for at in range(size):
-                labels = col[at]
-                if labels is None:
-                    continue
-                for unit, weight, target in net.arcs[at]:
-                    if isinstance(unit, Word):
-                        for cost, w, fills, misses in list(labels):
-                            add(col, target, (cost + weight, w + weight, fills, misses), True)
-            if j == m:
-                break
-            tok, after = toks[j], cols[j + 1]
-            for at in range(size):  # a transcript word the template does not have
-                labels = col[at]
-                if labels is not None:
-                    extra = 0.0 if tok.text in net.nodes[at].free else tok_weights[j]
-                    for cost, w, fills, misses in labels:
-                        add(after, at, (cost + extra, w, fills, misses), False)
-            for at in range(size):  # the template's word or slot said
-                labels = col[at]
-                if labels is None:
-                    continue
-                for unit, weight, target in net.arcs[at]:
-                    if isinstance(unit, Word):
-                        key = (unit.text, j)
-                        if key not in fuzzy:
-                            fuzzy[key] = self._substitute(unit, tok, weight)[0]
-                        if fuzzy[key] == float("inf"):
-                            continue
-                        for cost, w, fills, misses in labels:
-                            add(after, target, (cost + fuzzy[key], w + weight, fills, misses),
-                                False)
-                        continue
-                    if (unit, j) not in slotted:
-                        slotted[(unit, j)] = self._slot_matches(unit, toks, j, weight)
-                    for taken, extra, value, near in slotted[(unit, j)]:
-                        for cost, w, fills, misses in labels:
-                            label = (cost + extra, w + weight,
-                                     fills if near else (*fills, (unit, value)),
-                                     (*misses, (unit.name, value)) if near else misses)
-                            add(cols[j + taken], target, label, False)
-        return [label for at in range(size) if net.nodes[at].final
-                for label in cols[m][at] or ()]
+        (node, tokens read) (:class:`_Alignment`). Returns the labels at the
+        final nodes after the last token."""
+        return _Alignment(self, net, toks, tok_weights, total_u).run()
 
     # --- resolution ----------------------------------------------------------------
     def _resolve(self, template: IntentTemplate, fills: Fills, speaker: str) -> list[Intent]:
@@ -547,3 +475,103 @@ class IntentMatcher:
         if slot.kind == "player":
             return f"There is no player called {shown}."
         return f"{shown} is not a {slot_name.replace('_', ' ')} here."
+
+
+class _Alignment:
+    """One transcript aligned with one intent's network. A label is (cost,
+    template weight so far, slot fills, near misses); a node keeps the labels
+    no other beats on both cost and weight (the score divides by the larger of
+    the template's and the transcript's weight, so a heavier path at the same
+    cost is better). Labels that cannot reach the matcher's floor are dropped
+    as they are made."""
+
+    def __init__(self, matcher: IntentMatcher, net: _Compiled, toks: list[_Tok],
+                 tok_weights: list[float], total_u: float) -> None:
+        self.matcher, self.net, self.toks, self.tok_weights = matcher, net, toks, tok_weights
+        self.total_u = total_u
+        self.limit = 1.0 - matcher.floor
+        size = len(net.nodes)
+        self.cols: list[list[list[_Label] | None]] = [[None] * size
+                                                      for _ in range(len(toks) + 1)]
+        self.cols[0][0] = [(0.0, 0.0, (), ())]
+        # What each template word and slot costs against token j, worked out once.
+        self.fuzzy: dict[tuple[str, int], float] = {}
+        self.slotted: dict[tuple[SlotRef, int], list[tuple[int, float, str, bool]]] = {}
+
+    def run(self) -> list[_Label]:
+        m = len(self.toks)
+        for j in range(m + 1):
+            self._leave_out(j)
+            if j == m:
+                break
+            self._extra_word(j)
+            self._said(j)
+        nodes = self.net.nodes
+        return [label for at in range(len(nodes)) if nodes[at].final
+                for label in self.cols[m][at] or ()]
+
+    def _add(self, col: list[list[_Label] | None], at: int, label: _Label, first: bool) -> None:
+        cost, weight = label[0], label[1]
+        if cost > self.limit * max(weight + self.net.heaviest[at], self.total_u) + 1e-9:
+            return
+        miss = bool(label[3])
+        labels = col[at]
+        if labels is None:
+            col[at] = [label]
+            return
+        for other in labels:
+            if bool(other[3]) == miss and other[0] <= cost and other[1] >= weight and not (
+                    first and other[0] == cost and other[1] == weight):
+                return
+        labels[:] = [o for o in labels if bool(o[3]) != miss or o[0] < cost or o[1] > weight]
+        labels.append(label)
+
+    def _leave_out(self, j: int) -> None:
+        """Template words left out (a slot never is), in the network's order."""
+        col = self.cols[j]
+        for at in range(len(self.net.nodes)):
+            labels = col[at]
+            if labels is None:
+                continue
+            for unit, weight, target in self.net.arcs[at]:
+                if isinstance(unit, Word):
+                    for cost, w, fills, misses in list(labels):
+                        self._add(col, target, (cost + weight, w + weight, fills, misses), True)
+
+    def _extra_word(self, j: int) -> None:
+        """Transcript word ``j``, which the template does not have."""
+        col, after, text = self.cols[j], self.cols[j + 1], self.toks[j].text
+        for at in range(len(self.net.nodes)):
+            labels = col[at]
+            if labels is not None:
+                extra = 0.0 if text in self.net.nodes[at].free else self.tok_weights[j]
+                for cost, w, fills, misses in labels:
+                    self._add(after, at, (cost + extra, w, fills, misses), False)
+
+    def _said(self, j: int) -> None:
+        """The template's word or slot said at transcript word ``j``."""
+        col, after, tok = self.cols[j], self.cols[j + 1], self.toks[j]
+        for at in range(len(self.net.nodes)):
+            labels = col[at]
+            if labels is None:
+                continue
+            for unit, weight, target in self.net.arcs[at]:
+                if isinstance(unit, Word):
+                    key = (unit.text, j)
+                    if key not in self.fuzzy:
+                        self.fuzzy[key] = self.matcher._substitute(unit, tok, weight)[0]
+                    if self.fuzzy[key] == float("inf"):
+                        continue
+                    for cost, w, fills, misses in labels:
+                        self._add(after, target,
+                                  (cost + self.fuzzy[key], w + weight, fills, misses), False)
+                    continue
+                if (unit, j) not in self.slotted:
+                    self.slotted[(unit, j)] = self.matcher._slot_matches(unit, self.toks, j,
+                                                                         weight)
+                for taken, extra, value, near in self.slotted[(unit, j)]:
+                    for cost, w, fills, misses in labels:
+                        label = (cost + extra, w + weight,
+                                 fills if near else (*fills, (unit, value)),
+                                 (*misses, (unit.name, value)) if near else misses)
+                        self._add(self.cols[j + taken], target, label, False)
