@@ -280,3 +280,42 @@ def test_the_research_check_sees_torch_in_the_package(tmp_path):
     (tmp_path / "referee" / "ears.py").write_text("def f():\n    import torch.nn\n"
                                                   "    from training.cli import run\n")
     assert research_in(tmp_path / "referee") == {"referee/ears.py": {"torch.nn", "training.cli"}}
+
+
+# --- rooms a newcomer can read ---------------------------------------------------------------
+
+#: The longest module outside the pure rules (``engine/``), and the longest function anywhere.
+MOST_LINES = 600
+MOST_FUNCTION_LINES = 60
+
+
+def too_long(package: Path) -> list[str]:
+    """The modules of ``package`` over :data:`MOST_LINES` lines (the rules
+    engine excepted) and its functions over :data:`MOST_FUNCTION_LINES`."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        name = str(path.relative_to(package.parent))
+        lines = len(text.splitlines())
+        if lines > MOST_LINES and "engine" not in path.relative_to(package).parts:
+            found.append(f"{name}: {lines} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MOST_FUNCTION_LINES:
+                    found.append(f"{name}: {node.name}() {length} lines")
+    return found
+
+
+def test_no_module_nor_function_of_the_referee_is_too_long_to_read():
+    assert too_long(ROOT / "referee") == []
+
+
+def test_the_length_check_sees_a_long_module_and_a_long_function(tmp_path):
+    (tmp_path / "referee" / "engine").mkdir(parents=True)
+    long_body = "".join(f"    x{i} = {i}\n" for i in range(61))
+    (tmp_path / "referee" / "big.py").write_text("x = 1\n" * 601)
+    (tmp_path / "referee" / "engine" / "rules.py").write_text("x = 1\n" * 700)  # allowed
+    (tmp_path / "referee" / "engine" / "moves.py").write_text(f"def f():\n{long_body}")
+    assert too_long(tmp_path / "referee") == ["referee/big.py: 601 lines",
+                                               "referee/engine/moves.py: f() 62 lines"]
