@@ -192,7 +192,7 @@ def run(game: str, engine: str | None, model: str | None, voices: list[str],
             for case in cases:
                 bar(len(rows), f"{voice} {condition}")
                 said_at = moment_of(matcher.phrases, case)
-                recognizer.follow(functools.partial(frozenset, said_at))
+                recognizer.follow(frozenset(said_at))
                 raw = load_wav(fixture(voice, case, condition))
                 # As the table loop does: the utterance has ended (the voice
                 # detector said so), then it is prepared, decoded and read.

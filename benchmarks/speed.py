@@ -109,7 +109,7 @@ def main() -> None:
         with timed(spent):
             for i, (raw, said_at) in enumerate(cases):
                 bar(round_ * len(cases) + i, f"round {round_ + 1}")
-                recognizer.follow(functools.partial(frozenset, said_at))
+                recognizer.follow(frozenset(said_at))
                 start = time.perf_counter()
                 recognizer.decode(recognizer.prepare(raw))
                 took = time.perf_counter() - start

@@ -2,9 +2,10 @@
 
 A pure decision (:func:`judge`): what was heard, when, what the microphone
 measured, and which of the referee's sentences were sounding then, in; a
-:class:`~referee.protocol.Verdict` out. The table (:mod:`referee.table`)
-knows the sentences, because it renders every one before playing it; the
-brain acts on the verdict.
+:class:`Verdict` out. The table (:mod:`referee.table`) knows the
+sentences, because it renders every one before playing it, and sends them
+with the utterance (:class:`~referee.protocol.Speech`); the brain judges it
+here and acts on the verdict.
 
 * **Echo.** Words mostly the referee's own, said while it spoke ("Ann, did
   you call 65?" heard back as "Ann calls 65"), are its voice, unless the echo
@@ -43,7 +44,7 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import LCSseq
 
-from referee.protocol import Tone, Verdict
+from referee.protocol import Room, Spoken, Tone
 from referee.speech.hearing.mic import OverVoice
 from referee.speech.understanding.intents import Heard
 from referee.speech.understanding.numbers import join_numbers
@@ -112,13 +113,15 @@ EVERY_SEAT = "the referee's voice, heard alike at every seat"
 
 
 @dataclass(frozen=True)
-class Spoken:
-    """A sentence the referee is saying, from ``start`` to ``end``."""
+class Verdict:
+    """What the gate made of speech heard at the table."""
 
-    text: str
-    start: float
-    end: float
-    tone: Tone = Tone.ANNOUNCE
+    #: Why it is not acted on (the referee's echo, said over its voice ...), or None.
+    dropped: str | None = None
+    #: What to tell the player when it is dropped ("Sorry, I was talking ...").
+    notice: str | None = None
+    #: It was said over the referee's voice: a move is asked about, never played at once.
+    over_voice: bool = False
 
 
 @dataclass(frozen=True)
@@ -140,18 +143,6 @@ class Utterance:
     #: Whose turn it was when it began, and when it was decided.
     turn_then: str | None = None
     turn_now: str | None = None
-
-
-@dataclass(frozen=True)
-class Room:
-    """What the gate knows of the room, beside the utterance."""
-
-    #: How long after a sentence ends its sound may still reach the microphone.
-    echo_tail: float = 0.0
-    #: The microphone is cleaned of the referee's voice (an echo canceller).
-    cancels_echo: bool = False
-    #: Without a gate (tests of what the recogniser makes of the referee's voice).
-    gated: bool = True
 
 
 def content_words(text: str) -> list[str]:

@@ -131,7 +131,6 @@ class LiveLoop:
         seat_lines: Callable[[], list[tuple[str, str, str]]] | None = None,
     ) -> None:
         self.table = table
-        self.session = table.session
         self.microphone = microphone
         self.keyboard = keyboard
         self.clock = clock
@@ -141,7 +140,7 @@ class LiveLoop:
         self.speed = speed
         #: Lines sent from the players' seat pages since the last call (the screen).
         self.seat_lines = seat_lines
-        self._base = self.session.now
+        self._base = table.now
         self._t0 = clock()
         self._mic_ok = False
         self._next_try = 0.0
@@ -183,7 +182,7 @@ class LiveLoop:
         if self.microphone is not None:
             self._open_microphone(announce=False)
         stop_at = None if self.max_seconds is None else self.now() + self.max_seconds
-        while not self.session.left and not self._stopped:
+        while not self.table.left and not self._stopped:
             if stop_at is not None and self.now() >= stop_at:
                 break
             if not self._keyboard(0.0 if self._mic_ok else self._wait()):
@@ -206,7 +205,7 @@ class LiveLoop:
         self._stopped = True
 
     def _wait(self) -> float:
-        wake = self.session.next_wakeup()
+        wake = self.table.wake_at
         until = 0.2 if self.microphone is not None else 1.0
         if self.seat_lines is not None:  # a seat page's move is played at once
             until = 0.1
@@ -250,7 +249,7 @@ class LiveLoop:
     def _ctrl_d(self) -> bool:
         """Ctrl-D at a terminal, perhaps by mistake: during a game the referee
         asks first; after it (or pressed again) the table leaves. Whether to go on."""
-        if not self.session.over and not self._eof_asked:
+        if not self.table.over and not self._eof_asked:
             self._eof_asked = True
             self.table.say([Say(self.now(), "Press Ctrl-D again to end the game; "
                                 "type anything else to go on.", Tone.PROBLEM)])
@@ -274,7 +273,7 @@ class LiveLoop:
     def _line(self, line: str) -> None:
         at = self.now()
         try:
-            speaker, text = split_speaker(line, self.session.players)
+            speaker, text = split_speaker(line, self.table.players)
         except SpeakerError as error:
             self.table.say([Say(at, str(error), Tone.PROBLEM)])
             return
@@ -338,5 +337,5 @@ class LiveLoop:
         if self.record is None or at < self._next_beat:
             return
         self._next_beat = at + HEARTBEAT
-        if self.session.game.deadline() is not None:
+        if self.table.state.get("deadline") is not None:
             self.record(ClockRecord(at))

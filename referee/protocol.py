@@ -11,7 +11,7 @@ way of playing              inputs it sends
 ==========================  =====================================================
 typed lines, live           :class:`Typed`, :class:`Tick`
 typed timed scripts         :class:`Typed`, :class:`Tick` (simulated clock)
-microphone, live            :class:`Speech` (with the gate's :class:`Verdict`),
+microphone, live            :class:`Speech` (what the ears measured),
                             :class:`SpokenUntil`, :class:`VoiceCut`,
                             :class:`VoiceChanged`, :class:`MicLost`,
                             :class:`MicBack`, :class:`Stop`, :class:`Tick`
@@ -24,8 +24,11 @@ resume                      replay, then :class:`Resume`, then live
 and performs the outputs: :class:`Say` (print, speak, or play in one
 player's headphones), :class:`CutVoice`, :class:`ChangeVoice`,
 :class:`Caption` (who said what), :class:`Logged` (append to the game log),
-:class:`Snapshot` (the public state, for a screen) and :class:`Skipped` (a
-logged input a replay could not apply).
+:class:`Snapshot` (the public state, for a screen), :class:`Judged` (what
+was heard), :class:`Moments` (what the recogniser listens for),
+:class:`WakeAt` (when to tick next), :class:`Left` (the table is done) and
+:class:`Skipped` (a logged input a replay could not apply). A driver learns
+everything it knows of the game from these outputs: it never reads the brain.
 
 Each step returns the records it logged first (what happened), then the rest
 in the order it happened. Every message is a frozen dataclass and
@@ -41,6 +44,7 @@ from enum import StrEnum
 from typing import Any, ClassVar
 
 from referee.gamelog import InputRecord, LogError, Record, checked, plain
+from referee.speech.hearing.interface import Transcript
 from referee.speech.hearing.mic import OverVoice
 from referee.speech.understanding.intents import Heard
 
@@ -100,21 +104,32 @@ class Typed:
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """What the gate (:mod:`referee.gate`) made of speech heard at the table."""
+class Spoken:
+    """A sentence the referee is saying, from ``start`` to ``end``."""
 
-    #: Why it is not acted on (the referee's echo, said over its voice ...), or None.
-    dropped: str | None = None
-    #: What to tell the player when it is dropped ("Sorry, I was talking ...").
-    notice: str | None = None
-    #: It was said over the referee's voice: a move is asked about, never played at once.
-    over_voice: bool = False
+    text: str
+    start: float
+    end: float
+    tone: Tone = Tone.ANNOUNCE
+
+
+@dataclass(frozen=True)
+class Room:
+    """What the table knows of the room it listens in (the gate's: :mod:`referee.gate`)."""
+
+    #: How long after a sentence ends its sound may still reach the microphone.
+    echo_tail: float = 0.0
+    #: The microphone is cleaned of the referee's voice (an echo canceller).
+    cancels_echo: bool = False
+    #: Without a gate (tests of what the recogniser makes of the referee's voice).
+    gated: bool = True
 
 
 @dataclass(frozen=True)
 class Speech:
-    """An utterance from ``start`` to ``end`` decided on at ``at``: what the
-    recogniser and the matcher made of it, and the gate's verdict."""
+    """An utterance from ``start`` to ``end`` decided on at ``at``: what the ears
+    measured. The brain understands the words (the matcher), says whose they
+    are, and judges them (the gate) before it acts."""
 
     type: ClassVar[str] = "speech"
     at: float
@@ -124,12 +139,15 @@ class Speech:
     speaker: str | None
     #: "mic", "seat", "echo" (a test's loudspeaker), ...
     source: str
-    heard: Heard
-    #: The recogniser's words.
-    transcript: str
-    verdict: Verdict = Verdict()
+    #: What the recogniser heard: its words and how sure it is.
+    transcript: Transcript
+    #: The referee's sentences sounding between ``start`` and ``end`` (with
+    #: the echo's tail).
+    speaking: tuple[Spoken, ...] = ()
     #: What the microphone measured of it over the referee's voice, if that played.
     over: OverVoice | None = None
+    #: The room it was heard in.
+    room: Room = Room()
 
 
 @dataclass(frozen=True)
@@ -288,6 +306,52 @@ class Snapshot:
     type: ClassVar[str] = "snapshot"
     at: float
     state: dict[str, Any] = field(default_factory=dict)
+    #: The game's result as it stands (what ``--json`` prints at the end).
+    final: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What the brain made of an utterance: the intent it heard in the words,
+    and why it is not acted on (``dropped``: the referee's echo, said over its
+    voice, too late ...), or None."""
+
+    type: ClassVar[str] = "judged"
+    at: float
+    speaker: str | None
+    heard: Heard
+    transcript: str
+    dropped: str | None = None
+
+
+@dataclass(frozen=True)
+class Moments:
+    """What can be said now besides the sentences of any time (a Lock waits
+    for its target ...): the recogniser listens for those
+    (:meth:`~referee.speech.hearing.interface.Recognizer.follow`)."""
+
+    type: ClassVar[str] = "moments"
+    at: float
+    moments: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WakeAt:
+    """When the referee next has something to say if nobody speaks (a
+    countdown mark, a timeout, a question unanswered); None: not before
+    somebody does. The table sends :class:`Tick` by then."""
+
+    type: ClassVar[str] = "wake-at"
+    at: float
+    wake: float | None = None
+
+
+@dataclass(frozen=True)
+class Left:
+    """The table said it is done ("that's all"): whatever drives the table stops."""
+
+    type: ClassVar[str] = "left"
+    at: float
 
 
 @dataclass(frozen=True)
@@ -299,7 +363,8 @@ class Skipped:
     why: str
 
 
-Output = Say | CutVoice | ChangeVoice | Caption | Logged | Snapshot | Skipped
+Output = (Say | CutVoice | ChangeVoice | Caption | Logged | Snapshot | Judged | Moments | WakeAt
+          | Left | Skipped)
 
 INPUTS: tuple[type[Any], ...] = typing.get_args(Input)
 OUTPUTS: tuple[type[Any], ...] = typing.get_args(Output)

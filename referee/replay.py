@@ -9,11 +9,12 @@ with the log to tell what, if anything, was lost.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from referee.brain.replayed import REPLAY_SLACK
 from referee.gamelog import ChanceRecord, Record, SaidRecord
-from referee.protocol import Logged, Output, Replayed, Skipped, Start, Tick
+from referee.protocol import Logged, Output, Replayed, Skipped, Snapshot, Start, Tick
 from referee.session import Session
 
 
@@ -27,6 +28,9 @@ class Rebuilt:
     records: list[Record]
     #: The logged inputs that did not fit the game, and why.
     skipped: list[str]
+    #: The public state and the result of the rebuilt game (its last snapshot).
+    state: dict[str, Any] = field(default_factory=dict)
+    final: dict[str, Any] = field(default_factory=dict)
 
 
 def replay_records(session: Session, records: Iterable[Record]) -> Rebuilt:
@@ -54,7 +58,9 @@ def replay_records(session: Session, records: Iterable[Record]) -> Rebuilt:
     out += session.step(Tick(last))
     if _said_at(records, last) > _said_at(_logged(out), last):
         out += session.step(Tick(last + REPLAY_SLACK))
-    return Rebuilt(last, _logged(out), [o.why for o in out if isinstance(o, Skipped)])
+    shown = [o for o in out if isinstance(o, Snapshot)]
+    return Rebuilt(last, _logged(out), [o.why for o in out if isinstance(o, Skipped)],
+                   shown[-1].state if shown else {}, shown[-1].final if shown else {})
 
 
 def _logged(out: Iterable[Output]) -> list[Record]:

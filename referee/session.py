@@ -13,7 +13,7 @@ hears what players say and answers questions; :mod:`referee.brain.clock`
 keeps the turn clock, :mod:`referee.brain.questions` asks and takes yes and
 no, :mod:`referee.brain.moves` plays moves, the table's commands and
 chance, :mod:`referee.brain.replayed` rebuilds a game from its log, and
-:mod:`referee.brain.room` holds the state they share.
+:mod:`referee.brain.shared` holds the state they share.
 
 Decisions:
 
@@ -65,17 +65,20 @@ from referee.brain.clock import Clock
 from referee.brain.moves import Moves
 from referee.brain.questions import Questions
 from referee.brain.replayed import Rebuilding
-from referee.brain.room import Question
+from referee.brain.shared import Question
 from referee.gamelog import DroppedRecord, ErrorRecord, InputRecord, SaidRecord
 from referee.games.base import spoken_list
+from referee.gate import Utterance, judge
 from referee.protocol import (
     Caption,
     ChangeVoice,
     CutVoice,
     Input,
+    Judged,
     Logged,
     MicBack,
     MicLost,
+    Moments,
     Output,
     Replayed,
     Resume,
@@ -91,7 +94,9 @@ from referee.protocol import (
     Understood,
     VoiceChanged,
     VoiceCut,
+    WakeAt,
 )
+from referee.speech.listen import understand
 from referee.speech.understanding.intents import ADDRESSEE, FLOOR, Heard
 from referee.speech.understanding.meaning import Intent
 from referee.wording import (
@@ -102,6 +107,7 @@ from referee.wording import (
     MAX_CHARS,
     MORE,
     NOT_CAUGHT,
+    NOT_MOVES,
     NOTHING_TO_ANSWER,
     SOMEONE,
     SORRY,
@@ -140,11 +146,26 @@ class Session(Rebuilding, Moves, Questions, Clock):
             log.exception("a step of the game failed")
             self._logged.append(ErrorRecord(message.at))
             self._out.append(Say(message.at, SORRY, Tone.PROBLEM))
-        shown = self.public_state()
-        if shown != self._shown:  # (a tick that restarts the clock logs nothing)
-            self._shown = shown
-            self._out.append(Snapshot(self.now, shown))
+        self._turns.append((message.at, self.game.current_player()))
+        self._report(force=isinstance(message, Resume))
         return [*(Logged(r) for r in self._logged), *self._out]
+
+    def _report(self, force: bool) -> None:
+        """What a driver needs to know after a step, each when it changed (all
+        of it on :class:`~referee.protocol.Resume`: a new table): the public
+        state and the result, what can be said now, and when to tick next."""
+        shown = (self.public_state(), self.final_state())
+        if force or shown != self._shown:  # (a tick that restarts the clock logs nothing)
+            self._shown = shown
+            self._out.append(Snapshot(self.now, *shown))
+        moments = tuple(sorted(self.moments()))
+        if force or moments != self._moments:
+            self._moments = moments
+            self._out.append(Moments(self.now, moments))
+        wake = self.next_wakeup()
+        if force or wake != self._wake:
+            self._wake = wake
+            self._out.append(WakeAt(self.now, wake))
 
     def _handle(self, message: Input) -> None:
         match message:
@@ -217,26 +238,38 @@ class Session(Rebuilding, Moves, Questions, Clock):
         return self._respond(heard, speaker, at, sure=sure, source=source)
 
     def _speech(self, m: Speech) -> None:
-        """An utterance the gate has judged (:mod:`referee.gate`). What is
-        dropped is logged, and the player told when it was theirs ("Sorry, I
-        was talking"); what is not nearly a command (table talk, a cough) is
-        logged and not answered, unless it was addressed to the referee."""
+        """An utterance as the ears measured it: understood (the matcher, with
+        who said it), then judged (:mod:`referee.gate`). Whose turn it was when
+        the player began decides whether a move came too late: the table ticks
+        the brain to then before it sends the speech (and to when it was
+        decided, so that the speech comes with every sentence said meanwhile). What is dropped is logged, and the player
+        told when it was theirs ("Sorry, I was talking"); what is not nearly a
+        command (table talk, a cough) is logged and not answered, unless it was
+        addressed to the referee."""
+        self._emit(self._tick(min(m.start, m.at)))
+        turn_then = next((turn for at, turn in reversed(self._turns) if at <= m.start),
+                         self.game.current_player())
         self._emit(self._tick(m.at))
-        heard, verdict = m.heard, m.verdict
+        text = m.transcript.text
+        heard = understand(self.matcher, m.transcript, self.attribute(m.speaker))
+        utterance = Utterance(heard, text, m.start, m.end, m.speaking, m.over, m.speaker,
+                              turn_then, self.game.current_player())
+        verdict = judge(utterance, m.room, barge_in=self.spec.barge_in(heard.intent),
+                        moves=heard.kind not in NOT_MOVES)
+        self._out.append(Judged(m.at, m.speaker, heard, text, verdict.dropped))
         if verdict.dropped is not None:
             self._drop(m, verdict.dropped)
             if verdict.notice is not None:  # (about hearing, not the game: not logged)
                 self._out.append(Say(m.at, verdict.notice, Tone.PROBLEM))
             return
-        if heard.kind != "none" or m.transcript:
-            self._out.append(Caption(m.at, self.label(m.speaker), m.transcript or "...",
-                                     m.source))
+        if heard.kind != "none" or text:
+            self._out.append(Caption(m.at, self.label(m.speaker), text or "...", m.source))
         if heard.kind == "stop":
             self._out.append(CutVoice(m.at, since=m.start))
             return
         if heard.kind == "none" and not heard.message and heard.score < FLOOR:
             self._drop(m, "not a command")
-            if ADDRESSED.match(m.transcript):
+            if ADDRESSED.match(text):
                 self._out.append(Say(m.at, NOT_CAUGHT, Tone.PROBLEM))
             return
         # Said over the referee's voice: never a sure move, whatever the score.
@@ -244,8 +277,8 @@ class Session(Rebuilding, Moves, Questions, Clock):
         self._emit(self._respond(heard, m.speaker, m.at, sure=sure, source=m.source))
 
     def _drop(self, m: Speech, reason: str) -> None:
-        log.info("not acted on: %r (%s)", m.transcript, reason)
-        self._log(DroppedRecord(m.at, m.source, m.speaker, m.transcript, reason))
+        log.info("not acted on: %r (%s)", m.transcript.text, reason)
+        self._log(DroppedRecord(m.at, m.source, m.speaker, m.transcript.text, reason))
 
     def is_sure(self, heard: Heard, *, named: bool) -> bool:
         """Whether a move heard so is played at once rather than asked about

@@ -38,17 +38,23 @@ from pathlib import Path
 from typing import Any
 
 from referee.gamelog import Record
-from referee.gate import ECHO_SLACK, Room, Spoken, Utterance, judge, overlapping
+from referee.gate import ECHO_SLACK, overlapping
 from referee.protocol import (
     Caption,
     ChangeVoice,
     CutVoice,
     Input,
+    Judged,
+    Left,
     Logged,
+    Moments,
     Output,
+    Room,
     Say,
     Skipped,
+    Snapshot,
     Speech,
+    Spoken,
     SpokenUntil,
     Start,
     Tick,
@@ -56,17 +62,18 @@ from referee.protocol import (
     Typed,
     VoiceChanged,
     VoiceCut,
+    WakeAt,
 )
 from referee.session import Session
 from referee.speech.audio import SPEECH_MARGIN, Audio, AudioError, load_wav
 from referee.speech.hearing.interface import Recognizer, Transcript
 from referee.speech.hearing.mic import OverVoice
 from referee.speech.hearing.segmenter import DEFAULT_END_SILENCE, URGENT
-from referee.speech.listen import Listener, understand
+from referee.speech.listen import Listener
 from referee.speech.speaking.tts import NullOutput, SilentVoice, Voice
 from referee.speech.speaking.tts import Output as AudioOutput
-from referee.speech.understanding.intents import Heard
-from referee.wording import NOT_MOVES, NOT_SPEAKING, sentences
+from referee.speech.understanding.intents import Heard, IntentMatcher
+from referee.wording import NOT_SPEAKING, sentences
 
 log = logging.getLogger(__name__)
 
@@ -115,18 +122,30 @@ class Table:
         record: Callable[[Sequence[Record]], None] | None = None,
         heard_back: Callable[[Audio, Spoken], None] | None = None,
         screen: Callable[[Output, float], None] | None = None,
+        at: float = 0.0,
     ) -> None:
+        #: The brain: only ever told inputs (:meth:`tell`); what the table knows
+        #: of the game comes from its outputs.
         self.session = session
+        #: Game time: the latest input the brain was told.
+        self.now = at
+        #: The public state and the result as the brain last showed them.
+        self.state: dict[str, Any] = {}
+        self.final: dict[str, Any] = {}
+        #: When the brain next has something to say if nobody speaks.
+        self.wake_at: float | None = None
+        #: The table said it is done ("that's all").
+        self.left = False
         #: Without a voice, printed sentences hold the clock as if read at this
         #: speed (None: they take no time, as in tests of the clock itself).
         self.reading_wpm = reading_wpm
         #: When the player will have read what was printed so far.
-        self.read_until = session.now
+        self.read_until = at
         self.recognizer = recognizer
-        if recognizer is not None:  # it listens for what can be said at this moment
-            recognizer.follow(session.moments)
-        self.listener = (Listener(recognizer, session.matcher) if recognizer is not None
-                         else None)
+        # The listener decodes ahead at pauses and judges the words so far
+        # with a matcher of its own, of the recogniser's phrases.
+        self.listener = (None if recognizer is None else Listener(
+            recognizer, IntentMatcher(recognizer.phrases, recognizer.phrases.names)))
         self.voice = voice or SilentVoice()
         self.output = output or NullOutput()
         #: Each player's own output (headphones) for what only they may hear.
@@ -146,18 +165,26 @@ class Table:
         self._talking: tuple[float, float] | None = None
         #: Sentences spoken or being spoken, oldest first (kept short).
         self.spoken: list[Spoken] = []
-        self.busy_until = session.now
+        self.busy_until = at
         self.heard: list[Hearing] = []
         self._voice_failed = False
 
     @property
-    def spec(self) -> Any:
-        return self.session.spec
+    def players(self) -> tuple[str, ...]:
+        """The players, in the order the game seats them."""
+        return tuple(self.state.get("players", ()))
+
+    @property
+    def over(self) -> bool:
+        return bool(self.state.get("over", False))
 
     # --- talking to the brain ---------------------------------------------------------
-    def tell(self, message: Input) -> None:
-        """Send the brain one input and carry out what it answers."""
-        self.perform(self.session.step(message))
+    def tell(self, message: Input) -> list[Output]:
+        """Send the brain one input and carry out what it answers (returned too)."""
+        self.now = max(self.now, message.at)
+        outputs = self.session.step(message)
+        self.perform(outputs)
+        return outputs
 
     def perform(self, outputs: Iterable[Output]) -> None:
         outputs = list(outputs)
@@ -182,6 +209,17 @@ class Table:
                         self._print(at, f"{who}: ({text})")
                 case Skipped(at=at, why=why):
                     self._print(at, f"skipped {why}")
+                case Snapshot(state=state, final=final):
+                    self.state, self.final = state, final
+                case Moments(moments=moments) if self.recognizer is not None:
+                    self.recognizer.follow(frozenset(moments))  # what can be said now
+                case WakeAt(wake=wake):
+                    self.wake_at = wake
+                case Left():
+                    self.left = True
+                case Judged(at=at, speaker=speaker, heard=heard, transcript=text,
+                            dropped=dropped):
+                    self.heard.append(Hearing(at, speaker, heard, text, dropped))
 
     def _print(self, at: float, line: str) -> None:
         self.show(f"[{at:.1f}] {line}" if self.stamp else line)
@@ -207,7 +245,7 @@ class Table:
             if show:  # (False: already printed, e.g. a start-up problem)
                 self.show(f"[{said.at:.1f}] referee: {said.text}" if self.stamp else said.text)
             if self.screen is not None:  # when its sound starts
-                self.screen(said, max(0.0, start - self.session.now))
+                self.screen(said, max(0.0, start - self.now))
             end = self._speak(said, start)
             if end is None:
                 end = self._read(said)
@@ -308,7 +346,7 @@ class Table:
         self.tell(Tick(at))
 
     def start(self) -> None:
-        self.tell(Start(self.session.now))
+        self.tell(Start(self.now))
 
     # --- listening ----------------------------------------------------------------------
     def hear_audio(
@@ -323,9 +361,8 @@ class Table:
         if self.listener is None:
             raise RuntimeError("this table has no recogniser")
         transcript = self.listener.transcript(audio, over=over is not None)
-        heard = understand(self.session.matcher, transcript, self.session.attribute(speaker))
-        return self.hear_intent(heard, transcript, start, end, at, speaker, source, over,
-                                cancels_echo)
+        return self.hear_transcript(transcript, start, end, at, speaker, source, over,
+                                    cancels_echo)
 
     @property
     def tail(self) -> float:
@@ -361,30 +398,26 @@ class Table:
 
     def speaking_now(self) -> bool:
         """Whether the referee is talking (a "stop" would cut it)."""
-        return self.busy_until > self.session.now
+        return self.busy_until > self.now
 
-    def hear_intent(
-        self, heard: Heard, transcript: Transcript, start: float, end: float, at: float,
+    def hear_transcript(
+        self, transcript: Transcript, start: float, end: float, at: float,
         speaker: str | None, source: str, over: OverVoice | None = None,
         cancels_echo: bool | None = None,
     ) -> Hearing:
-        """The gate's verdict on what was heard, then the brain acts on both.
-        The clock is run to when the player began (whose turn it was then
-        decides whether a move came too late), then to now."""
-        self.advance(min(start, at))
-        turn_then = self.session.game.current_player()
+        """Tell the brain what was heard, with what the table knows of it: the
+        referee's sentences sounding then, and the room. The brain understands
+        and judges it (:class:`~referee.protocol.Judged`). The clock is run to
+        when the player began, then to now, first: what fell due meanwhile is
+        said (and sounds over the utterance) before the brain judges it."""
+        self.advance(min(start, at))  # (whose turn it was when the player began)
         self.advance(at)
         room = self.room if cancels_echo is None else replace(self.room,
                                                                cancels_echo=cancels_echo)
-        utterance = Utterance(heard, transcript.text, start, end, self.speaking(start, end),
-                              over, speaker, turn_then, self.session.game.current_player())
-        verdict = judge(utterance, room, barge_in=self.spec.barge_in(heard.intent),
-                        moves=heard.kind not in NOT_MOVES)
-        result = Hearing(at, speaker, heard, transcript.text, verdict.dropped)
-        self.heard.append(result)
-        self.tell(Speech(at, start, end, speaker, source, heard, transcript.text, verdict,
-                         over))
-        return result
+        outputs = self.tell(Speech(at, start, end, speaker, source, transcript,
+                                   self.speaking(start, end), over, room))
+        judged = next(o for o in outputs if isinstance(o, Judged))
+        return Hearing(at, speaker, judged.heard, judged.transcript, judged.dropped)
 
     def hear_text(self, text: str, speaker: str | None, at: float, source: str = "text") -> None:
         """A typed line (always acted on: typing is not subject to the gate);
@@ -469,7 +502,7 @@ class AudioScript:
 
     def run(self, table: Table) -> None:
         table.start()
-        now = table.session.now
+        now = table.now
         for item in read_audio_script(self.lines, self.base):
             if isinstance(item, str):
                 table.show(item)
@@ -484,7 +517,7 @@ class AudioScript:
                            "line skipped.")
                 continue
             now = self._line(table, item, now)
-            if table.session.left:  # "that's all": the rest of the script is not played
+            if table.left:  # "that's all": the rest of the script is not played
                 break
         self._closing = True
         self._flush(table, float("inf"))
@@ -508,7 +541,7 @@ class AudioScript:
             table.player_talking(item.at, item.at + audio.seconds + self.end_silence)
         self._flush(table, item.at)
         table.advance(item.at)
-        if audio is None or table.session.left:
+        if audio is None or table.left:
             return item.at
         end = item.at + audio.seconds
         self._pending.append(_Pending(end, item.at, audio, speaker, "seat" if speaker else "mic"))
@@ -534,10 +567,10 @@ def _speaker(table: Table, item: ScriptLine) -> tuple[bool, str | None]:
     """(known, the named speaker as spelled at the table or None if unnamed)."""
     if item.speaker is None:
         return True, None
-    names = {p.casefold(): p for p in table.session.players}
+    names = {p.casefold(): p for p in table.players}
     if item.speaker.casefold() in names:
         return True, names[item.speaker.casefold()]
-    known = " and ".join(table.session.players)
+    known = " and ".join(table.players)
     table.say([Say(item.at, f"There is no player called {item.speaker}. The players are "
                             f"{known}.", Tone.PROBLEM)])
     return False, None

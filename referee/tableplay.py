@@ -56,7 +56,7 @@ from referee.protocol import (
     Tone,
 )
 from referee.protocol import Output as Shown
-from referee.replay import replay_records
+from referee.replay import Rebuilt, replay_records
 from referee.session import Session
 from referee.speech.audio import PlaybackTrack
 from referee.speech.hearing.mic import parse_device
@@ -173,12 +173,14 @@ def private_outputs(spec: GameSpec, live: bool) -> dict[str, Output]:
     return outputs
 
 
-def _recognizer(args: argparse.Namespace, session: Session) -> Any:
+def _recognizer(args: argparse.Namespace, spec: GameSpec) -> Any:
     from referee.speech.hearing.interface import RecognizerError
     from referee.speech.hearing.recognizers import make_recognizer
+    from referee.speech.understanding.phrase_files import load_phrases
 
     try:
-        return make_recognizer(session.matcher.phrases, args.engine, args.model)
+        return make_recognizer(load_phrases(spec.phrase_file, spec.players), args.engine,
+                               args.model)
     except RecognizerError as error:
         raise SetupError(str(error)) from error
 
@@ -207,8 +209,7 @@ def game_log_for(args: argparse.Namespace, spec: GameSpec, live: bool) -> GameLo
 def play_table(args: argparse.Namespace, spec: GameSpec) -> int:
     live = args.audio_script is None
     check_log_path(args)
-    session = Session(spec)
-    return _run(args, session, lambda: game_log_for(args, spec, live), live=live)
+    return _run(args, spec, Session(spec), lambda: game_log_for(args, spec, live), live=live)
 
 
 def check_log_path(args: argparse.Namespace, resuming: Path | None = None) -> None:
@@ -226,40 +227,42 @@ def check_log_path(args: argparse.Namespace, resuming: Path | None = None) -> No
                          f"referee resume {path}; for a new game, choose another file.")
 
 
-def _run(args: argparse.Namespace, session: Session,
+def _run(args: argparse.Namespace, spec: GameSpec, session: Session,
          make_log: Callable[[], GameLog | None], *, live: bool,
          resuming: float | None = None) -> int:
     """Play to the end; ``resuming``: the game was rebuilt from its log, whose
     last record is at that time (where it stands is said instead of the opening). The
     game log is made by ``make_log`` once the voice and the microphone are
     ready, so a game that cannot start leaves no log behind."""
-    on_seat_pages = [p for p, d in session.spec.private_channels().items() if d == SEAT_PAGE]
+    on_seat_pages = [p for p, d in spec.private_channels().items() if d == SEAT_PAGE]
     if on_seat_pages and not (live and getattr(args, "screen", None)):
         raise SetupError(f"--private-audio {on_seat_pages[0]}=screen shows private sentences "
                          "on the player's seat page: play live with --screen too.")
-    private = private_outputs(session.spec, live)
+    private = private_outputs(spec, live)
     voice, output = voice_and_output(args, live)
     game_log: GameLog | None = None
+    table: Table | None = None
     try:
         if not live:
             script = AudioScript(read_lines(args.audio_script), args.audio_script.parent,
                                  end_silence=args.end_silence, echo=args.echo)
-            recognizer = _recognizer(args, session)
+            recognizer = _recognizer(args, spec)
             game_log = make_log()
             table = Table(session, recognizer=recognizer, voice=voice, output=output,
                           show=emit, private=private, record=_writer(game_log),
                           heard_back=script.heard_back)
             script.run(table)
         else:
-            game_log = _run_live(args, session, voice, output, make_log, resuming, private)
+            table, game_log = _run_live(args, spec, session, voice, output, make_log,
+                                        resuming, private)
     finally:
         output.close()
         for channel in private.values():
             channel.close()
         if game_log is not None:
             game_log.close()
-    if args.json:
-        print(json.dumps(session.final_state()), flush=True)
+    if args.json and table is not None:
+        print(json.dumps(table.final), flush=True)
     return 0
 
 
@@ -267,26 +270,27 @@ def _writer(game_log: GameLog | None) -> Callable[[Sequence[Record]], None] | No
     return None if game_log is None else game_log.write_all
 
 
-def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: Output,
-              make_log: Callable[[], GameLog | None], resuming: float | None,
-              private: dict[str, Output]) -> GameLog | None:
+def _run_live(args: argparse.Namespace, spec: GameSpec, session: Session, voice: Voice,
+              output: Output, make_log: Callable[[], GameLog | None], resuming: float | None,
+              private: dict[str, Output]) -> tuple[Table, GameLog | None]:
     from referee.live import LiveLoop, library_noise_to
 
     track = output.track if isinstance(output, SpeakerOutput) else None
-    microphone = _microphone(args, session, track)
+    microphone = _microphone(args, spec, track)
     if microphone is None and sys.stdin.isatty():
         note("Type what you say, one line at a time; 'Bob: ...' says who spoke. "
              "After the game, that's all or Ctrl-D leaves.")
-    recognizer = _recognizer(args, session) if microphone is not None else None
-    with screen_for(args, session.spec) as screen:
+    recognizer = _recognizer(args, spec) if microphone is not None else None
+    with screen_for(args, spec) as screen:
         game_log = make_log()
         table = Table(session, recognizer=recognizer, voice=voice, output=output,
                       show=emit, stamp=False, echo_tail=ECHO_TAIL,
                       cancels_echo=microphone is not None and track is not None,
                       private=private, reading_wpm=READING_WPM, record=_writer(game_log),
-                      screen=None if screen is None else screen.publish)
+                      screen=None if screen is None else screen.publish,
+                      at=resuming or 0.0)
         # What went wrong while setting up is said too, not only printed.
-        table.say([Say(session.now, text, Tone.PROBLEM) for text in take_problems()],
+        table.say([Say(table.now, text, Tone.PROBLEM) for text in take_problems()],
                   show=False)
         if resuming is not None:
             table.tell(Resume(resuming))
@@ -295,16 +299,16 @@ def _run_live(args: argparse.Namespace, session: Session, voice: Voice, output: 
                         seat_lines=None if screen is None else screen.lines)
         with library_noise_to(library_log()):
             loop.run(greet=resuming is None)
-            if not session.over:
+            if not table.over:
                 table.tell(Stop(loop.now()))
             # let the last sentence finish before the speakers close (their
             # library's complaints at closing go to its log too)
             time.sleep(max(0.0, min(5.0, table.busy_until - loop.now())))
             output.close()
-    return game_log
+    return table, game_log
 
 
-def _microphone(args: argparse.Namespace, session: Session,
+def _microphone(args: argparse.Namespace, spec: GameSpec,
                 track: PlaybackTrack | None) -> Microphone | None:
     """The microphone the table asked for (``--input``, ``--device``,
     ``--seat-mics``), or None for typed input (said why, when it was not asked for)."""
@@ -314,7 +318,7 @@ def _microphone(args: argparse.Namespace, session: Session,
     if args.input == "text":
         return None
     try:
-        seats = parse_seats(args.seat_mics, session.players)
+        seats = parse_seats(args.seat_mics, spec.players)
     except ValueError as error:
         raise SetupError(str(error)) from error
     try:
@@ -380,20 +384,20 @@ def show_addresses(screen: Screen, qr: bool = True) -> None:
                 "printed with its key.")
 
 
-def _replay_on_screen(args: argparse.Namespace, session: Session,
+def _replay_on_screen(args: argparse.Namespace, spec: GameSpec,
                       records: Sequence[Record]) -> int:
     """``referee replay LOG --screen``: the game again on the screen, a move
     every ``--pace`` seconds, or (``--pace 0`` at a terminal) a move each time
     Enter is pressed; the screen stays until Enter (or Ctrl-C)."""
     stepping = args.pace == 0 and sys.stdin.isatty()
-    with screen_for(args, session.spec) as screen:
+    with screen_for(args, spec) as screen:
         assert screen is not None
         note("Replaying on the screen: " + ("Enter shows the next move" if stepping
              else f"a move every {args.pace:g} s") + "; Ctrl-C stops.")
         wait: Callable[[float], object] = (
             (lambda _: sys.stdin.readline()) if stepping else time.sleep)
         try:
-            replay_to_screen(session, records, screen.publish, args.pace, wait)
+            replay_to_screen(Session(spec), records, screen.publish, args.pace, wait)
             note("The replay is over; press Enter to close the screen.")
             if sys.stdin.isatty():
                 sys.stdin.readline()
@@ -409,7 +413,7 @@ def replay_to_screen(session: Session, records: Sequence[Record],
     exactly what was announced), who said what, and the board after each step
     (the game rebuilt record by record), ``pace`` seconds between moves."""
     chance = tuple(r.outcome for r in records if isinstance(r, ChanceRecord))
-    session.step(Start(session.now, rebuild=chance))
+    session.step(Start(0.0, rebuild=chance))  # (a fresh brain: its game begins at 0)
     for record in records:
         if isinstance(record, InputRecord):
             sleep(pace)
@@ -460,7 +464,8 @@ def read_lines(path: Path) -> list[str]:
 # --- resume and replay -----------------------------------------------------------------
 
 
-def _logged_session(path: Path, replaying: bool = False) -> tuple[Session, float, list[Record]]:
+def _logged_session(path: Path, replaying: bool = False
+                    ) -> tuple[GameSpec, Session, Rebuilt, list[Record]]:
     """The game a log describes, rebuilt as it was last announced; what could
     not be rebuilt is told (resume: what to check on the table; a replay: what
     it leaves out)."""
@@ -504,7 +509,7 @@ def _logged_session(path: Path, replaying: bool = False) -> tuple[Session, float
                 else "Check the table against what I say next.")
         problem(f"{path}: the game rebuilt from the rest is not what was announced. Not "
                 f"restored: {told}{more}. {then}")
-    return session, rebuilt.last, records
+    return spec, session, rebuilt, records
 
 
 def unrestored(logged: Sequence[Record], rebuilt: Sequence[Record]) -> list[SaidRecord]:
@@ -550,8 +555,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
     elsewhere = args.log is not None and Path(args.log).resolve() != args.log_file.resolve()
     writing = None if elsewhere or args.no_log else held
     try:
-        session, last, _ = _logged_session(args.log_file)
-        if session.over:
+        spec, session, rebuilt, _ = _logged_session(args.log_file)
+        last = rebuilt.last
+        if rebuilt.state.get("over"):
             raise SetupError(f"The game in {args.log_file} is over; there is nothing to resume.")
         if elsewhere and not args.no_log:
             writing = _locked(args.log)
@@ -562,7 +568,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
             writing.write(ResumedRecord(last, time.strftime("%Y-%m-%dT%H:%M:%S%z")))
             return writing
 
-        return _run(args, session, make_log, live=True, resuming=last)
+        return _run(args, spec, session, make_log, live=True, resuming=last)
     finally:
         held.close()
         if writing is not None:
@@ -570,9 +576,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    session, _, records = _logged_session(args.log_file, replaying=True)
+    spec, _, rebuilt, records = _logged_session(args.log_file, replaying=True)
     if getattr(args, "screen", None):
-        return _replay_on_screen(args, Session(session.spec), records)
+        return _replay_on_screen(args, spec, records)
     for r in records:
         at = f"[{r.at:.1f}]"
         if isinstance(r, InputRecord):
@@ -588,5 +594,5 @@ def cmd_replay(args: argparse.Namespace) -> int:
         elif isinstance(r, ResumedRecord):
             print(f"{at} (resumed)")
     if args.json:
-        print(json.dumps(session.final_state()))
+        print(json.dumps(rebuilt.final))
     return 0

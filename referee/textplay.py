@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from referee.gamelog import Record
 from referee.protocol import (
@@ -24,8 +25,10 @@ from referee.protocol import (
     ChangeVoice,
     CutVoice,
     Input,
+    Left,
     Logged,
     Say,
+    Snapshot,
     Start,
     Tick,
     Tone,
@@ -83,10 +86,22 @@ class Printer:
         self.session = session
         self.emit = emit
         self.record = record
+        #: What the brain last showed of the game, and whether the table left.
+        self.state: dict[str, Any] = {}
+        self.final: dict[str, Any] = {}
+        self.left = False
+
+    @property
+    def players(self) -> tuple[str, ...]:
+        return tuple(self.state.get("players", ()))
 
     def tell(self, message: Input) -> None:
         for out in self.session.step(message):
             match out:
+                case Snapshot(state=state, final=final):
+                    self.state, self.final = state, final
+                case Left():
+                    self.left = True
                 case Say():
                     self.emit(format_said(out))
                 case Caption(at=at, who=who, text=text):
@@ -100,19 +115,20 @@ class Printer:
 
 
 def run_script(session: Session, lines: Iterable[str], emit: Callable[[str], None],
-               record: Callable[[Record], None] | None = None) -> None:
-    """Play a timed transcript through ``session``, emitting printed lines;
-    ``record`` takes the game log's records."""
+               record: Callable[[Record], None] | None = None, at: float = 0.0) -> Printer:
+    """Play a timed transcript through ``session`` from ``at``, emitting printed
+    lines; ``record`` takes the game log's records. The printer, which knows
+    what the brain last showed."""
     printer = Printer(session, emit, record)
-    now = session.now
+    now = at
     printer.tell(Start(now))
     for number, raw in enumerate(lines, start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        if session.left:  # "that's all": the referee has left the table
+        if printer.left:  # "that's all": the referee has left the table
             emit(f"line {number}: the table had left (that's all); the rest is not played.")
-            return
+            return printer
         match = _SCRIPT_LINE.match(line)
         if match:
             at = float(match.group(1))
@@ -124,9 +140,10 @@ def run_script(session: Session, lines: Iterable[str], emit: Callable[[str], Non
             emit(f"line {number}: cannot read the time in {line[:20]!r}; line skipped.")
             continue
         try:
-            speaker, text = split_speaker(line, session.players)
+            speaker, text = split_speaker(line, printer.players)
         except SpeakerError as error:
             emit(f"[{now:.1f}] ?: {line}")
             emit(format_said(Say(now, str(error), Tone.PROBLEM)))
             continue
         printer.tell(Typed(now, text, speaker) if text else Tick(now))
+    return printer

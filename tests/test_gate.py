@@ -14,12 +14,11 @@ from referee.gate import (
     TALKING,
     UNCLEAR_OVER,
     WITHIN,
-    Room,
-    Spoken,
     Utterance,
+    Verdict,
     judge,
 )
-from referee.protocol import Tone, Verdict
+from referee.protocol import Room, Spoken, Tone
 from referee.speech.hearing.mic import OverVoice
 from referee.speech.understanding.intents import Heard
 from referee.speech.understanding.meaning import NONE, Intent

@@ -895,7 +895,7 @@ def test_twist_choices_and_end_of_hand_reports_are_heard_only_at_their_moment():
     cases = {u.id: u for u in utterances("phase10-twist")}
 
     def heard(uid: str, moments: frozenset[str]) -> Any:
-        recognizer.follow(lambda: moments)
+        recognizer.follow(moments)
         audio = load_wav(clean_path(COMMITTED_VOICE, cases[uid]))
         return understand(matcher, recognizer.decode(recognizer.prepare(audio)), "Ann").intent
 

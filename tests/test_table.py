@@ -247,8 +247,7 @@ def test_a_move_begun_just_after_a_countdown_word_is_the_players_when_the_cancel
         table.advance(deadline - 4.9)
         five = table.spoken[-1]
         assert (five.text, five.tone) == ("Five.", "countdown")
-        heard = session.matcher.match("flip my five", "Ann")
-        result = table.hear_intent(heard, Transcript("flip my five", 1.0), five.start + 0.2,
+        result = table.hear_transcript(Transcript("flip my five", 1.0), five.start + 0.2,
                                    five.start + 0.9, five.start + 1.2, "Ann", "seat", over=over)
         assert result.dropped == expected, over
         assert (5 in session.game.state.tiles_down("Ann")) == (expected is None)
@@ -374,8 +373,7 @@ def test_the_referees_own_words_from_a_player_over_it_are_the_players(tmp_path):
         table.hear_text("flip my 3", "Ann", table.busy_until + 0.5)
         first, second = table.spoken[-2:]
         assert (first.text, second.text) == ("Ann, 3 down.", "One more flip.")
-        heard = session.matcher.match("flip my three", "Ann")
-        result = table.hear_intent(heard, Transcript("flip my three", 1.0), first.start + 0.2,
+        result = table.hear_transcript(Transcript("flip my three", 1.0), first.start + 0.2,
                                    second.end - 0.1, second.end + 0.2, None, "mic",
                                    over=OverVoice(12.0) if cancels else None)
         assert result.dropped == expected
@@ -383,7 +381,7 @@ def test_the_referees_own_words_from_a_player_over_it_are_the_players(tmp_path):
     assert more.kind == "more"
     table.hear_text("rules", "Bob", table.busy_until + 3.0)
     reading = table.spoken[-1]
-    result = table.hear_intent(more, Transcript("go on", 1.0), reading.start + 1,
+    result = table.hear_transcript(Transcript("go on", 1.0), reading.start + 1,
                                reading.start + 1.5, reading.start + 1.8, None, "mic",
                                over=OverVoice(12.0))
     assert result.dropped == "a reply within the referee's own sentence"
@@ -406,8 +404,7 @@ def test_the_referees_words_in_its_order_are_its_echo_whatever_the_microphone_me
     table.hear_text("flip my 2", "Ann", table.busy_until + 0.5)
     announced = table.spoken[-2]
     assert announced.text == "Ann, 2 down."
-    flip = session.matcher.match("Bob flip two down", "Ann")
-    kept = table.hear_intent(flip, Transcript("Bob flip two down", 1.0), announced.start + 0.1,
+    kept = table.hear_transcript(Transcript("Bob flip two down", 1.0), announced.start + 0.1,
                              announced.end + 0.4, announced.end + 0.7, "Ann", "seat",
                              over=OverVoice(12.0))
     assert kept.dropped is None
@@ -420,7 +417,7 @@ def test_the_referees_words_in_its_order_are_its_echo_whatever_the_microphone_me
     question = table.spoken[-1]
     call = session.matcher.match("call sixty five", "Bob")
     assert call.kind == "call"
-    echo = table.hear_intent(call, Transcript("call sixty five", 0.75), question.start + 0.05,
+    echo = table.hear_transcript(Transcript("call sixty five", 0.75), question.start + 0.05,
                              question.end - 0.05, question.end + 0.6, "Bob", "seat",
                              over=OverVoice(10.6))
     assert echo.dropped == "echo of the referee's own voice"
@@ -444,12 +441,11 @@ def test_seat_microphones_overrule_a_canceller_that_fared_badly(tmp_path):
     from referee.speech.hearing.interface import Transcript
 
     session, table, at = _reading_the_rules(tmp_path)
-    flip = session.matcher.match("flip my twelve", "Ann")
-    level = table.hear_intent(flip, Transcript("flip my twelve", 1.0), at, at + 1, at + 1.3,
+    level = table.hear_transcript(Transcript("flip my twelve", 1.0), at, at + 1, at + 1.3,
                               "Ann", "seat", over=OverVoice(12.0, seat_db=1.0))
     assert level.dropped == "the referee's voice, heard alike at every seat"
     assert session.question is None
-    player = table.hear_intent(flip, Transcript("flip my twelve", 1.0), at + 2, at + 3,
+    player = table.hear_transcript(Transcript("flip my twelve", 1.0), at + 2, at + 3,
                                at + 3.3, "Ann", "seat", over=OverVoice(12.0, seat_db=25.0))
     assert player.dropped is None
     assert session.question is not None
@@ -463,29 +459,27 @@ def test_over_the_referees_voice_only_what_is_heard_clearly_is_taken(tmp_path):
     hearing is dropped, with "say it again" when it went on after the voice (a
     player's, then); the same words heard clearly are a player's."""
     from referee.speech.hearing.interface import Transcript
-    from referee.speech.listen import understand
 
     session, table, at = _reading_the_rules(tmp_path)
     before = session.final_state()
 
-    def heard(text: str, confidence: float) -> tuple[Any, Transcript]:
-        transcript = Transcript(text, confidence)
-        return understand(session.matcher, transcript, "Ann"), transcript
+    def heard(text: str, confidence: float) -> Transcript:
+        return Transcript(text, confidence)
 
-    echo = table.hear_intent(*heard("play again", 0.75), at, at + 1, at + 1.3, None, "mic",
+    echo = table.hear_transcript(heard("play again", 0.75), at, at + 1, at + 1.3, None, "mic",
                              over=OverVoice(5.7))
     assert echo.heard.kind == "rematch"
     assert echo.dropped == "unclear over the referee's voice"
     assert session.question is None
     assert table.spoken[-1].text != "Sorry, I was talking: say it again."
     end = table.busy_until  # the rules' section ends; an unsure move goes on after it
-    late = table.hear_intent(*heard("flip my twelve", 0.75), end - 0.5, end + 1.5, end + 1.8,
+    late = table.hear_transcript(heard("flip my twelve", 0.75), end - 0.5, end + 1.5, end + 1.8,
                              None, "mic", over=OverVoice(12.0))
     assert late.dropped == "unclear over the referee's voice"
     assert table.spoken[-1].text == "Sorry, I was talking: say it again."
     assert session.question is None
     notice = table.spoken[-1]
-    clear = table.hear_intent(*heard("play again", 1.0), notice.start, notice.start + 1,
+    clear = table.hear_transcript(heard("play again", 1.0), notice.start, notice.start + 1,
                               notice.start + 1.3, None, "mic", over=OverVoice(12.0))
     assert clear.dropped is None
     assert session.question is not None
@@ -507,11 +501,10 @@ def test_with_the_echo_canceller_a_player_over_the_referee_is_heard_and_its_left
     before = session.final_state()
     leftover = session.matcher.match("pardon", "Ann")
     assert leftover.kind == "query"
-    dropped = table.hear_intent(leftover, Transcript("pardon", 1.0), at, at + 1, at + 1.3,
+    dropped = table.hear_transcript(Transcript("pardon", 1.0), at, at + 1, at + 1.3,
                                 None, "mic", over=OverVoice(1.0))
     assert dropped.dropped == "what the echo canceller left of the referee's voice"
-    flip = session.matcher.match("flip my twelve", "Ann")
-    heard = table.hear_intent(flip, Transcript("flip my twelve", 1.0), at + 2, at + 3, at + 3.3,
+    heard = table.hear_transcript(Transcript("flip my twelve", 1.0), at + 2, at + 3, at + 3.3,
                               None, "mic", over=OverVoice(12.0))
     assert heard.dropped is None
     assert session.question is not None
@@ -521,12 +514,11 @@ def test_with_the_echo_canceller_a_player_over_the_referee_is_heard_and_its_left
     # likely): dropped; one that goes on after the sentence is asked about.
     question = table.spoken[-1]  # said once the rules' section is over
     assert question.text == "Ann, did you say: flip Ann's 12?"
-    yes = session.matcher.match("yes", "Ann")
-    inside = table.hear_intent(yes, Transcript("yes", 1.0), at + 4, at + 4.5, at + 4.8, None,
+    inside = table.hear_transcript(Transcript("yes", 1.0), at + 4, at + 4.5, at + 4.8, None,
                                "mic", over=OverVoice(12.0))
     assert inside.dropped == "a reply within the referee's own sentence"
     assert session.question is not None
-    late = table.hear_intent(yes, Transcript("yes", 1.0), question.end - 0.2, question.end + 1.2,
+    late = table.hear_transcript(Transcript("yes", 1.0), question.end - 0.2, question.end + 1.2,
                              question.end + 1.5, None, "mic", over=OverVoice(12.0))
     assert late.dropped is None
     assert session.last[0].startswith("Sorry, was that a yes or a no?")

@@ -379,7 +379,7 @@ def test_words_addressed_to_the_referee_that_are_no_command_get_an_answer():
         before = len(shown)
         heard = understand(table.session.matcher, Transcript(text, 0.9), "Ann")
         assert heard.kind == "none"
-        table.hear_intent(heard, Transcript(text, 0.9), 40.0, 41.0, 41.5, "Ann", "mic")
+        table.hear_transcript(Transcript(text, 0.9), 40.0, 41.0, 41.5, "Ann", "mic")
         answers = [x for x in shown[before:] if x.startswith("[41.5] referee: ")]
         assert answers == ([f"[41.5] referee: {NOT_CAUGHT}"] if answered else []), shown
     assert table.session.game.state.tiles_down("Ann") == frozenset()
@@ -484,7 +484,6 @@ def test_thats_all_heard_within_the_referees_own_invitation_is_its_echo():
     room: those words heard within its sentence are not a player leaving."""
     from referee.gate import WITHIN
     from referee.speech.hearing.interface import Transcript
-    from referee.speech.listen import understand
 
     s = short_box()
     table = Table(s.session, voice=EspeakVoice(), show=lambda _: None, gate=False)
@@ -493,12 +492,11 @@ def test_thats_all_heard_within_the_referees_own_invitation_is_its_echo():
         table.hear_text(text, who, table.busy_until + 1 + n)
     invitation = table.spoken[-1]
     assert invitation.text.endswith("or that's all to finish.")
-    heard = understand(s.matcher, Transcript("that's all", 1.0), "Ann")
-    inside = table.hear_intent(heard, Transcript("that's all", 1.0), invitation.end - 1.0,
+    inside = table.hear_transcript(Transcript("that's all", 1.0), invitation.end - 1.0,
                                invitation.end - 0.2, invitation.end + 0.3, None, "mic")
     assert inside.dropped == WITHIN
     assert not s.left
-    after = table.hear_intent(heard, Transcript("that's all", 1.0), invitation.end + 1.0,
+    after = table.hear_transcript(Transcript("that's all", 1.0), invitation.end + 1.0,
                               invitation.end + 1.8, invitation.end + 2.3, "Ann", "mic")
     assert after.dropped is None
     assert s.left

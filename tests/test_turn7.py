@@ -948,7 +948,7 @@ def test_a_bare_name_is_heard_only_when_a_target_is_asked_for(model):
     cases = {u.id: u for u in utterances("turn7")}
 
     def heard(uid: str, moments: frozenset[str]) -> Any:
-        recognizer.follow(lambda: moments)
+        recognizer.follow(moments)
         audio = load_wav(clean_path(COMMITTED_VOICE, cases[uid]))
         return understand(matcher, recognizer.decode(recognizer.prepare(audio)), "Ann").intent
 

@@ -40,7 +40,7 @@ from referee.speech.hearing.whisper_recognizer import (
     whisper_context,
     whisper_primer,
 )
-from referee.speech.listen import hear_audio, understand
+from referee.speech.listen import hear_audio
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.meaning import Intent
 from referee.wording import SURE_SCORE
@@ -488,7 +488,7 @@ def test_an_unsure_hearing_is_asked_about_before_it_is_played(whisper, matcher, 
     session = Session(Race65Spec(PLAYERS, Race65Options(difficulty="easy")))
     lines: list[str] = []
     table = Table(session, recognizer=whisper, show=lines.append, stamp=False)
-    table.hear_intent(understand(matcher, transcript, "Ann"), transcript, 1.0, 2.0, 2.0, "Ann",
+    table.hear_transcript(transcript, 1.0, 2.0, 2.0, "Ann",
                       "mic")
     assert "Ann, did you say: flip Ann's 7?" in lines
     assert session.game.state.tiles_down("Ann") == frozenset()

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from referee.brain.room import Room
+from referee.brain.shared import Shared
 from referee.engine.core import Event, PauseClock, ResumeClock, StopGame, Timeout
 from referee.gamelog import AskedRecord, DelayRecord, HoldRecord, ReleaseRecord, StopRecord
 from referee.protocol import Say, Tone
 from referee.wording import countdown_marks, mark_text
 
 
-class Clock(Room):
+class Clock(Shared):
     """The turn clock: countdown marks, timeouts, and holding the timer."""
 
     def next_wakeup(self) -> float | None:

@@ -10,7 +10,7 @@
   says what to put back on the table ("Everyone, flip all your tiles back
   up.": :meth:`~referee.games.base.GameSpec.reset`).
 * "That's all" (or "we're done", "goodbye") leaves:
-  :attr:`~referee.brain.room.Room.left` tells the table loop to end. Said
+  :attr:`~referee.brain.shared.Shared.left` tells the table loop to end. Said
   during a game, it asks another player to agree to end the game, then leaves.
 """
 
@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from referee.brain.room import Room
+from referee.brain.shared import Shared
 from referee.engine.core import Event, Rejection
 from referee.gamelog import ChanceRecord, EventRecord
-from referee.protocol import Say, Tone
+from referee.protocol import Left, Say, Tone
 from referee.speech.understanding.meaning import Intent
 from referee.wording import GOODBYE, MAX_CHANCE_STEPS, NOT_MOVES
 
 
-class Moves(Room):
+class Moves(Shared):
     """Moves, the table commands, and chance."""
 
     def _start(self, at: float, rebuild: tuple[str, ...] | None) -> None:
@@ -140,4 +140,5 @@ class Moves(Room):
         """The table is done: the loop that drives this session ends."""
         self.left = True
         self.question = None
+        self._out.append(Left(at))
         return self._say([GOODBYE], at, Tone.ANNOUNCE)

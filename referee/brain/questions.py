@@ -20,14 +20,14 @@
 
 from __future__ import annotations
 
-from referee.brain.room import Question, Room
+from referee.brain.shared import Question, Shared
 from referee.engine.core import ClockResumed, Rejection, StopGame
 from referee.gamelog import EventRecord
 from referee.protocol import Say, Tone
 from referee.speech.understanding.meaning import Intent
 
 
-class Questions(Room):
+class Questions(Shared):
     """Yes/no questions: asking, answers, and what a yes or a no does."""
 
     def _ask(

@@ -7,7 +7,7 @@ resume repeats what was said. :func:`referee.replay.replay_records` drives it.
 
 from __future__ import annotations
 
-from referee.brain.room import Room
+from referee.brain.shared import Shared
 from referee.gamelog import (
     AskedRecord,
     DelayRecord,
@@ -26,7 +26,7 @@ from referee.speech.understanding.intents import Heard
 REPLAY_SLACK = 0.0025
 
 
-class Rebuilding(Room):
+class Rebuilding(Shared):
     """A game rebuilt from its log, one record at a time."""
 
     def _replayed(self, record: Record) -> None:

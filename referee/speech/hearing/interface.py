@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.speech.audio import RATE, SPEECH_MARGIN, Audio
+from referee.speech.understanding.templates import PhraseSet
 
 log = logging.getLogger(__name__)
 
@@ -57,20 +58,22 @@ class Recognizer(ABC):
     """Speech to words for one game's grammar."""
 
     name: str = ""
+    #: The phrase set it hears.
+    phrases: PhraseSet
     #: The moments the game is at now (phrase-file ``when``; see
-    #: :meth:`~referee.speech.understanding.templates.PhraseSet.only`), asked at
-    #: each utterance; None listens for every sentence (see :meth:`follow`).
-    #: Whisper listens only for what can be said now; PocketSphinx and Vosk,
-    #: whose grammars are fixed when they start, for everything.
-    moments: Callable[[], frozenset[str]] | None = None
+    #: :meth:`~referee.speech.understanding.templates.PhraseSet.only`), as the
+    #: brain last said (:class:`~referee.protocol.Moments`); None listens for
+    #: every sentence (see :meth:`follow`). Whisper listens only for what can
+    #: be said now; PocketSphinx and Vosk, whose grammars are fixed when they
+    #: start, for everything.
+    moments: frozenset[str] | None = None
     #: Seconds of audio :meth:`prepare` keeps after an utterance's last loud
     #: sound: a decode ahead can start once that much quiet follows a pause
     #: (:class:`~referee.speech.hearing.segmenter.Segmenter`), and not sooner.
     tail: float = SPEECH_MARGIN
 
-    def follow(self, moments: Callable[[], frozenset[str]] | None) -> None:
-        """Listen, at each utterance, for what can be said at the moments
-        ``moments()`` says the game is at (the table's brain's)."""
+    def follow(self, moments: frozenset[str] | None) -> None:
+        """Listen, from the next utterance on, for what can be said at ``moments``."""
         self.moments = moments
 
     @abstractmethod

@@ -76,11 +76,11 @@ class WhisperRecognizer(Recognizer):
         self._chunks: list[bytes] = []
         from referee.speech.understanding.intents import IntentMatcher
 
-        players = table_names(phrases) or ["?"]
+        players = phrases.names or ["?"]
         #: Reads sentences for :meth:`_gap` (whoever speaks: only differences count).
         self._meaning = partial(IntentMatcher(phrases, players).match, speaker=players[0])
         #: The names that, said in front of a sentence, would change it (:func:`name_checked`).
-        self._names = names_before(self._meaning, table_names(phrases))
+        self._names = names_before(self._meaning, phrases.names)
 
     def prepare(self, audio: Audio, tail: float | None = None) -> Audio:
         """Whisper hears the utterance as it came: it was trained on noisy speech,
@@ -132,7 +132,7 @@ class WhisperRecognizer(Recognizer):
         if len(audio.samples) == 0 or peak_dbfs(audio) < SILENCE_DBFS:
             return Transcript("", 0.0, (), spent + time.perf_counter() - started,
                               {"silence": True})
-        moments = self.phrases.moments if self.moments is None else self.moments()
+        moments = self.phrases.moments if self.moments is None else self.moments
         grammar = self._at.get(moments & self.phrases.moments, self.phrases)
         result = self.scorer.score(audio.samples.astype(np.float32) / 32768.0, grammar,
                                    give_up)
@@ -197,18 +197,12 @@ class WhisperRecognizer(Recognizer):
 
 
 
-def table_names(phrases: PhraseSet) -> list[str]:
-    """The players whose names the phrase set was filled with, in seat order."""
-    slot = phrases.player_slot
-    return [str(v) for v in dict.fromkeys(slot.values.values())] if slot is not None else []
-
-
 def whisper_context(phrases: PhraseSet) -> str:
     """What Whisper is told came before each utterance: "Ann and Bob play Race to
     65." (the table's names and the phrase file's ``title``). Measured on the
     tuning fixtures (eSpeak, clean): 67 -> 73 % of commands right for en-gb, as
     names are then far likelier to be written as players say them."""
-    names = table_names(phrases)
+    names = phrases.names
     table = " and ".join(names) if len(names) <= 2 else (
         ", ".join(names[:-1]) + " and " + names[-1])
     game = f" {phrases.title}" if phrases.title else ""
@@ -230,7 +224,7 @@ def whisper_primer(phrases: PhraseSet) -> str:
     time instead of 0.4 % ("flip my three up" as "flip my three down").
     Measured in docs/record.md, "What was tried for Whisper".
     """
-    names = table_names(phrases)
+    names = phrases.names
     other = names[1] if len(names) > 1 else ""
     said = [example.replace("{player}", other) for example in phrases.examples
             if example and (other or "{player}" not in example)]

@@ -372,6 +372,12 @@ class PhraseSet:
         """The slot the table's names fill (``players = true``), whatever it is called."""
         return next((slot for slot in self.slots.values() if slot.kind == "player"), None)
 
+    @property
+    def names(self) -> list[str]:
+        """The players whose names the set was filled with, in seat order."""
+        slot = self.player_slot
+        return [str(v) for v in dict.fromkeys(slot.values.values())] if slot is not None else []
+
     def said_word(self, name: str) -> str | None:
         """The name as players say it when it is also a word of the phrases (a
         template's word or a slot's value: "A", "Skip", "Red"), else None. A

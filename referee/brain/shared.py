@@ -1,17 +1,18 @@
-"""The room every part of the brain shares: the game, the state of the
+"""What every part of the brain shares: the game, the state of the
 conversation and of the clock, and how the referee says and logs things.
 
 The brain (:class:`~referee.session.Session`) is split by job, one module a
 job, each a class over this one: the turn clock (:mod:`referee.brain.clock`),
 questions and confirmations (:mod:`referee.brain.questions`), moves, the
 table's commands and chance (:mod:`referee.brain.moves`), and a game rebuilt
-from its log (:mod:`referee.brain.replayed`). :class:`Room` holds the state
+from its log (:mod:`referee.brain.replayed`). :class:`Shared` holds the state
 they share and declares what each offers the others; the session joins them
 and keeps the one entry point, :meth:`~referee.session.Session.step`.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -45,7 +46,7 @@ class Question:
     consent: bool = False
 
 
-class Room:
+class Shared:
     """The state the parts of the brain share, and saying and logging."""
 
     def __init__(
@@ -90,7 +91,13 @@ class Room:
         #: What this step logged, and what else it does, in order.
         self._logged: list[Record] = []
         self._out: list[Output] = []
-        self._shown: dict[str, Any] | None = None
+        #: What the drivers were last told (:meth:`~referee.session.Session._report`).
+        self._shown: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self._moments: tuple[str, ...] | None = None
+        self._wake: float | None = -1.0
+        #: Whose turn it was after each of the latest steps, by the time each was
+        #: told (see :meth:`~referee.session.Session._speech`).
+        self._turns: deque[tuple[float, str | None]] = deque(maxlen=16)
         deadline = self.game.deadline()
         if deadline is not None:
             self._turn_limit = deadline - at
