@@ -242,8 +242,8 @@ class Session(Rebuilding, Moves, Questions, Clock):
         who said it), then judged (:mod:`referee.gate`). Whose turn it was when
         the player began decides whether a move came too late: the table ticks
         the brain to then before it sends the speech (and to when it was
-        decided, so that the speech comes with every sentence said meanwhile). What is dropped is logged, and the player
-        told when it was theirs ("Sorry, I was talking"); what is not nearly a
+        decided, so that the speech comes with every sentence said meanwhile).
+        What is dropped is logged, and the player told when it was theirs ("Sorry, I was talking"); what is not nearly a
         command (table talk, a cough) is logged and not answered, unless it was
         addressed to the referee."""
         self._emit(self._tick(min(m.start, m.at)))
