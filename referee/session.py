@@ -243,9 +243,10 @@ class Session(Rebuilding, Moves, Questions, Clock):
         the player began decides whether a move came too late: the table ticks
         the brain to then before it sends the speech (and to when it was
         decided, so that the speech comes with every sentence said meanwhile).
-        What is dropped is logged, and the player told when it was theirs ("Sorry, I was talking"); what is not nearly a
-        command (table talk, a cough) is logged and not answered, unless it was
-        addressed to the referee."""
+        What is dropped is logged, and the player told when it was theirs
+        ("Sorry, I was talking"); what is not nearly a command (table talk, a
+        cough) is logged and not answered, unless it was addressed to the
+        referee."""
         self._emit(self._tick(min(m.start, m.at)))
         turn_then = next((turn for at, turn in reversed(self._turns) if at <= m.start),
                          self.game.current_player())
