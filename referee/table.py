@@ -129,12 +129,11 @@ class Table:
         self.session = session
         #: Game time: the latest input the brain was told.
         self.now = at
-        #: The public state and the result as the brain last showed them.
+        #: What the brain's outputs said of the game: its public state and result,
+        #: when to tick it next, and whether the table left ("that's all").
         self.state: dict[str, Any] = {}
         self.final: dict[str, Any] = {}
-        #: When the brain next has something to say if nobody speaks.
         self.wake_at: float | None = None
-        #: The table said it is done ("that's all").
         self.left = False
         #: Without a voice, printed sentences hold the clock as if read at this
         #: speed (None: they take no time, as in tests of the clock itself).
@@ -142,8 +141,7 @@ class Table:
         #: When the player will have read what was printed so far.
         self.read_until = at
         self.recognizer = recognizer
-        # The listener decodes ahead at pauses and judges the words so far
-        # with a matcher of its own, of the recogniser's phrases.
+        # Decodes ahead at pauses, judging the words with a matcher of its own.
         self.listener = (None if recognizer is None else Listener(
             recognizer, IntentMatcher(recognizer.phrases, recognizer.phrases.names)))
         self.voice = voice or SilentVoice()

@@ -319,3 +319,42 @@ def test_the_length_check_sees_a_long_module_and_a_long_function(tmp_path):
     (tmp_path / "referee" / "engine" / "moves.py").write_text(f"def f():\n{long_body}")
     assert too_long(tmp_path / "referee") == ["referee/big.py: 601 lines",
                                                "referee/engine/moves.py: f() 62 lines"]
+
+
+# --- drivers talk to the brain by step alone ------------------------------------------------
+
+#: What drives the brain: the table (and its audio scripts), the live loop,
+#: typed play, the command's set-up and the screen.
+DRIVERS = [ROOT / "referee" / name for name in ("table.py", "live.py", "textplay.py",
+                                                "tableplay.py")]
+
+
+def brain_reads(path: Path) -> list[str]:
+    """Where a driver touches the brain other than by ``step``: any attribute
+    of something called ``session`` (``session.now``, ``self.session.game``,
+    ``table.session.left`` ...) but its ``step``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Attribute) or node.attr == "step":
+            continue
+        owner = node.value
+        name = owner.id if isinstance(owner, ast.Name) else (
+            owner.attr if isinstance(owner, ast.Attribute) else None)
+        if name == "session":
+            found.append(f"{path.name}:{node.lineno}: .session.{node.attr}")
+    return found
+
+
+def test_drivers_learn_the_game_from_the_brain_s_outputs_only():
+    """The table, the live loop, typed play and the set-up send the brain
+    inputs and read what it answers (a snapshot of the game, what can be said
+    now, when to tick next, that the table left); none reads its fields."""
+    assert all(path.is_file() for path in DRIVERS)
+    assert [hit for path in DRIVERS for hit in brain_reads(path)] == []
+
+
+def test_the_driver_check_sees_a_field_read(tmp_path):
+    driver = tmp_path / "driver.py"
+    driver.write_text("def run(table, session):\n    table.session.step(1)\n"
+                      "    if table.session.left:\n        return session.now\n")
+    assert brain_reads(driver) == ["driver.py:3: .session.left", "driver.py:4: .session.now"]
