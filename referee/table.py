@@ -156,8 +156,7 @@ class Table:
         self.record = record
         #: Called with each rendered sentence (an audio script feeds it back as echo).
         self.heard_back = heard_back
-        #: Shown each output of the brain as it is carried out, and in how many
-        #: seconds (a sentence: when its sound starts; the table's screen).
+        #: The table's screen: each output as it is carried out, and in how many seconds.
         self.screen = screen
         #: When a player is speaking (start, end), as far as the listener knows.
         self._talking: tuple[float, float] | None = None
