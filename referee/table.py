@@ -404,11 +404,13 @@ class Table:
     ) -> Hearing:
         """Tell the brain what was heard, with what the table knows of it: the
         referee's sentences sounding then, and the room. The brain understands
-        and judges it (:class:`~referee.protocol.Judged`). The clock is run to
-        when the player began, then to now, first: what fell due meanwhile is
-        said (and sounds over the utterance) before the brain judges it."""
-        self.advance(min(start, at))  # (whose turn it was when the player began)
-        self.advance(at)
+        and judges it (:class:`~referee.protocol.Judged`). When something fell
+        due meanwhile (:attr:`wake_at`), the clock is run to when the player
+        began, then to now, first: it is said (and sounds over the utterance)
+        before the brain judges it."""
+        if self.wake_at is not None and self.wake_at <= at:  # something fell due
+            self.advance(min(start, at))  # (whose turn it was when the player began)
+            self.advance(at)
         room = self.room if cancels_echo is None else replace(self.room,
                                                                cancels_echo=cancels_echo)
         outputs = self.tell(Speech(at, start, end, speaker, source, transcript,
