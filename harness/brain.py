@@ -35,8 +35,8 @@ from referee.protocol import (
 )
 from referee.replay import replay_records
 from referee.session import Session
+from referee.speech.speaking.tts import SilentVoice
 from referee.speech.understanding.intents import Heard, IntentMatcher
-from referee.textplay import NO_VOICE
 from referee.wording import ANSWER_SECONDS
 
 
@@ -74,7 +74,7 @@ class Drive:
                 if self.record is not None:
                     self.record(out.record)
             elif isinstance(out, ChangeVoice):
-                said += self.step(VoiceChanged(out.at, NO_VOICE))
+                said += self.step(VoiceChanged(out.at, SilentVoice().adjust(out.change)))
         return said
 
     def start(self) -> list[Say]:

@@ -257,13 +257,13 @@ def cmd_play(args: argparse.Namespace) -> int:
     session = Session(spec)
     game_log = game_log_for(args, spec, live=False)  # only with --log
     try:
-        printer = run_script(session, lines, lambda line: print(line, flush=True),
-                             None if game_log is None else game_log.write)
+        table = run_script(session, lines, lambda line: print(line, flush=True),
+                           None if game_log is None else game_log.write_all)
     finally:
         if game_log is not None:
             game_log.close()
     if args.json:
-        print(json.dumps(printer.final), flush=True)
+        print(json.dumps(table.final), flush=True)
     return 0
 
 

@@ -199,11 +199,8 @@ class Table:
                     self._stop(at, since)
                 case ChangeVoice(at=at, change=change):
                     self.tell(VoiceChanged(at, self.voice.adjust(change)))
-                case Caption(at=at, who=who, text=text, source=source):
-                    if source in ("seat", "tap"):  # as it came: "Ann (seat page): flip my 7"
-                        self._print(at, f"{who} (seat page): {text}")
-                    elif source != "text":  # (typed lines are on the screen already)
-                        self._print(at, f"{who}: ({text})")
+                case Caption():
+                    self.caption(out)
                 case Skipped(at=at, why=why):
                     self._print(at, f"skipped {why}")
                 case Snapshot(state=state, final=final):
@@ -217,6 +214,22 @@ class Table:
                 case Judged(at=at, speaker=speaker, heard=heard, transcript=text,
                             dropped=dropped):
                     self.heard.append(Hearing(at, speaker, heard, text, dropped))
+
+    def caption(self, caption: Caption) -> None:
+        """Print what a player said, as the referee took it: a seat page's line
+        as it came ("Ann (seat page): flip my 7"), speech as heard ("Ann: (flip
+        my seven)"); a typed line is on the screen already."""
+        at, who, text = caption.at, caption.who, caption.text
+        if caption.source in ("seat", "tap"):
+            self._print(at, f"{who} (seat page): {text}")
+        elif caption.source != "text":
+            self._print(at, f"{who}: ({text})")
+
+    def private_line(self, said: Say) -> str:
+        """What is printed for a sentence to one player alone: where it went."""
+        where = (f"in {said.to}'s headphones" if said.to in self.private
+                 else f"on {said.to}'s seat page" if self.screen is not None else "nowhere")
+        return f"referee, to {said.to} only: (said {where})"
 
     def _print(self, at: float, line: str) -> None:
         self.show(f"[{at:.1f}] {line}" if self.stamp else line)
@@ -280,9 +293,7 @@ class Table:
         if self.screen is not None:
             self.screen(said, 0.0)  # (on that player's seat page only)
         if show:
-            where = (f"in {said.to}'s headphones" if said.to in self.private
-                     else f"on {said.to}'s seat page" if self.screen is not None else "nowhere")
-            self._print(said.at, f"referee, to {said.to} only: (said {where})")
+            self._print(said.at, self.private_line(said))
         output = self.private.get(str(said.to))
         if output is None:
             return

@@ -16,35 +16,16 @@ with its time: ``[12.5] Ann: flip my seven`` then ``[12.5] referee: Ann, 7 down.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 from referee.gamelog import Record
-from referee.protocol import (
-    Caption,
-    ChangeVoice,
-    CutVoice,
-    Input,
-    Left,
-    Logged,
-    Say,
-    Snapshot,
-    Start,
-    Tick,
-    Tone,
-    Typed,
-    VoiceChanged,
-)
+from referee.protocol import Caption, Say, Tick, Tone, Typed
 from referee.session import Session
 from referee.speech.understanding.templates import fold_accents
-from referee.wording import NOT_SPEAKING
+from referee.table import Table
 
 _SCRIPT_LINE = re.compile(r"^\s*\[\s*([-+]?\d+(?:\.\d*)?)\s*\]\s?(.*)$")
 _PREFIX = re.compile(r"^\s*([^\W\d][\w' .-]{0,40}?)\s*:\s*(.*)$")
-
-
-#: What the referee says to "louder" in a script, which is never spoken.
-NO_VOICE = "I have no voice to change here."
 
 
 class SpeakerError(ValueError):
@@ -72,63 +53,41 @@ def split_speaker(line: str, players: Iterable[str]) -> tuple[str | None, str]:
     return None, line
 
 
-def format_said(said: Say) -> str:
-    if said.to is not None:  # a secret (a virtual Twist card): not on the shared screen
-        return f"[{said.at:.1f}] referee, to {said.to} only: (private)"
-    return f"[{said.at:.1f}] referee: {said.text}"
-
-
-class Printer:
-    """The mouth of a script: it prints (a script is never spoken)."""
+class ScriptTable(Table):
+    """The table of a typed script: it prints the transcript (a script is never
+    spoken): each typed line as said, each sentence of the referee with its
+    time, a sentence for one player alone marked private. Everything else
+    (stop, a change of voice, the log) is done as at any table."""
 
     def __init__(self, session: Session, emit: Callable[[str], None],
-                 record: Callable[[Record], None] | None = None) -> None:
-        self.session = session
-        self.emit = emit
-        self.record = record
-        #: What the brain last showed of the game, and whether the table left.
-        self.state: dict[str, Any] = {}
-        self.final: dict[str, Any] = {}
-        self.left = False
+                 record: Callable[[Sequence[Record]], None] | None = None,
+                 at: float = 0.0) -> None:
+        super().__init__(session, show=emit, record=record, at=at)
 
-    @property
-    def players(self) -> tuple[str, ...]:
-        return tuple(self.state.get("players", ()))
+    def caption(self, caption: Caption) -> None:
+        text = caption.text if len(caption.text) <= 80 else caption.text[:77] + "..."
+        self._print(caption.at, f"{caption.who}: {text}")
 
-    def tell(self, message: Input) -> None:
-        for out in self.session.step(message):
-            match out:
-                case Snapshot(state=state, final=final):
-                    self.state, self.final = state, final
-                case Left():
-                    self.left = True
-                case Say():
-                    self.emit(format_said(out))
-                case Caption(at=at, who=who, text=text):
-                    self.emit(f"[{at:.1f}] {who}: {text if len(text) <= 80 else text[:77] + '...'}")
-                case CutVoice(at=at):
-                    self.emit(format_said(Say(at, NOT_SPEAKING, Tone.ANSWER)))
-                case ChangeVoice(at=at):
-                    self.tell(VoiceChanged(at, NO_VOICE))
-                case Logged(record=record) if self.record is not None:
-                    self.record(record)
+    def private_line(self, said: Say) -> str:
+        return f"referee, to {said.to} only: (private)"
 
 
 def run_script(session: Session, lines: Iterable[str], emit: Callable[[str], None],
-               record: Callable[[Record], None] | None = None, at: float = 0.0) -> Printer:
+               record: Callable[[Sequence[Record]], None] | None = None,
+               at: float = 0.0) -> ScriptTable:
     """Play a timed transcript through ``session`` from ``at``, emitting printed
-    lines; ``record`` takes the game log's records. The printer, which knows
-    what the brain last showed."""
-    printer = Printer(session, emit, record)
+    lines; ``record`` takes the game log's records (a step's at once). The
+    table, which knows what the brain last showed."""
+    table = ScriptTable(session, emit, record, at)
     now = at
-    printer.tell(Start(now))
+    table.start()
     for number, raw in enumerate(lines, start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        if printer.left:  # "that's all": the referee has left the table
+        if table.left:  # "that's all": the referee has left the table
             emit(f"line {number}: the table had left (that's all); the rest is not played.")
-            return printer
+            return table
         match = _SCRIPT_LINE.match(line)
         if match:
             at = float(match.group(1))
@@ -140,10 +99,10 @@ def run_script(session: Session, lines: Iterable[str], emit: Callable[[str], Non
             emit(f"line {number}: cannot read the time in {line[:20]!r}; line skipped.")
             continue
         try:
-            speaker, text = split_speaker(line, printer.players)
+            speaker, text = split_speaker(line, table.players)
         except SpeakerError as error:
             emit(f"[{now:.1f}] ?: {line}")
-            emit(format_said(Say(now, str(error), Tone.PROBLEM)))
+            table.say([Say(now, str(error), Tone.PROBLEM)])
             continue
-        printer.tell(Typed(now, text, speaker) if text else Tick(now))
-    return printer
+        table.tell(Typed(now, text, speaker) if text else Tick(now))
+    return table
