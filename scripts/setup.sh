@@ -95,8 +95,8 @@ if [ -z "$done_already" ]; then
     .venv/bin/python -c 'import referee, rapidfuzz, pocketsphinx, numpy, ctranslate2, tokenizers'
     # The default recogniser's model and the table's adapter applied over it:
     # every file must match its SHA-256.
-    .venv/bin/python -c 'from referee.speech.hearing.recognizers import find_whisper_model
-from referee.speech.hearing.whisper import check_model_files
+    .venv/bin/python -c 'from referee.speech.hearing.interface import find_whisper_model
+from referee.speech.hearing.whisper_files import check_model_files
 from referee.speech.hearing.adapter import ADAPTER, ADAPTER_SHA256, load
 check_model_files(find_whisper_model())
 load(ADAPTER, ADAPTER_SHA256)'

@@ -358,3 +358,28 @@ def test_the_driver_check_sees_a_field_read(tmp_path):
     driver.write_text("def run(table, session):\n    table.session.step(1)\n"
                       "    if table.session.left:\n        return session.now\n")
     assert brain_reads(driver) == ["driver.py:3: .session.left", "driver.py:4: .session.now"]
+
+
+def imports_in_scripts(folder: Path) -> list[tuple[str, str]]:
+    """Every ``from referee... import NAME`` in the shell scripts' Python lines."""
+    import re
+
+    found = []
+    for path in sorted(folder.glob("*.sh")):
+        for module, names in re.findall(r"from (referee[\w.]*) import ([\w, ]+)",
+                                         path.read_text(encoding="utf-8")):
+            found += [(module, name.strip()) for name in names.split(",") if name.strip()]
+    return found
+
+
+def test_what_the_set_up_script_imports_is_where_it_looks():
+    """The set-up checks the model's files with the package's own code: a
+    module split in two must not leave the script importing a name from where
+    it was (a fresh clone's set-up once failed so)."""
+    import importlib
+
+    wanted = imports_in_scripts(ROOT / "scripts")
+    assert len(wanted) >= 3
+    missing = [f"{module}.{name}" for module, name in wanted
+               if not hasattr(importlib.import_module(module), name)]
+    assert missing == []
