@@ -22,12 +22,12 @@ import time
 import numpy as np
 import numpy.typing as npt
 
+from harness.ears import recognizer_for
 from harness.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, fixture, utterances
 from referee.games import matcher_for
 from referee.progress import Bar
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.echo import cancel_echo
-from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import hear_audio
 from referee.speech.speaking.tts import EspeakVoice
 
@@ -57,7 +57,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=30, help="commands per voice")
     args = parser.parse_args()
     matcher = matcher_for("race65", ["Ann", "Bob"])
-    recognizer = make_recognizer(matcher.phrases)
+    recognizer = recognizer_for(matcher.phrases)
     voice = EspeakVoice()
     opening, later = voice.render(OPENING), voice.render(LATER)
     played = np.concatenate([opening.samples, np.zeros(RATE // 2, np.int16),

@@ -41,10 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.recognition import percentile
+from harness.ears import recognizer_for
 from harness.fixtures import CACHE, VOICES, Espeak, espeak
 from referee.progress import Bar
 from referee.speech.audio import load_wav
-from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import understand
 from referee.speech.understanding.check import draw
 from referee.speech.understanding.intents import IntentMatcher
@@ -187,11 +187,11 @@ def recognition(count: int, engines: list[str]) -> list[Heard]:
     bar = Bar(len(engines) * len(voices) * len(cases), "recordings heard")
     for engine in engines:
         model = "base" if engine == "whisper" else None  # as `referee hear --phrases`
-        recognizer = make_recognizer(cafe, engine, model)
+        recognizer = recognizer_for(cafe, engine, model)
         if engine == "whisper":  # the referee's own process: Whisper and the café's grammar
             recognizer.decode(recognizer.prepare(load_wav(recording(voices[0], *cases[0][:2]))))
             PEAK["whisper"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        other = make_recognizer(race65, engine, model) if engine == "whisper" else None
+        other = recognizer_for(race65, engine, model) if engine == "whisper" else None
         for voice in voices:
             split = "training voices" if voice in TRAINING_VOICES else "held-out voices"
             for key, text, expected in cases:

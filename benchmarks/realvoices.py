@@ -47,11 +47,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.recognition import Row, best_meaning
+from harness.ears import recognizer_for
 from harness.fixtures import ROOT, apply_condition
 from referee.games import matcher_for
 from referee.progress import Bar
 from referee.speech.audio import load_wav
-from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import understand
 from referee.wording import SURE_SCORE
 from training.real import (
@@ -199,7 +199,7 @@ def main() -> None:
     if "held-back" in args.sets and (args.held_back is None or not args.held_back.is_dir()):
         raise SystemExit("--sets held-back needs --held-back DIR (the v0.02 test set's folder).")
     matcher = matcher_for("race65", ["Ann", "Bob"])
-    recognizer = make_recognizer(matcher.phrases, args.engine, args.model)
+    recognizer = recognizer_for(matcher.phrases, args.engine, args.model)
     print(f"Engine: {recognizer.describe()}")
     print()
     print("| set | room | digits: at once / heard right | yes, no, stop: at once / heard "

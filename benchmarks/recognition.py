@@ -49,6 +49,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from harness.ears import recognizer_for
 from harness.fixtures import (
     CONDITIONS,
     DEFAULT_VOICES,
@@ -66,7 +67,6 @@ from referee.progress import Bar
 from referee.speech.audio import load_wav
 from referee.speech.hearing.confidence import CALIBRATIONS, Calibration, decide, names_before
 from referee.speech.hearing.interface import Transcript
-from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.listen import understand
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.templates import PhraseSet
@@ -176,7 +176,7 @@ def run(game: str, engine: str | None, model: str | None, voices: list[str],
         return [u for u in utterances(game, held_out=held_out) if not only or kind_of(u) in only]
 
     matcher = matcher_for(game, players)
-    recognizer = make_recognizer(matcher.phrases, engine, model)
+    recognizer = recognizer_for(matcher.phrases, engine, model)
     rows: list[Row] = []
     rooms = list(dict.fromkeys([*conditions, *paraphrase_conditions]))
     total = len(voices) * sum(len(utterances_of(False)) * (c in conditions)

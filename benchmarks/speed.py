@@ -36,12 +36,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from benchmarks.recognition import moment_of, percentile
+from harness.ears import recognizer_for
 from harness.fixtures import GAMES, fixture, utterances
 from referee.games import matcher_for
 from referee.progress import Bar
 from referee.speech.audio import load_wav
 from referee.speech.hearing import decoder, whisper
-from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.hearing.whisper_recognizer import WhisperRecognizer
 
 #: The parts timed: what the table calls them, and the method that does each.
@@ -91,7 +91,7 @@ def main() -> None:
         raise SystemExit("--rounds must be 1 or more.")
     players = GAMES[args.game][1]
     matcher = matcher_for(args.game, players)
-    recognizer = make_recognizer(matcher.phrases, "whisper", args.model)
+    recognizer = recognizer_for(matcher.phrases, "whisper", args.model)
     assert isinstance(recognizer, WhisperRecognizer)
     cases = [(load_wav(fixture(voice, case, "clean")), moment_of(matcher.phrases, case))
              for voice in args.voices for case in utterances(args.game)]

@@ -46,6 +46,7 @@ import numpy as np
 
 from benchmarks.recognition import PLAYERS, percentile
 from harness import audioserver
+from harness.ears import recognizer_for
 from harness.fixtures import CONDITIONS, PAD_SECONDS, utterances
 from harness.fixtures import fixture as fixture_path
 from referee.gamelog import Record, SaidRecord
@@ -56,7 +57,6 @@ from referee.protocol import Say, Tone, Understood
 from referee.session import Session
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.mic import Microphone, SeatUtterance
-from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.hearing.segmenter import BLOCK, DEFAULT_END_SILENCE, Segmenter
 from referee.speech.listen import Listener, understand
 from referee.speech.speaking.tts import Output, make_voice, sound_span
@@ -114,7 +114,7 @@ def response_times(voice_name: str, condition: str) -> tuple[list[Response], int
     follows it (babble keeps a voice detector busy) has no time.
     """
     matcher = matcher_for("race65", PLAYERS)
-    recognizer = make_recognizer(matcher.phrases, ENGINE)
+    recognizer = recognizer_for(matcher.phrases, ENGINE)
     voice = make_voice(voice_name)
     spec = Race65Spec(PLAYERS, HARD)
     found_times: list[Response] = []
@@ -270,7 +270,7 @@ def live_responses(count: int) -> tuple[list[float], float] | None:
         session = Session(Race65Spec(PLAYERS, EASY))
         output = Clocked()
         voice = make_voice("espeak")
-        table = Table(session, recognizer=make_recognizer(session.matcher.phrases, ENGINE),
+        table = Table(session, recognizer=recognizer_for(session.matcher.phrases, ENGINE),
                       voice=voice, output=output, show=lambda line: None, stamp=False,
                       echo_tail=ECHO_TAIL)
         microphone = TimedMicrophone()
@@ -315,7 +315,7 @@ def _listen_idle(seconds: float) -> tuple[float, float]:
     session = Session(Race65Spec(PLAYERS, EASY))
     speaker = SpeakerOutput()
     latency = float(speaker._stream.latency)
-    table = Table(session, recognizer=make_recognizer(session.matcher.phrases, ENGINE),
+    table = Table(session, recognizer=recognizer_for(session.matcher.phrases, ENGINE),
                   show=lambda line: None, stamp=False)
     loop = LiveLoop(table, microphone=Microphone(), keyboard=None, max_seconds=seconds + 2)
     usage: dict[str, float] = {}

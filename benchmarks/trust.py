@@ -65,6 +65,7 @@ import numpy as np
 
 from benchmarks.recognition import PLAYERS, percentile
 from harness import audioserver
+from harness.ears import recognizer_for
 from harness.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, Utterance, fixture, utterances
 from referee.gamelog import DroppedRecord, EventRecord, InputRecord, Record, SaidRecord
 from referee.games.race65 import Race65Options, Race65Spec
@@ -72,7 +73,6 @@ from referee.progress import Bar
 from referee.session import Session
 from referee.speech.audio import RATE, Audio, PlaybackTrack, frame_energies, load_wav
 from referee.speech.hearing.mic import Microphone
-from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.speaking.tts import SpeakerOutput, make_voice
 from referee.speech.understanding.meaning import Intent
 from referee.table import ECHO_TAIL, Table
@@ -134,7 +134,7 @@ class Bench:
         self.output = SpeakerOutput(track=track)
         self.voice = make_voice("espeak")
         self.table = Table(self.session,
-                           recognizer=make_recognizer(self.session.matcher.phrases),
+                           recognizer=recognizer_for(self.session.matcher.phrases),
                            voice=self.voice, output=self.output, show=self._shown,
                            stamp=False, echo_tail=ECHO_TAIL, cancels_echo=True,
                            record=self.records.extend)

@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.recognition import PLAYERS
+from harness.ears import recognizer_for
 from harness.fixtures import (
     DEV_VOICES,
     babble_bed,
@@ -49,7 +50,6 @@ from harness.fixtures import (
 from referee.games import matcher_for
 from referee.progress import Bar
 from referee.speech.audio import RATE, Audio, frame_energies, speech_bounds
-from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.hearing.segmenter import MAX_UTTERANCE, PREROLL, Segmenter
 from referee.speech.listen import understand
 from referee.speech.understanding.meaning import Intent
@@ -187,7 +187,7 @@ class Hearing:
 
     def __init__(self) -> None:
         self.matcher = matcher_for("race65", PLAYERS)
-        self.recognizer = make_recognizer(self.matcher.phrases)
+        self.recognizer = recognizer_for(self.matcher.phrases)
 
     def intent(self, audio: Audio) -> Intent:
         transcript = self.recognizer.decode(self.recognizer.prepare(audio))

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.ears import recognizer_for
 from referee.session import Session
 from referee.speech.audio import Audio
 from referee.speech.understanding.meaning import Intent
@@ -39,14 +40,13 @@ def voice_game(session: Session, game: str, moves: Sequence[tuple[str, ...]], ye
     move it makes), to answer "did you say ...?" rightly."""
     from harness.fixtures import COMMITTED_VOICE, apply_condition, fixture, utterances
     from referee.speech.audio import load_wav
-    from referee.speech.hearing.recognizers import make_recognizer
     from referee.speech.hearing.segmenter import DEFAULT_END_SILENCE
     from referee.speech.speaking.tts import EspeakVoice, PiperVoice
     from referee.table import Table
 
     cases = {u.id: u for u in utterances(game)}
     shown: list[str] = []
-    table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+    table = Table(session, recognizer=recognizer_for(session.matcher.phrases),
                   show=shown.append)
     clock = [0.0]
 

@@ -3,6 +3,7 @@ referee would use here, and whether each is usable."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
@@ -20,18 +21,18 @@ def adapter_made(adapter: Any) -> str:
     return f", {parts} adapters averaged" if parts else ""
 
 
-def adapter_state() -> str:
-    """Which Whisper model the referee hears with, for ``doctor``."""
-    from referee.speech.hearing.adapter import ADAPTER_ENV
+def adapter_state(path: Path | None = None) -> str:
+    """Which Whisper model the referee hears with, for ``doctor`` (``path``: an
+    adapter being measured instead of the table's)."""
     from referee.speech.hearing.interface import RecognizerError
     from referee.speech.hearing.recognizers import table_adapter
 
     try:
-        adapter = table_adapter()
+        adapter = table_adapter(path)
     except RecognizerError as error:
         return f"tiny.en as shipped: the table's adapter is unusable ({error})"
     origin = (f"SHA-256 {adapter.sha256[:12]}... as pinned" if adapter.pinned
-              else f"from ${ADAPTER_ENV}, unpinned (SHA-256 {adapter.sha256[:12]}...)")
+              else f"unpinned (SHA-256 {adapter.sha256[:12]}...)")
     return (f"tiny.en+table: Whisper tiny.en with the table's adapter, rank {adapter.rank}"
             f"{adapter_made(adapter)} ({adapter.path}, {origin}); --model base hears without it")
 
@@ -39,11 +40,8 @@ def adapter_state() -> str:
 def encoder_state() -> str:
     """How the encoder computes on this CPU, and whether that is how the
     figures of docs/results.md were computed."""
-    from referee.speech.hearing.whisper import encoder_compute, int8_kernels
+    from referee.speech.hearing.whisper import int8_kernels
 
-    if encoder_compute() == "float32":
-        return ("float32 (REFEREE_ENCODER_COMPUTE): the same on every CPU, slower, and not "
-                "the int8 the figures in docs/results.md come from")
     kernels = int8_kernels()
     if kernels == "vnni":
         return ("int8 on this CPU's VNNI instructions: bit for bit as on the machines the "

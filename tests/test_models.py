@@ -166,8 +166,6 @@ def test_doctor_reports_the_recogniser_and_devices(capsys):
 @pytest.mark.parametrize(("env", "says"), [
     ({"ONEDNN_MAX_CPU_ISA": "AVX2"}, "int8 without VNNI instructions (AVX2 only): close to, not "
                                      "the same as"),
-    ({"REFEREE_ENCODER_COMPUTE": "float32"}, "float32 (REFEREE_ENCODER_COMPUTE): the same on "
-                                             "every CPU"),
 ])
 def test_doctor_says_how_the_encoder_computes_on_this_cpu(env, says, capsys, monkeypatch):
     """Whether this CPU computes the encoder as the measured machines do

@@ -19,7 +19,6 @@ from referee.doctor import adapter_state
 from referee.speech.audio import RATE, Audio, wav_bytes
 from referee.speech.hearing.adapter import (
     ADAPTER,
-    ADAPTER_ENV,
     ADAPTER_SHA256,
     PROJECTIONS,
     load,
@@ -153,7 +152,7 @@ def test_a_stacked_adapter_changes_the_decoder_as_both_together() -> None:
 @needs_real
 @pytest.mark.slow
 def test_training_on_real_recordings_over_the_shipped_adapter_end_to_end(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path) -> None:
     """``train ears --real DIR --start ADAPTER``: real FSDD recordings of a
     speaker that is trained on, a measured speaker's (left out), a word that is
     no command; prepared in rooms and channels, encoded, trained half real and
@@ -191,10 +190,9 @@ def test_training_on_real_recordings_over_the_shipped_adapter_end_to_end(
         "7", "seven", "3", "three", "5", "five"}
     assert {e.target for e in data.examples if e.kind == "real-word"} == {"Tree."}
     assert all(e.voice.startswith("real:") for e in data.examples)
-    # doctor says what an adapter tried from $REFEREE_WHISPER_ADAPTER was made of
-    monkeypatch.setenv(ADAPTER_ENV, str(out))
+    # doctor's words for what a candidate adapter was made of
     assert "trained on 4 real recordings of 3 speakers over 2 synthetic-voice adapters" \
-        in adapter_state()
+        in adapter_state(out)
 
 
 def test_the_tuning_recordings_are_those_training_left_out(tmp_path: Path) -> None:

@@ -629,12 +629,12 @@ _HEAR_IN_A_PROCESS = """
 import json, sys
 import numpy as np
 from referee.speech.audio import load_wav
-from referee.speech.hearing.recognizers import make_recognizer
+from harness.ears import recognizer_for
 from referee.speech.listen import hear_audio
 from referee.games import matcher_for
 game, encoded_to, *files = sys.argv[1:]
 matcher = matcher_for(game, ["Ann", "Bob"])
-recognizer = make_recognizer(matcher.phrases)
+recognizer = recognizer_for(matcher.phrases)
 encoded = []
 for name in files:
     audio = load_wav(name)
@@ -695,7 +695,8 @@ def test_a_cpu_without_vnni_hears_differently_but_never_a_wrong_move(tmp_path):
 
 @pytest.mark.slow
 def test_the_float32_encoder_computes_the_same_whatever_the_kernels(tmp_path):
-    """``REFEREE_ENCODER_COMPUTE=float32``: the encoder's output with and
+    """``REFEREE_ENCODER_COMPUTE=float32`` (a measurement's setting,
+    :mod:`harness.ears`): the encoder's output with and
     without VNNI kernels agrees to a thousandth (the int8 outputs differ by
     whole units in places), so it hears the same on every CPU."""
     files = [clean_path(COMMITTED_VOICE, u) for u in utterances("shut-the-box")[:4]]

@@ -11,9 +11,10 @@ talk is compared with, without it (a model that has not learnt the game's
 words: see :class:`~referee.speech.hearing.whisper.WhisperScorer`).
 
 The file is pinned by its SHA-256 (:data:`ADAPTER_SHA256`) like the model's
-own files; ``$REFEREE_WHISPER_ADAPTER`` names another adapter file to try
-(for development: it is used unpinned, and ``referee doctor`` says so), and
-``--model base`` decodes without any.
+own files, and ``--model base`` decodes without any. A candidate adapter is
+measured by the benchmarks (``REFEREE_WHISPER_ADAPTER=FILE ./run bench ...``,
+read by :mod:`harness.ears`, not by the referee), which pass it to
+:func:`~referee.speech.hearing.recognizers.make_recognizer` unpinned.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,7 +36,6 @@ import numpy.typing as npt
 #: of 2026-11-28, byte for byte).
 ADAPTER = Path(__file__).with_name("table_adapter.npz")
 ADAPTER_SHA256 = "94043fbfba87e0ec46b94ef072b339a37bb656ab1b227149b19d8035ab2085f9"
-ADAPTER_ENV = "REFEREE_WHISPER_ADAPTER"
 #: The decoder's projections that have adapters: the referee's names for them
 #: and CTranslate2's.
 PROJECTIONS = {
@@ -149,12 +148,3 @@ def load(path: Path, expected_sha256: str | None = None) -> Adapter:
         raise AdapterError(f"{path} adapts the encoder: the referee adapts the decoder only "
                            "(docs/record.md, \"Adapting the encoder on an accelerator\").")
     return Adapter(tuple(layers), report, path, digest, bool(expected_sha256))
-
-
-def find_adapter() -> tuple[Path, str | None]:
-    """The adapter to use and the SHA-256 it must have: ``$REFEREE_WHISPER_ADAPTER``
-    (unpinned: a development adapter) or the shipped one (pinned)."""
-    chosen = os.environ.get(ADAPTER_ENV)
-    if chosen:
-        return Path(chosen), None
-    return ADAPTER, ADAPTER_SHA256

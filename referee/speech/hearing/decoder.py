@@ -117,40 +117,61 @@ class Memory:
 Lora = Mapping[str, tuple[Floats, Floats]]
 
 
+Weights = tuple[npt.NDArray[Any], Floats, list["_Layer"], tuple[Floats, Floats]]
+#: The weights as the decoder computes with them, by the variables they came
+#: from (kept with them: a dict's id is only its own while it lives).
+_PREPARED: dict[int, tuple[Mapping[str, npt.NDArray[Any]], Weights]] = {}
+
+
+def _weights(variables: Mapping[str, npt.NDArray[Any]]) -> Weights:
+    """The decoder's weights prepared once for every decoder of the same
+    variables (float32, transposed; shared, only read): the embeddings as
+    stored, the positions, the layers and the final norm."""
+    known = _PREPARED.get(id(variables))
+    if known is not None and known[0] is variables:
+        return known[1]
+
+    def get(name: str) -> Floats:
+        return np.asarray(variables["decoder/" + name], dtype=np.float32)
+
+    def pair(prefix: str, a: str = "weight", b: str = "bias") -> tuple[Floats, Floats]:
+        first, second = get(f"{prefix}/{a}"), get(f"{prefix}/{b}")
+        return (first.T.copy(), second) if a == "weight" else (first, second)
+
+    layers: list[_Layer] = []
+    index = 0
+    while f"decoder/layer_{index}/ffn/linear_0/weight" in variables:
+        p = f"layer_{index}"
+        layers.append(_Layer(
+            pair(f"{p}/self_attention/layer_norm", "gamma", "beta"),
+            pair(f"{p}/self_attention/linear_0"),
+            pair(f"{p}/self_attention/linear_1"),
+            pair(f"{p}/attention/layer_norm", "gamma", "beta"),
+            pair(f"{p}/attention/linear_0"),
+            pair(f"{p}/attention/linear_1"),
+            pair(f"{p}/attention/linear_2"),
+            pair(f"{p}/ffn/layer_norm", "gamma", "beta"),
+            pair(f"{p}/ffn/linear_0"),
+            pair(f"{p}/ffn/linear_1"),
+        ))
+        index += 1
+    weights: Weights = (np.asarray(variables["decoder/embeddings/weight"]),
+                        get("position_encodings/encodings"), layers,
+                        pair("layer_norm", "gamma", "beta"))
+    if len(_PREPARED) >= 4:
+        _PREPARED.clear()
+    _PREPARED[id(variables)] = (variables, weights)
+    return weights
+
+
 class Decoder:
     """Whisper's text decoder with a key/value cache, on a restricted vocabulary."""
 
     def __init__(self, variables: Mapping[str, npt.NDArray[Any]], vocabulary: Sequence[int],
                  heads: int | None = None) -> None:
-        def get(name: str) -> Floats:
-            return np.asarray(variables["decoder/" + name], dtype=np.float32)
-
-        def pair(prefix: str, a: str = "weight", b: str = "bias") -> tuple[Floats, Floats]:
-            first, second = get(f"{prefix}/{a}"), get(f"{prefix}/{b}")
-            return (first.T.copy(), second) if a == "weight" else (first, second)
-
-        self.embeddings = np.asarray(variables["decoder/embeddings/weight"])  # kept as stored
-        self.positions = get("position_encodings/encodings")
+        self.embeddings, self.positions, self.layers, self.final_norm = _weights(variables)
         self.width = self.positions.shape[1]
         self.heads = heads or int(np.asarray(variables.get("decoder/num_heads", 6)))
-        self.layers: list[_Layer] = []
-        index = 0
-        while f"decoder/layer_{index}/ffn/linear_0/weight" in variables:
-            p = f"layer_{index}"
-            self.layers.append(_Layer(
-                pair(f"{p}/self_attention/layer_norm", "gamma", "beta"),
-                pair(f"{p}/self_attention/linear_0"),
-                pair(f"{p}/self_attention/linear_1"),
-                pair(f"{p}/attention/layer_norm", "gamma", "beta"),
-                pair(f"{p}/attention/linear_0"),
-                pair(f"{p}/attention/linear_1"),
-                pair(f"{p}/attention/linear_2"),
-                pair(f"{p}/ffn/layer_norm", "gamma", "beta"),
-                pair(f"{p}/ffn/linear_0"),
-                pair(f"{p}/ffn/linear_1"),
-            ))
-            index += 1
-        self.final_norm = pair("layer_norm", "gamma", "beta")
         #: Vocabulary ids in the order of the output rows.
         self.vocabulary = np.asarray(vocabulary, dtype=np.int64)
         self.output = self.embeddings[self.vocabulary].astype(np.float32).T.copy()

@@ -60,20 +60,21 @@ def default_engine(model: Path | str | None = None) -> str:
 BASE_MODEL = "base"
 
 
-def table_adapter() -> Adapter:
-    """The table's adapter to hear with (:func:`~referee.speech.hearing.adapter.find_adapter`),
-    checked; :class:`RecognizerError` when it cannot be used."""
-    from referee.speech.hearing.adapter import AdapterError, find_adapter, load
+def table_adapter(path: Path | None = None) -> Adapter:
+    """The table's adapter to hear with, checked against its pin; or, for a
+    measurement, the adapter at ``path``, unpinned. :class:`RecognizerError`
+    when it cannot be used."""
+    from referee.speech.hearing.adapter import ADAPTER, ADAPTER_SHA256, AdapterError, load
 
-    path, sha = find_adapter()
     try:
-        return load(path, sha)
+        return load(ADAPTER, ADAPTER_SHA256) if path is None else load(path)
     except AdapterError as error:
         raise RecognizerError(f"{error} Reinstall the referee (./run), or use --model base "
                               "for Whisper tiny.en without it.") from error
 
 
-def hearing_label(engine: str | None, model: Path | str | None, game: str | None = None) -> str:
+def hearing_label(engine: str | None, model: Path | str | None, game: str | None = None,
+                  adapter: Path | None = None) -> str:
     """What hears the players with these options, for the game log: the
     engine, and for Whisper the model and the table adapter's SHA-256
     ("whisper tiny.en+table, adapter 0f3c...": which one heard the game), or
@@ -84,17 +85,18 @@ def hearing_label(engine: str | None, model: Path | str | None, game: str | None
     if chosen != "whisper":
         return chosen if model is None else f"{chosen} {model}"
     try:
-        adapter = table_adapter()
+        used = table_adapter(adapter)
     except RecognizerError:
         return "whisper tiny.en, the table adapter unusable"
-    if game is not None and not adapter.trained_on(game):
+    if game is not None and not used.trained_on(game):
         return f"whisper tiny.en as shipped (the table adapter was not trained on {game})"
-    pin = "" if adapter.pinned else ", unpinned"
-    return f"whisper tiny.en+table, adapter {adapter.sha256[:12]}{pin}"
+    pin = "" if used.pinned else ", unpinned"
+    return f"whisper tiny.en+table, adapter {used.sha256[:12]}{pin}"
 
 
 def make_recognizer(
-    phrases: PhraseSet, engine: str | None = None, model: Path | str | None = None
+    phrases: PhraseSet, engine: str | None = None, model: Path | str | None = None,
+    adapter: Path | None = None, compute: str | None = None,
 ) -> Recognizer:
     """The recogniser to use (see :func:`default_engine`). For Whisper, ``model``
     is a model folder or ``"base"``; the table's adapter is used unless it is
@@ -102,7 +104,9 @@ def make_recognizer(
     game added since, any other phrase file: :attr:`Adapter.games
     <referee.speech.hearing.adapter.Adapter.games>`), which Whisper as shipped
     hears better than an adapter that pulls every sentence towards games it
-    knows."""
+    knows. ``adapter``: another adapter file, unpinned, and ``compute``: the
+    encoder's compute type (a measurement's choices, :mod:`harness.ears`;
+    the player's command has no way to name either)."""
     base = str(model) == BASE_MODEL
     if base:
         engine, model = engine or "whisper", None
@@ -119,10 +123,10 @@ def make_recognizer(
                 "Whisper's model is not installed. Run ./run (it installs it), or "
                 "'referee models install whisper-tiny.en', or use --engine pocketsphinx."
             )
-        adapter = None if base else table_adapter()
-        if adapter is not None and not adapter.trained_on(phrases.game):
-            adapter = None
-        return WhisperRecognizer(phrases, whisper_model, adapter)
+        used = None if base else table_adapter(adapter)
+        if used is not None and not used.trained_on(phrases.game):
+            used = None
+        return WhisperRecognizer(phrases, whisper_model, used, compute)
     if engine == "vosk":
         vosk_model = find_vosk_model(model)
         if vosk_model is None:

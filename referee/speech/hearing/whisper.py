@@ -35,6 +35,7 @@ gives the same result.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -43,6 +44,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -114,19 +116,10 @@ class Result:
         return best.logprob / best.length - self.free.logprob / self.free.length
 
 
-#: The encoder's CTranslate2 compute type by default (see :func:`encoder_compute`).
+#: The encoder's CTranslate2 compute type (the figures of docs/results.md are int8).
 ENCODER_COMPUTE = "int8"
 #: The compute types the encoder may run with.
 COMPUTE_TYPES = ("int8", "float32")
-
-
-def encoder_compute() -> str:
-    """The encoder's compute type: :data:`ENCODER_COMPUTE`, or the
-    ``REFEREE_ENCODER_COMPUTE`` environment variable (one of
-    :data:`COMPUTE_TYPES`; anything else is ignored), which the measurements
-    of docs/results.md use to compare them (issue #36, item 19)."""
-    value = os.environ.get("REFEREE_ENCODER_COMPUTE", "")
-    return value if value in COMPUTE_TYPES else ENCODER_COMPUTE
 
 
 def int8_kernels(cpuinfo: str | None = None) -> str:
@@ -154,15 +147,33 @@ def int8_kernels(cpuinfo: str | None = None) -> str:
     return "avx2" if "avx2" in flags else ""
 
 
+@functools.lru_cache(maxsize=4)
+def _loaded(folder: Path, compute: str, threads: int
+            ) -> tuple[Any, Tokens, dict[str, npt.NDArray[Any]], frozenset[int]]:
+    """Whisper's files read once a process, whatever number of recognisers
+    hear with them (a test suite makes dozens; all only read them): the
+    CTranslate2 encoder, the tokenizer, the decoder's weights (copied: the
+    file's other 30 MB can go) and the tokens never to write."""
+    import ctranslate2
+
+    config = json.loads((folder / "config.json").read_text())
+    encoder = ctranslate2.models.Whisper(str(folder), device="cpu", compute_type=compute,
+                                         intra_threads=threads)
+    variables = {name: np.array(value) for name, value in
+                 read_ctranslate2(folder / "model.bin").items() if name.startswith("decoder/")}
+    return (encoder, Tokens(folder / "tokenizer.json"), variables,
+            frozenset(config.get("suppress_ids", [])))
+
+
 class WhisperScorer:
     """Whisper tiny.en: encoder in CTranslate2, decoder and search in NumPy."""
 
     def __init__(self, folder: Path, threads: int = 2, beam: int = 8,
                  adapter: Sequence[Lora] | None = None, compute: str | None = None) -> None:
-        import ctranslate2
 
-        #: How the encoder computes: "int8" or "float32" (:func:`encoder_compute`).
-        self.compute = compute or encoder_compute()
+        #: How the encoder computes: "int8", or "float32" for a measurement
+        #: that must be the same on every CPU (:mod:`harness.ears`).
+        self.compute = compute or ENCODER_COMPUTE
 
         self.folder = folder
         self.beam = beam
@@ -180,15 +191,8 @@ class WhisperScorer:
         #: would make its own commands likelier ("flip my three up" as "flip
         #: my three down" after "Bob, flip your two down."). Empty: none.
         self.primer = ""
-        config = json.loads((folder / "config.json").read_text())
-        self.suppress = set(config.get("suppress_ids", []))
-        self.encoder = ctranslate2.models.Whisper(
-            str(folder), device="cpu", compute_type=self.compute, intra_threads=threads)
-        self.tokens = Tokens(folder / "tokenizer.json")
-        # The decoder's weights only (copied: the file's other 30 MB can go).
-        self._variables = {name: np.array(value) for name, value in
-                           read_ctranslate2(folder / "model.bin").items()
-                           if name.startswith("decoder/")}
+        self.encoder, self.tokens, self._variables, self.suppress = _loaded(
+            folder, self.compute, threads)
         self._searches: dict[int, SentenceSearch] = {}
         #: The base decoder and the same with the adapter (rebuilt with it).
         self._adapted: tuple[Decoder, Decoder] | None = None

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.speech.audio import TAIL, Audio
-from referee.speech.hearing.adapter import ADAPTER_ENV, Adapter
+from referee.speech.hearing.adapter import Adapter
 from referee.speech.hearing.confidence import (
     CALIBRATIONS,
     SILENCE_DBFS,
@@ -42,7 +42,7 @@ class WhisperRecognizer(Recognizer):
     tail = TAIL
 
     def __init__(self, phrases: PhraseSet, model_path: Path | str,
-                 adapter: Adapter | None = None) -> None:
+                 adapter: Adapter | None = None, compute: str | None = None) -> None:
         from referee.speech.hearing.whisper import WhisperScorer
         from referee.speech.hearing.whisper_files import ModelError, check_model_files
 
@@ -52,7 +52,8 @@ class WhisperRecognizer(Recognizer):
         self.calibration = CALIBRATIONS["base" if adapter is None else "table"]
         try:
             check_model_files(path)
-            self.scorer = WhisperScorer(path, adapter=None if adapter is None else adapter.layers)
+            self.scorer = WhisperScorer(path, adapter=None if adapter is None else adapter.layers,
+                                        compute=compute)
         except ModelError as error:
             raise RecognizerError(
                 f"{error} Run ./run again to reinstall it, or "
@@ -190,7 +191,7 @@ class WhisperRecognizer(Recognizer):
         if self.adapter is None:
             return (f"Whisper tiny.en as shipped (CTranslate2 + grammar search), model in "
                     f"{self.model_path}")
-        pin = "pinned" if self.adapter.pinned else "unpinned, from $" + ADAPTER_ENV
+        pin = "pinned" if self.adapter.pinned else "unpinned: a candidate being measured"
         return (f"Whisper tiny.en with the table's adapter (decoder, rank {self.adapter.rank}, "
                 f"{self.adapter.path}, {pin}; CTranslate2 + grammar search), model in "
                 f"{self.model_path}")
