@@ -184,6 +184,11 @@ class Table:
         return outputs
 
     def perform(self, outputs: Iterable[Output]) -> None:
+        """Carry out one step's outputs. What they say of the game is taken in
+        first, and only then are sentences said: saying one may step the brain
+        again (the sentence ended: :class:`~referee.protocol.SpokenUntil`), and
+        what that newer step reports must not be overwritten by this older one
+        (a stale wake-up time kept the live loop spinning)."""
         outputs = list(outputs)
         if self.record is not None:  # the step's records at once, before anything is said
             records = [out.record for out in outputs if isinstance(out, Logged)]
@@ -192,6 +197,8 @@ class Table:
         for out in outputs:
             if self.screen is not None and not isinstance(out, Say):
                 self.screen(out, 0.0)  # (a sentence is shown as it is said)
+            self._learn(out)
+        for out in outputs:
             match out:
                 case Say():
                     self.say([out])
@@ -203,17 +210,20 @@ class Table:
                     self.caption(out)
                 case Skipped(at=at, why=why):
                     self._print(at, f"skipped {why}")
-                case Snapshot(state=state, final=final):
-                    self.state, self.final = state, final
-                case Moments(moments=moments) if self.recognizer is not None:
-                    self.recognizer.follow(frozenset(moments))  # what can be said now
-                case WakeAt(wake=wake):
-                    self.wake_at = wake
-                case Left():
-                    self.left = True
-                case Judged(at=at, speaker=speaker, heard=heard, transcript=text,
-                            dropped=dropped):
-                    self.heard.append(Hearing(at, speaker, heard, text, dropped))
+
+    def _learn(self, out: Output) -> None:
+        """What an output tells the table of the game."""
+        match out:
+            case Snapshot(state=state, final=final):
+                self.state, self.final = state, final
+            case Moments(moments=moments) if self.recognizer is not None:
+                self.recognizer.follow(frozenset(moments))  # what can be said now
+            case WakeAt(wake=wake):
+                self.wake_at = wake
+            case Left():
+                self.left = True
+            case Judged(at=at, speaker=speaker, heard=heard, transcript=text, dropped=dropped):
+                self.heard.append(Hearing(at, speaker, heard, text, dropped))
 
     def caption(self, caption: Caption) -> None:
         """Print what a player said, as the referee took it: a seat page's line

@@ -601,3 +601,24 @@ def test_help_after_the_end_says_what_can_be_done_and_a_typed_yes_with_no_questi
     assert texts(s.hear("help", "Bob", 3.0)) == [HELP_AFTER_THE_END]
     assert "play again" in HELP_AFTER_THE_END
     assert texts(s.hear("help with moves", "Bob", 4.0))[0].startswith("Moves:")
+
+
+def test_what_the_table_knows_of_the_game_is_the_brains_latest_word():
+    """Saying a turn steps the brain again once it has been said (the clock
+    starts then), inside the step that announced it. The table must keep that
+    newer step's word on when to wake and what the state is: once the older
+    step's report overwrote it, and the live loop, told to wake at a time
+    already past, spun a core and missed moves and "stop"s (`./run bench
+    trust`)."""
+    from referee.session import Session
+
+    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven",
+                                                               difficulty="hard")))
+    table = Table(session, show=lambda _: None, reading_wpm=160.0)
+    table.start()
+    for at, line in ((10.0, "flip my 3"), (11.0, "flip my 5"), (20.0, "what's the score")):
+        table.hear_text(line, "Ann", at)
+        assert table.wake_at == session.next_wakeup(), line
+        assert table.state == session.public_state(), line
+        assert table.wake_at is not None
+        assert table.wake_at > at
