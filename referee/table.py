@@ -73,6 +73,7 @@ from referee.speech.listen import Listener
 from referee.speech.speaking.tts import NullOutput, SilentVoice, Voice
 from referee.speech.speaking.tts import Output as AudioOutput
 from referee.speech.understanding.intents import Heard, IntentMatcher
+from referee.speech.understanding.meaning import Intent
 from referee.wording import NOT_SPEAKING, sentences
 
 log = logging.getLogger(__name__)
@@ -436,7 +437,10 @@ class Table:
                                                                cancels_echo=cancels_echo)
         outputs = self.tell(Speech(at, start, end, speaker, source, transcript,
                                    self.speaking(start, end), over, room))
-        judged = next(o for o in outputs if isinstance(o, Judged))
+        judged = next((o for o in outputs if isinstance(o, Judged)), None)
+        if judged is None:  # the step failed, and said so ("Sorry, something went wrong")
+            return Hearing(at, speaker, Heard(transcript.text, Intent("none"), 0.0),
+                           transcript.text, "the step failed")
         return Hearing(at, speaker, judged.heard, judged.transcript, judged.dropped)
 
     def hear_text(self, text: str, speaker: str | None, at: float, source: str = "text") -> None:

@@ -622,3 +622,29 @@ def test_what_the_table_knows_of_the_game_is_the_brains_latest_word():
         assert table.state == session.public_state(), line
         assert table.wake_at is not None
         assert table.wake_at > at
+
+
+def test_a_hearing_whose_step_fails_is_reported_and_changes_nothing(monkeypatch):
+    """A bug while the brain judges speech is said ("Sorry, something went
+    wrong") and logged; the table goes on, and the game is as it was."""
+    from referee import session as session_module
+    from referee.session import Session
+    from referee.speech.hearing.interface import Transcript
+    from referee.wording import SORRY
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("a bug in the gate")
+
+    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
+    shown: list[str] = []
+    table = Table(session, show=shown.append, stamp=False)
+    table.start()
+    before = session.final_state()
+    monkeypatch.setattr(session_module, "judge", broken)
+    hearing = table.hear_transcript(Transcript("flip my seven", 1.0), 5.0, 6.0, 6.3, "Ann", "mic")
+    assert hearing.dropped == "the step failed"
+    assert shown[-1] == SORRY
+    assert session.final_state() == before
+    monkeypatch.undo()
+    table.hear_text("flip my 7", "Ann", 8.0)
+    assert session.final_state() != before
