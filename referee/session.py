@@ -248,8 +248,10 @@ class Session(Rebuilding, Moves, Questions, Clock):
         cough) is logged and not answered, unless it was addressed to the
         referee."""
         self._emit(self._tick(min(m.start, m.at)))
-        turn_then = next((turn for at, turn in reversed(self._turns) if at <= m.start),
-                         self.game.current_player())
+        # (the latest step told of a time no later than the start; of two, the later told)
+        then = max(((at, i, turn) for i, (at, turn) in enumerate(self._turns) if at <= m.start),
+                   default=None)
+        turn_then = self.game.current_player() if then is None else then[2]
         self._emit(self._tick(m.at))
         text = m.transcript.text
         heard = understand(self.matcher, m.transcript, self.attribute(m.speaker))

@@ -173,3 +173,32 @@ def test_a_flip_of_another_players_tile_addressed_to_the_player_on_turn_is_heard
     said = texts(s.hear("Bob, flip Ann's 12 down", None, 4.0))
     assert said[0].startswith("Ann, flip your 12 down.")
     assert s.game.state.tiles_down("Ann") == frozenset({3, 7, 12})
+
+
+@pytest.mark.parametrize(("begun", "late"), [(-0.5, True), (+0.3, False)])
+def test_speech_begun_in_a_turn_that_ran_out_while_it_was_said_is_too_late(begun, late):
+    """Live, the loop ticks the brain every 0.1-0.2 s, so by the time an
+    utterance is decided the turn it began in may be over: whose turn it was
+    at its start is the brain's to know (its record of the latest steps),
+    not the clock's now. Begun before Ann's time ran out and ended after it:
+    too late, not Bob's move; begun after: Bob's."""
+    from referee.gate import LATE
+    from referee.protocol import Judged, Speech, Start, Tick
+    from referee.session import Session
+    from referee.speech.hearing.interface import Transcript
+
+    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven",
+                                                               difficulty="hard")))
+    session.step(Start(0.0))
+    deadline = session.game.deadline()
+    assert deadline is not None
+    at = 0.0
+    while at < deadline + 1.0:  # the live loop's ticks, through Ann's timeout
+        at = round(at + 0.1, 3)
+        session.step(Tick(at))
+    assert session.game.current_player() == "Bob"
+    out = session.step(Speech(at + 0.2, deadline + begun, at, None, "mic",
+                              Transcript("flip my eleven", 1.0)))
+    judged = next(o for o in out if isinstance(o, Judged))
+    assert (judged.dropped == LATE) == late
+    assert any("Too late, Ann" in o.text for o in out if hasattr(o, "text")) == late

@@ -97,7 +97,7 @@ class Shared:
         self._wake: float | None = -1.0
         #: Whose turn it was after each of the latest steps, by the time each was
         #: told (see :meth:`~referee.session.Session._speech`).
-        self._turns: deque[tuple[float, str | None]] = deque(maxlen=16)
+        self._turns: deque[tuple[float, str | None]] = deque(maxlen=128)
         deadline = self.game.deadline()
         if deadline is not None:
             self._turn_limit = deadline - at
