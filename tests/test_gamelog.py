@@ -374,8 +374,8 @@ def _replayed(log: Path) -> tuple[Any, float, list[str], list[str]]:
 def test_a_timeout_announced_last_is_replayed_whatever_the_times_below_a_millisecond():
     """The log keeps times to the millisecond; a game killed just after "Time!"
     resumes with it, whatever the times were below that (75 of 200 such
-    games lost it when the replay stopped at the last record's time; these
-    60 are enough to show it: about 20 of them would)."""
+    games lost it when the replay stopped at the last record's time, so 60
+    games are plenty to catch that again)."""
     import random
 
     from referee.gamelog import SaidRecord, announced
