@@ -154,10 +154,11 @@ class Session(Rebuilding, Moves, Questions, Clock):
         """What a driver needs to know after a step, each when it changed (all
         of it on :class:`~referee.protocol.Resume`: a new table): the public
         state and the result, what can be said now, and when to tick next."""
-        shown = (self.public_state(), self.final_state())
+        shown = self.public_state()
         if force or shown != self._shown:  # (a tick that restarts the clock logs nothing)
+            # (the result changes only with what everyone sees: it is read then)
             self._shown = shown
-            self._out.append(Snapshot(self.now, *shown))
+            self._out.append(Snapshot(self.now, shown, self.final_state()))
         moments = tuple(sorted(self.moments()))
         if force or moments != self._moments:
             self._moments = moments

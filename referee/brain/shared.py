@@ -92,7 +92,7 @@ class Shared:
         self._logged: list[Record] = []
         self._out: list[Output] = []
         #: What the drivers were last told (:meth:`~referee.session.Session._report`).
-        self._shown: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self._shown: dict[str, Any] | None = None
         self._moments: tuple[str, ...] | None = None
         self._wake: float | None = -1.0
         #: Whose turn it was after each of the latest steps, by the time each was

@@ -497,6 +497,7 @@ class _Alignment:
         # What each template word and slot costs against token j, worked out once.
         self.fuzzy: dict[tuple[str, int], float] = {}
         self.slotted: dict[tuple[SlotRef, int], list[tuple[int, float, str, bool]]] = {}
+        self._add = self._adder()
 
     def run(self) -> list[_Label]:
         m = len(self.toks)
@@ -510,61 +511,71 @@ class _Alignment:
         return [label for at in range(len(nodes)) if nodes[at].final
                 for label in self.cols[m][at] or ()]
 
-    def _add(self, col: list[list[_Label] | None], at: int, label: _Label, first: bool) -> None:
-        cost, weight = label[0], label[1]
-        if cost > self.limit * max(weight + self.net.heaviest[at], self.total_u) + 1e-9:
-            return
-        miss = bool(label[3])
-        labels = col[at]
-        if labels is None:
-            col[at] = [label]
-            return
-        for other in labels:
-            if bool(other[3]) == miss and other[0] <= cost and other[1] >= weight and not (
-                    first and other[0] == cost and other[1] == weight):
+    def _adder(self) -> Callable[[list[list[_Label] | None], int, _Label, bool], None]:
+        """What adds a label to a node (a closure over the limits: it runs
+        millions of times a long line)."""
+        limit, heaviest, total_u = self.limit, self.net.heaviest, self.total_u
+
+        def add(col: list[list[_Label] | None], at: int, label: _Label, first: bool) -> None:
+            cost, weight = label[0], label[1]
+            if cost > limit * max(weight + heaviest[at], total_u) + 1e-9:
                 return
-        labels[:] = [o for o in labels if bool(o[3]) != miss or o[0] < cost or o[1] > weight]
-        labels.append(label)
+            miss = bool(label[3])
+            labels = col[at]
+            if labels is None:
+                col[at] = [label]
+                return
+            for other in labels:
+                if bool(other[3]) == miss and other[0] <= cost and other[1] >= weight and not (
+                        first and other[0] == cost and other[1] == weight):
+                    return
+            labels[:] = [o for o in labels
+                         if bool(o[3]) != miss or o[0] < cost or o[1] > weight]
+            labels.append(label)
+
+        return add
 
     def _leave_out(self, j: int) -> None:
         """Template words left out (a slot never is), in the network's order."""
-        col = self.cols[j]
+        col, add, arcs = self.cols[j], self._add, self.net.arcs
         for at in range(len(self.net.nodes)):
             labels = col[at]
             if labels is None:
                 continue
-            for unit, weight, target in self.net.arcs[at]:
+            for unit, weight, target in arcs[at]:
                 if isinstance(unit, Word):
                     for cost, w, fills, misses in list(labels):
-                        self._add(col, target, (cost + weight, w + weight, fills, misses), True)
+                        add(col, target, (cost + weight, w + weight, fills, misses), True)
 
     def _extra_word(self, j: int) -> None:
         """Transcript word ``j``, which the template does not have."""
         col, after, text = self.cols[j], self.cols[j + 1], self.toks[j].text
-        for at in range(len(self.net.nodes)):
+        add, nodes, weight = self._add, self.net.nodes, self.tok_weights[j]
+        for at in range(len(nodes)):
             labels = col[at]
             if labels is not None:
-                extra = 0.0 if text in self.net.nodes[at].free else self.tok_weights[j]
+                extra = 0.0 if text in nodes[at].free else weight
                 for cost, w, fills, misses in labels:
-                    self._add(after, at, (cost + extra, w, fills, misses), False)
+                    add(after, at, (cost + extra, w, fills, misses), False)
 
     def _said(self, j: int) -> None:
         """The template's word or slot said at transcript word ``j``."""
         col, after, tok = self.cols[j], self.cols[j + 1], self.toks[j]
+        add, arcs, fuzzy = self._add, self.net.arcs, self.fuzzy
         for at in range(len(self.net.nodes)):
             labels = col[at]
             if labels is None:
                 continue
-            for unit, weight, target in self.net.arcs[at]:
+            for unit, weight, target in arcs[at]:
                 if isinstance(unit, Word):
                     key = (unit.text, j)
-                    if key not in self.fuzzy:
-                        self.fuzzy[key] = self.matcher._substitute(unit, tok, weight)[0]
-                    if self.fuzzy[key] == float("inf"):
+                    cost_of = fuzzy.get(key)
+                    if cost_of is None:
+                        cost_of = fuzzy[key] = self.matcher._substitute(unit, tok, weight)[0]
+                    if cost_of == float("inf"):
                         continue
                     for cost, w, fills, misses in labels:
-                        self._add(after, target,
-                                  (cost + self.fuzzy[key], w + weight, fills, misses), False)
+                        add(after, target, (cost + cost_of, w + weight, fills, misses), False)
                     continue
                 if (unit, j) not in self.slotted:
                     self.slotted[(unit, j)] = self.matcher._slot_matches(unit, self.toks, j,
@@ -574,4 +585,4 @@ class _Alignment:
                         label = (cost + extra, w + weight,
                                  fills if near else (*fills, (unit, value)),
                                  (*misses, (unit.name, value)) if near else misses)
-                        self._add(self.cols[j + taken], target, label, False)
+                        add(self.cols[j + taken], target, label, False)
