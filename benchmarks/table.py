@@ -49,11 +49,11 @@ from harness import audioserver
 from harness.ears import recognizer_for
 from harness.fixtures import CONDITIONS, PAD_SECONDS, utterances
 from harness.fixtures import fixture as fixture_path
-from referee.gamelog import Record, SaidRecord
 from referee.games import matcher_for
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.progress import Bar
-from referee.protocol import Say, Tone, Understood
+from referee.protocol import Entry, Say, Tone, Understood
+from referee.records import SaidRecord
 from referee.session import Session
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.mic import Microphone, SeatUtterance
@@ -204,7 +204,7 @@ def countdown_errors(turns: int = 2) -> list[float]:
     output = Clocked()
     due: list[float] = []
 
-    def logged(records: Sequence[Record]) -> None:  # when each countdown word fell due
+    def logged(records: Sequence[Entry]) -> None:  # when each countdown word fell due
         for record in records:
             if isinstance(record, SaidRecord) and record.kind == Tone.COUNTDOWN:
                 due.append(loop._t0 + (record.at - loop._base))

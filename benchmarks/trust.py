@@ -67,9 +67,10 @@ from benchmarks.recognition import PLAYERS, percentile
 from harness import audioserver
 from harness.ears import recognizer_for
 from harness.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, Utterance, fixture, utterances
-from referee.gamelog import DroppedRecord, EventRecord, InputRecord, Record, SaidRecord
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.progress import Bar
+from referee.protocol import Entry
+from referee.records import DroppedRecord, EventRecord, InputRecord, SaidRecord
 from referee.session import Session
 from referee.speech.audio import RATE, Audio, PlaybackTrack, frame_energies, load_wav
 from referee.speech.hearing.mic import Microphone
@@ -127,7 +128,7 @@ class Bench:
         restart_portaudio()
         self.rng = rng
         self.directory = directory
-        self.records: list[Record] = []
+        self.records: list[Entry] = []
         self.session = Session(Race65Spec(PLAYERS, Race65Options(rules="phase-seven",
                                                                   difficulty="hard")))
         track = PlaybackTrack()
@@ -226,7 +227,7 @@ class Bench:
             self.records.append(SaidRecord(self.session.now, line, "problem"))
 
     # --- what the referee did --------------------------------------------------------------
-    def since(self, mark: int) -> list[Record]:
+    def since(self, mark: int) -> list[Entry]:
         return self.records[mark:]
 
     def outcome(self, mark: int, tile: int, who: str, tally: Tally, label: str) -> str:

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from referee.gamelog import ErrorRecord, Record
 from referee.games.base import GameSpec
 from referee.protocol import (
     ChangeVoice,
+    Entry,
     Input,
     Logged,
     MicBack,
@@ -33,6 +33,7 @@ from referee.protocol import (
     Understood,
     VoiceChanged,
 )
+from referee.records import ErrorRecord
 from referee.replay import replay_records
 from referee.session import Session
 from referee.speech.speaking.tts import SilentVoice
@@ -45,14 +46,14 @@ class Drive:
 
     def __init__(self, spec: GameSpec, *, at: float = 0.0,
                  matcher: IntentMatcher | None = None, answer_seconds: float = ANSWER_SECONDS,
-                 record: Callable[[Record], None] | None = None) -> None:
+                 record: Callable[[Entry], None] | None = None) -> None:
         self.session = Session(spec, at=at, matcher=matcher, answer_seconds=answer_seconds)
         self.record = record
         #: Every output of every step so far.
         self.outputs: list[Output] = []
 
     @classmethod
-    def of(cls, session: Session, record: Callable[[Record], None] | None = None) -> Drive:
+    def of(cls, session: Session, record: Callable[[Entry], None] | None = None) -> Drive:
         """Drive a session made elsewhere."""
         drive = cls.__new__(cls)
         drive.session, drive.record, drive.outputs = session, record, []
@@ -106,11 +107,12 @@ class Drive:
     def question_spoken(self, at: float, until: float) -> list[Say]:
         return self.step(SpokenUntil(at, until, Tone.QUESTION))
 
-    def replay(self, records: Iterable[Record], skipped: list[str] | None = None) -> float:
-        """Rebuild the game from a log's records; the last record's time. What the
-        rebuilt game logs goes to ``record``; the inputs that did not fit, to
-        ``skipped``."""
-        rebuilt = replay_records(self.session, records)
+    def replay(self, records: Iterable[Entry], skipped: list[str] | None = None,
+               converted: bool = False) -> float:
+        """Rebuild the game from a log's lines (``converted``: of an older
+        format); the last input's time. What the rebuilt game logs goes to
+        ``record``; the inputs that did not fit, to ``skipped``."""
+        rebuilt = replay_records(self.session, records, converted)
         if self.record is not None:
             for record in rebuilt.records:
                 self.record(record)

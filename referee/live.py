@@ -10,8 +10,9 @@
 * Microphone lost (no sound for a second, or the stream died): the referee
   says so and pauses the timer; it tries to reopen the device every two
   seconds and says when it is back, resuming the timer.
-* While a turn timer runs, a ``clock`` record goes to the game log every
-  second, so ``referee resume`` gets the time left back within a second.
+* The loop ticks the table at least once a second; while a turn timer runs,
+  the brain logs a tick a second, so ``referee resume`` gets the time left
+  back within a second.
 * A win does not end the loop: the table stays for questions, an undo or
   "play again" until it says "that's all" (:attr:`Session.left`). Ctrl-D at a
   terminal leaves too: at once when the game is over, else when pressed a
@@ -31,7 +32,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from referee.gamelog import ClockRecord, Record
 from referee.protocol import MicBack, MicLost, Say, Tone
 from referee.speech.audio import restart_portaudio
 from referee.speech.hearing.mic import Microphone, MicrophoneError
@@ -51,7 +51,6 @@ from referee.wording import MAX_CHARS
 log = logging.getLogger(__name__)
 
 RETRY_EVERY = 2.0
-HEARTBEAT = 1.0
 
 
 def parse_seats(text: str | None, players: tuple[str, ...]) -> dict[int, str]:
@@ -125,7 +124,6 @@ class LiveLoop:
         microphone: Microphone | None,
         keyboard: BinaryIO | None,
         clock: Callable[[], float] = time.monotonic,
-        record: Callable[[Record], None] | None = None,
         max_seconds: float | None = None,
         speed: float = 1.0,
         seat_lines: Callable[[], list[tuple[str, str, str]]] | None = None,
@@ -134,7 +132,6 @@ class LiveLoop:
         self.microphone = microphone
         self.keyboard = keyboard
         self.clock = clock
-        self.record = record
         self.max_seconds = max_seconds
         #: Game seconds per wall-clock second (tests run the clock faster).
         self.speed = speed
@@ -144,7 +141,6 @@ class LiveLoop:
         self._t0 = clock()
         self._mic_ok = False
         self._next_try = 0.0
-        self._next_beat = 0.0
         self._pending = b""
         self._stopped = False
         #: Ctrl-D was pressed once at a terminal: a second one ends the game.
@@ -196,7 +192,6 @@ class LiveLoop:
             elif self.microphone is not None and self.now() >= self._next_try:
                 self._open_microphone(announce=True)
             self.table.advance(self.now())
-            self._heartbeat()
         if self.microphone is not None:
             self.microphone.close()
 
@@ -331,11 +326,3 @@ class LiveLoop:
         text = (f"I lost the microphone: {why} The timer is paused until it is back; "
                 "you can type moves meanwhile.")
         self.table.tell(MicLost(self.now(), text))
-
-    def _heartbeat(self) -> None:
-        at = self.now()
-        if self.record is None or at < self._next_beat:
-            return
-        self._next_beat = at + HEARTBEAT
-        if self.table.state.get("deadline") is not None:
-            self.record(ClockRecord(at))

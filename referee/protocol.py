@@ -16,8 +16,9 @@ microphone, live            :class:`Speech` (what the ears measured),
                             :class:`VoiceChanged`, :class:`MicLost`,
                             :class:`MicBack`, :class:`Stop`, :class:`Tick`
 audio scripts               the same on a simulated clock
-replay                      :class:`Start` (``rebuild``), then each logged
-                            record as :class:`Replayed`
+replay                      the logged inputs again (the first :class:`Start`
+                            with ``rebuild``); an older log's records
+                            converted (:class:`Understood` ...)
 resume                      replay, then :class:`Resume`, then live
 ==========================  =====================================================
 
@@ -26,14 +27,14 @@ player's headphones), :class:`CutVoice`, :class:`ChangeVoice`,
 :class:`Caption` (who said what), :class:`Logged` (append to the game log),
 :class:`Snapshot` (the public state, for a screen), :class:`Judged` (what
 was heard), :class:`Moments` (what the recogniser listens for),
-:class:`WakeAt` (when to tick next), :class:`Left` (the table is done) and
-:class:`Skipped` (a logged input a replay could not apply). A driver learns
+:class:`WakeAt` (when to tick next) and :class:`Left` (the table is done). A driver learns
 everything it knows of the game from these outputs: it never reads the brain.
 
-Each step returns the records it logged first (what happened), then the rest
-in the order it happened. Every message is a frozen dataclass and
-round-trips through JSON (:func:`to_json`, :func:`from_json`), as each line
-of the game log does.
+Each step returns what it logged first (the input itself, then the records
+of what happened), then the rest in the order it happened. Every message is
+a frozen dataclass and round-trips through JSON (:func:`to_json`,
+:func:`from_json`): the game log is these inputs and records, one a line, and
+replay steps the inputs again (:mod:`referee.replay`).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from referee.gamelog import InputRecord, LogError, Record, checked, plain
+from referee.records import LogError, Record, checked, plain
 from referee.speech.hearing.interface import Transcript
 from referee.speech.hearing.mic import OverVoice
 from referee.speech.understanding.intents import Heard
@@ -151,21 +152,9 @@ class Speech:
 
 
 @dataclass(frozen=True)
-class Replayed:
-    """One record of a game log, replayed to rebuild the game."""
-
-    type: ClassVar[str] = "replayed"
-    record: Record
-
-    @property
-    def at(self) -> float:
-        return self.record.at
-
-
-@dataclass(frozen=True)
 class Understood:
-    """An utterance already understood and judged sure or not (what a game log's
-    ``input`` record holds)."""
+    """An utterance already understood and judged sure or not (what an older
+    game log's ``input`` record holds: :mod:`referee.oldlogs`)."""
 
     type: ClassVar[str] = "understood"
     at: float
@@ -174,10 +163,6 @@ class Understood:
     sure: bool = True
     source: str = "text"
 
-    @classmethod
-    def of(cls, record: InputRecord) -> Understood:
-        heard = Heard(record.text, record.intent, record.score, record.message)
-        return cls(record.at, heard, record.speaker, record.sure, record.source)
 
 
 @dataclass(frozen=True)
@@ -242,7 +227,7 @@ class Stop:
     at: float
 
 
-Input = (Start | Tick | Typed | Speech | Understood | Replayed | SpokenUntil | VoiceCut
+Input = (Start | Tick | Typed | Speech | Understood | SpokenUntil | VoiceCut
          | VoiceChanged | MicLost | MicBack | Resume | Stop)
 
 
@@ -293,10 +278,11 @@ class Caption:
 
 @dataclass(frozen=True)
 class Logged:
-    """A record for the game log."""
+    """A line for the game log: the input the step was given, or a record of
+    what it made happen."""
 
     type: ClassVar[str] = "logged"
-    record: Record
+    record: Entry
 
 
 @dataclass(frozen=True)
@@ -354,21 +340,16 @@ class Left:
     at: float
 
 
-@dataclass(frozen=True)
-class Skipped:
-    """A logged input that does not fit the game being rebuilt (edited by hand)."""
-
-    type: ClassVar[str] = "skipped"
-    at: float
-    why: str
-
-
 Output = (Say | CutVoice | ChangeVoice | Caption | Logged | Snapshot | Judged | Moments | WakeAt
-          | Left | Skipped)
+          | Left)
+
+#: A line of the game log after its header.
+Entry = Record | Input
 
 INPUTS: tuple[type[Any], ...] = typing.get_args(Input)
 OUTPUTS: tuple[type[Any], ...] = typing.get_args(Output)
 MESSAGE_TYPES: dict[str, type[Any]] = {cls.type: cls for cls in (*INPUTS, *OUTPUTS)}
+INPUT_TYPES: dict[str, type[Any]] = {cls.type: cls for cls in INPUTS}
 
 
 def to_json(message: Input | Output) -> dict[str, Any]:
@@ -387,3 +368,18 @@ def from_json(data: Any) -> Input | Output:
         raise LogError(f"unknown message type {data.get('type')!r}")
     message: Input | Output = checked(data, cls, cls.type)
     return message
+
+
+def entry_to_json(entry: Entry) -> dict[str, Any]:
+    """A game log's line: an input message or a record, as JSON."""
+    data: dict[str, Any] = plain(entry)
+    return data
+
+
+def entry_from_json(data: Any) -> Entry:
+    """A game log line's input message or record; LogError saying what is wrong."""
+    if isinstance(data, dict) and data.get("type") in INPUT_TYPES:
+        cls = INPUT_TYPES[data["type"]]
+        entry: Entry = checked(data, cls, f"the {cls.type} input")
+        return entry
+    return Record.from_json(data)

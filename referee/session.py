@@ -61,12 +61,10 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from referee.brain.clock import Clock
+from referee.brain.clock import HEARTBEAT, Clock
 from referee.brain.moves import Moves
 from referee.brain.questions import Questions
-from referee.brain.replayed import Rebuilding
 from referee.brain.shared import Question
-from referee.gamelog import DroppedRecord, ErrorRecord, InputRecord, SaidRecord
 from referee.games.base import spoken_list
 from referee.gate import Utterance, judge
 from referee.protocol import (
@@ -80,7 +78,6 @@ from referee.protocol import (
     MicLost,
     Moments,
     Output,
-    Replayed,
     Resume,
     Say,
     Snapshot,
@@ -96,6 +93,7 @@ from referee.protocol import (
     VoiceCut,
     WakeAt,
 )
+from referee.records import DroppedRecord, ErrorRecord, InputRecord, SaidRecord
 from referee.speech.listen import understand
 from referee.speech.understanding.intents import ADDRESSEE, FLOOR, Heard
 from referee.speech.understanding.meaning import Intent
@@ -124,7 +122,7 @@ __all__ = ["Question", "Session"]
 log = logging.getLogger(__name__)
 
 
-class Session(Rebuilding, Moves, Questions, Clock):
+class Session(Moves, Questions, Clock):
     """A game being refereed: the referee's brain. One entry point, :meth:`step`.
 
     (Its parts are in :mod:`referee.brain`; this class hears and answers.)
@@ -140,15 +138,27 @@ class Session(Rebuilding, Moves, Questions, Clock):
         self._logged, self._out = [], []
         try:
             self._handle(message)
-        except Exception:
-            if isinstance(message, Replayed | Start):
-                raise
-            log.exception("a step of the game failed")
-            self._logged.append(ErrorRecord(message.at))
+        except Exception as error:
+            if isinstance(message, Start) and message.rebuild is not None:
+                raise  # (a log that cannot be rebuilt says so)
+            if not self._replaying:  # (there, the replay tells what did not fit)
+                log.exception("a step of the game failed")
+            self._logged.append(ErrorRecord(message.at, f"{type(error).__name__}: {error}"))
             self._out.append(Say(message.at, SORRY, Tone.PROBLEM))
         self._turns.append((message.at, self.game.current_player()))
         self._report(force=isinstance(message, Resume))
-        return [*(Logged(r) for r in self._logged), *self._out]
+        given = [message] if self._worth_logging(message) else []
+        return [*(Logged(r) for r in (*given, *self._logged)), *self._out]
+
+    def _worth_logging(self, message: Input) -> bool:
+        """Whether the game log keeps the input: every input but a tick that
+        did nothing, which is kept once a second while something is due (a
+        resumed game gets back the time that was left within a second)."""
+        if isinstance(message, Tick) and not self._logged and (
+                self.next_wakeup() is None or message.at < self._beat + HEARTBEAT):
+            return False
+        self._beat = message.at
+        return True
 
     def _report(self, force: bool) -> None:
         """What a driver needs to know after a step, each when it changed (all
@@ -179,13 +189,16 @@ class Session(Rebuilding, Moves, Questions, Clock):
             case Understood(at=at, heard=heard, speaker=speaker, sure=sure, source=source):
                 self._emit(self._respond(heard, speaker, at, sure=sure, source=source))
             case SpokenUntil(at=at, until=until, tone=tone):
+                self._emit(self._tick(at))
                 if tone in (Tone.TURN, Tone.ANSWER):
                     self._delay_clock(at, until)
                 elif tone == Tone.QUESTION:
                     self._question_spoken(at, until)
             case VoiceCut(at=at):
+                self._emit(self._tick(at))
                 self._delay_clock(at, at)
             case VoiceChanged(at=at, reply=reply):
+                self._emit(self._tick(at))
                 self._emit(self._say([reply], at, Tone.ANSWER))
             case MicLost(at=at, text=text):
                 self._emit(self._hold(at, text))
@@ -196,11 +209,11 @@ class Session(Rebuilding, Moves, Questions, Clock):
             case Start(at=at, rebuild=rebuild):
                 self._start(at, rebuild)
             case Resume(at=at):
+                self._replaying = False
+                self._emit(self._tick(at))
                 text = "Resuming the game. " + self.spec.where_we_are(self.game, at)
                 self.last = [text]
                 self._out.append(Say(self.now, text, Tone.TURN))
-            case Replayed(record=record):
-                self._replayed(record)
 
     def _typed(self, m: Typed) -> None:
         """A typed line: never gated (typing is not heard over the referee's voice);

@@ -37,12 +37,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from referee.gamelog import Record
 from referee.gate import ECHO_SLACK, overlapping
 from referee.protocol import (
     Caption,
     ChangeVoice,
     CutVoice,
+    Entry,
     Input,
     Judged,
     Left,
@@ -51,7 +51,6 @@ from referee.protocol import (
     Output,
     Room,
     Say,
-    Skipped,
     Snapshot,
     Speech,
     Spoken,
@@ -120,7 +119,7 @@ class Table:
         cancels_echo: bool = False,
         private: Mapping[str, AudioOutput] | None = None,
         reading_wpm: float | None = None,
-        record: Callable[[Sequence[Record]], None] | None = None,
+        record: Callable[[Sequence[Entry]], None] | None = None,
         heard_back: Callable[[Audio, Spoken], None] | None = None,
         screen: Callable[[Output, float], None] | None = None,
         at: float = 0.0,
@@ -209,8 +208,6 @@ class Table:
                     self.tell(VoiceChanged(at, self.voice.adjust(change)))
                 case Caption():
                     self.caption(out)
-                case Skipped(at=at, why=why):
-                    self._print(at, f"skipped {why}")
 
     def _learn(self, out: Output) -> None:
         """What an output tells the table of the game."""

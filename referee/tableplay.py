@@ -23,31 +23,17 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from referee.gamelog import (
-    LOGS_DIR,
-    ChanceRecord,
-    DroppedRecord,
-    GameHeader,
-    GameLog,
-    InputRecord,
-    LogError,
-    LogInUse,
-    Record,
-    ResumedRecord,
-    SaidRecord,
-    StopRecord,
-    announced,
-    default_path,
-    read_log,
-)
+from referee.gamelog import LOGS_DIR, GameLog, LogInUse, announced, default_path, read_log
 from referee.games import find_game
 from referee.games.base import GameSpec, SetupError, plural
 from referee.protocol import (
+    INPUTS,
     Caption,
-    Replayed,
+    Entry,
     Resume,
     Say,
     Snapshot,
@@ -56,6 +42,14 @@ from referee.protocol import (
     Tone,
 )
 from referee.protocol import Output as Shown
+from referee.records import (
+    ChanceRecord,
+    DroppedRecord,
+    GameHeader,
+    InputRecord,
+    LogError,
+    SaidRecord,
+)
 from referee.replay import Rebuilt, replay_records
 from referee.session import Session
 from referee.speech.audio import PlaybackTrack
@@ -266,7 +260,7 @@ def _run(args: argparse.Namespace, spec: GameSpec, session: Session,
     return 0
 
 
-def _writer(game_log: GameLog | None) -> Callable[[Sequence[Record]], None] | None:
+def _writer(game_log: GameLog | None) -> Callable[[Sequence[Entry]], None] | None:
     return None if game_log is None else game_log.write_all
 
 
@@ -295,7 +289,6 @@ def _run_live(args: argparse.Namespace, spec: GameSpec, session: Session, voice:
         if resuming is not None:
             table.tell(Resume(resuming))
         loop = LiveLoop(table, microphone=microphone, keyboard=sys.stdin.buffer,
-                        record=game_log.write if game_log else None,
                         seat_lines=None if screen is None else screen.lines)
         with library_noise_to(library_log()):
             loop.run(greet=resuming is None)
@@ -385,7 +378,7 @@ def show_addresses(screen: Screen, qr: bool = True) -> None:
 
 
 def _replay_on_screen(args: argparse.Namespace, spec: GameSpec,
-                      records: Sequence[Record]) -> int:
+                      records: Sequence[Entry]) -> int:
     """``referee replay LOG --screen``: the game again on the screen, a move
     every ``--pace`` seconds, or (``--pace 0`` at a terminal) a move each time
     Enter is pressed; the screen stays until Enter (or Ctrl-C)."""
@@ -406,14 +399,15 @@ def _replay_on_screen(args: argparse.Namespace, spec: GameSpec,
     return 0
 
 
-def replay_to_screen(session: Session, records: Sequence[Record],
+def replay_to_screen(session: Session, records: Sequence[Entry],
                      publish: Callable[[Shown], None], pace: float,
                      sleep: Callable[[float], object] = time.sleep) -> None:
     """Show a logged game on a screen as it went: what was said (from the log:
     exactly what was announced), who said what, and the board after each step
-    (the game rebuilt record by record), ``pace`` seconds between moves."""
+    (the game rebuilt input by input), ``pace`` seconds between moves."""
     chance = tuple(r.outcome for r in records if isinstance(r, ChanceRecord))
-    session.step(Start(0.0, rebuild=chance))  # (a fresh brain: its game begins at 0)
+    first = next((e for e in records if isinstance(e, Start)), Start(0.0))
+    made = session.step(replace(first, rebuild=chance))
     for record in records:
         if isinstance(record, InputRecord):
             sleep(pace)
@@ -421,9 +415,12 @@ def replay_to_screen(session: Session, records: Sequence[Record],
                             record.source))
         elif isinstance(record, SaidRecord):
             publish(Say(record.at, record.text, Tone(record.kind), record.to))
-        for out in session.step(Replayed(record)):
+        elif isinstance(record, INPUTS) and not isinstance(record, Start):
+            made = session.step(record)
+        for out in made:
             if isinstance(out, Snapshot):
                 publish(out)
+        made = []
 
 
 def library_log() -> Path:
@@ -465,7 +462,7 @@ def read_lines(path: Path) -> list[str]:
 
 
 def _logged_session(path: Path, replaying: bool = False
-                    ) -> tuple[GameSpec, Session, Rebuilt, list[Record]]:
+                    ) -> tuple[GameSpec, Session, Rebuilt, list[Entry]]:
     """The game a log describes, rebuilt as it was last announced; what could
     not be rebuilt is told (resume: what to check on the table; a replay: what
     it leaves out)."""
@@ -486,10 +483,10 @@ def _logged_session(path: Path, replaying: bool = False
         problem(f"{plural(unheard, 'input')} at the end of {path} had not been answered "
                 "when the game stopped; the game goes on from the last announcement.")
     try:
-        rebuilt = replay_records(session, records)
+        rebuilt = replay_records(session, records, converted=logged.converted)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
-        # A record that moved the game and then failed: the log cannot be trusted.
-        raise SetupError(f"{path} cannot be replayed: a record does not fit the game "
+        # The game's start did not take the log's chance: the log cannot be trusted.
+        raise SetupError(f"{path} cannot be replayed: its chance outcomes do not fit the game "
                          f"({type(error).__name__}: {error}).") from error
     skipped += rebuilt.skipped
     middle = logged.damaged_lines[:-1] if logged.torn else logged.damaged_lines
@@ -512,7 +509,7 @@ def _logged_session(path: Path, replaying: bool = False
     return spec, session, rebuilt, records
 
 
-def unrestored(logged: Sequence[Record], rebuilt: Sequence[Record]) -> list[SaidRecord]:
+def unrestored(logged: Sequence[Entry], rebuilt: Sequence[Entry]) -> list[SaidRecord]:
     """What the log says the referee announced that the game rebuilt from it
     did not announce again (a damaged or edited line lost a move), in order.
 
@@ -520,7 +517,7 @@ def unrestored(logged: Sequence[Record], rebuilt: Sequence[Record]) -> list[Said
     cards) is not said again when a game is rebuilt, and the countdown is not
     a move, so neither counts.
     """
-    def moves(records: Sequence[Record]) -> list[SaidRecord]:
+    def moves(records: Sequence[Entry]) -> list[SaidRecord]:
         return [r for r in records if isinstance(r, SaidRecord) and r.kind != "countdown"]
 
     said = moves(logged[_started(logged):])
@@ -530,7 +527,7 @@ def unrestored(logged: Sequence[Record], rebuilt: Sequence[Record]) -> list[Said
             for r in said[i1:i2]]
 
 
-def _started(records: Sequence[Record]) -> int:
+def _started(records: Sequence[Entry]) -> int:
     """Where a log's start ends: its first records, all at the time the game
     began, before anyone said anything (the opening, a deal)."""
     begun = records[0].at if records else 0.0
@@ -562,11 +559,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
         if elsewhere and not args.no_log:
             writing = _locked(args.log)
 
-        def make_log() -> GameLog | None:
-            if args.no_log or writing is None:
-                return None
-            writing.write(ResumedRecord(last, time.strftime("%Y-%m-%dT%H:%M:%S%z")))
-            return writing
+        def make_log() -> GameLog | None:  # (the brain logs the resume: Resume)
+            return None if args.no_log else writing
 
         return _run(args, spec, session, make_log, live=True, resuming=last)
     finally:
@@ -589,9 +583,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print(f"{at} referee: {r.text}")
         elif isinstance(r, DroppedRecord):
             print(f"{at} (not acted on, {r.reason}): {r.text}")
-        elif isinstance(r, StopRecord):
+        elif isinstance(r, Stop):
             print(f"{at} (game stopped by the table)")
-        elif isinstance(r, ResumedRecord):
+        elif isinstance(r, Resume):
             print(f"{at} (resumed)")
     if args.json:
         print(json.dumps(rebuilt.final))

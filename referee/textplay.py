@@ -18,8 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from referee.gamelog import Record
-from referee.protocol import Caption, Say, Tick, Tone, Typed
+from referee.protocol import Caption, Entry, Say, Tick, Tone, Typed
 from referee.session import Session
 from referee.speech.understanding.templates import fold_accents
 from referee.table import Table
@@ -60,7 +59,7 @@ class ScriptTable(Table):
     (stop, a change of voice, the log) is done as at any table."""
 
     def __init__(self, session: Session, emit: Callable[[str], None],
-                 record: Callable[[Sequence[Record]], None] | None = None,
+                 record: Callable[[Sequence[Entry]], None] | None = None,
                  at: float = 0.0) -> None:
         super().__init__(session, show=emit, record=record, at=at)
 
@@ -73,7 +72,7 @@ class ScriptTable(Table):
 
 
 def run_script(session: Session, lines: Iterable[str], emit: Callable[[str], None],
-               record: Callable[[Sequence[Record]], None] | None = None,
+               record: Callable[[Sequence[Entry]], None] | None = None,
                at: float = 0.0) -> ScriptTable:
     """Play a timed transcript through ``session`` from ``at``, emitting printed
     lines; ``record`` takes the game log's records (a step's at once). The

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from harness.brain import Drive
-from referee.gamelog import Record
 from referee.games.race65 import Race65Options, Race65Spec
+from referee.protocol import Entry
 from referee.wording import ANSWER_SECONDS
 
 
@@ -119,7 +119,7 @@ def test_ending_the_game_needs_agreement():
 
 
 def test_replaying_the_records_rebuilds_state_timer_and_open_question():
-    records: list[Record] = []
+    records: list[Entry] = []
     options = Race65Options(difficulty="hard")
     s = Drive(Race65Spec(["Ann", "Bob"], options), record=records.append)
     s.start()

@@ -20,17 +20,16 @@ from hypothesis import strategies as st
 
 from harness.brain import Drive
 from referee.engine.race65 import TileCorrected, TileSet, TurnLost
-from referee.gamelog import (
+from referee.gamelog import GameLog, read_log
+from referee.protocol import Entry, SpokenUntil, Tick, Tone
+from referee.records import (
     RECORD_TYPES,
-    ClockRecord,
-    DelayRecord,
     EventRecord,
     GameHeader,
-    GameLog,
     InputRecord,
     LogError,
     Record,
-    read_log,
+    SaidRecord,
 )
 from referee.speech.understanding.meaning import Intent
 
@@ -55,6 +54,12 @@ def wait_for(stream, text: str, timeout: float = 20) -> list[str]:
     raise AssertionError(f"{text!r} never came; got {seen}")
 
 
+def _ticked_after_the_turn_was_read(log: Path) -> bool:
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.endswith("}")]
+    read = [x["until"] for x in lines if x["type"] == "spoken-until" and x["tone"] == "turn"]
+    return bool(read) and any(x["type"] == "tick" and x["at"] > read[-1] for x in lines)
+
+
 @pytest.mark.slow
 def test_a_killed_game_resumes_with_the_same_state_and_time_left(tmp_path):
     log = tmp_path / "game.jsonl"
@@ -70,9 +75,9 @@ def test_a_killed_game_resumes_with_the_same_state_and_time_left(tmp_path):
     game.stdin.flush()
     wait_for(game.stdout, "Ann, 7 down.")
     # Ann's timer starts once the opening has been read (printed, at reading
-    # speed); heartbeats then go to the log while it runs.
+    # speed); heartbeats (ticks) go to the log while it runs.
     deadline = time.monotonic() + 20
-    while '"clock"' not in log.read_text() and time.monotonic() < deadline:
+    while not _ticked_after_the_turn_was_read(log) and time.monotonic() < deadline:
         time.sleep(0.2)
     time.sleep(1.5)
     os.kill(game.pid, signal.SIGKILL)  # a crash: no clean-up, no final write
@@ -81,13 +86,15 @@ def test_a_killed_game_resumes_with_the_same_state_and_time_left(tmp_path):
     logged = read_log(log)
     assert logged.header.game == "race65"
     assert [r.text for r in logged.records if isinstance(r, InputRecord)] == ["flip my seven"]
-    assert any(isinstance(r, ClockRecord) for r in logged.records)
+    assert any(isinstance(r, Tick) for r in logged.records)  # (the heartbeat)
     flips = [r for r in logged.records if isinstance(r, EventRecord) and r.event == "TileFlipped"]
     assert flips[0].fields == {"by": "Ann", "owner": "Ann", "tile": 7, "down": True,
                                "flips_left": 1}
     # Ann's clock started once the opening was read (printed, at reading speed).
-    started = max(r.until for r in logged.records if isinstance(r, DelayRecord))
-    left = math.ceil(15 - (logged.last_time - started))
+    started = max(r.until for r in logged.records
+                  if isinstance(r, SpokenUntil) and r.tone == Tone.TURN)
+    last = max(r.at for r in logged.records if not isinstance(r, Record))
+    left = math.ceil(15 - (last - started))
 
     result = referee("resume", str(log), *QUIET, "--json", stdin="flip my eight\n")
     assert result.returncode == 0, result.stderr
@@ -223,7 +230,7 @@ def _example(cls: type[Record]) -> Record:
         "event": "TilesShut", "fields": {"player": "Bob", "tiles": [3, 4], "open": [1, 2]},
         "kind": "answer", "until": 14.25, "when": "2026-11-22T20:05:00+0000",
         "name": "two dice", "outcome": "Bob rolls 5 and 3", "to": "Cy",
-        "hearing": "whisper tiny.en+table, adapter 94043fbfba87",
+        "hearing": "whisper tiny.en+table, adapter 94043fbfba87", "what": "KeyError: 'tile'",
     }
     return cls(**{f.name: values[f.name] for f in dataclasses.fields(cls)})
 
@@ -353,17 +360,18 @@ def _live_scripted(log: Path, kill_at: float | None, script: list[tuple[float, s
 def _replayed(log: Path) -> tuple[Any, float, list[str], list[str]]:
     """The game rebuilt from a log as resume does: the session, the time, what
     the log says was announced and what the rebuilt game says (countdown aside)."""
-    from referee.gamelog import SaidRecord, announced
+    from referee.gamelog import announced
     from referee.games.race65 import Race65Options, Race65Spec
+    from referee.records import SaidRecord
 
-
-    records, _ = announced(read_log(log).records)
-    again: list[Record] = []
+    logged = read_log(log)
+    records, _ = announced(logged.records)
+    again: list[Entry] = []
     spec = Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven", difficulty="hard"))
     session = Drive(spec, record=again.append)
-    last = session.replay(records)
+    last = session.replay(records, converted=logged.converted)
 
-    def said(rs: list[Record]) -> list[str]:
+    def said(rs: list[Entry]) -> list[str]:
         return [r.text for r in rs if isinstance(r, SaidRecord) and r.kind != "countdown"]
 
     # (Rebuilding a game does not say its opening again.)
@@ -378,22 +386,22 @@ def test_a_timeout_announced_last_is_replayed_whatever_the_times_below_a_millise
     games are plenty to catch that again)."""
     import random
 
-    from referee.gamelog import SaidRecord, announced
+    from referee.gamelog import announced
     from referee.games.race65 import Race65Options, Race65Spec
-
+    from referee.records import SaidRecord
 
     script = [(0.3, "Ann", "flip my 7"), (0.6, "Ann", "flip my 3"), (1.0, "Bob", "flip my 12"),
               (1.4, "Bob", "pause"), (3.2, "Bob", "resume"), (3.6, "Bob", "take that back"),
               (4.0, "Ann", "yes")]
     spec = Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven", difficulty="hard"))
 
-    def said(records: list[Record]) -> list[str]:
+    def said(records: list[Entry]) -> list[str]:
         return [r.text for r in records if isinstance(r, SaidRecord) and r.kind != "countdown"]
 
     lost = 0
     for seed in range(60):
         rng = random.Random(seed)
-        logged: list[Record] = []
+        logged: list[Entry] = []
         session = Drive(spec, record=logged.append)
         for at, speaker, text in script:
             session.hear(text, speaker, at + rng.uniform(0.0, 0.001))
@@ -403,7 +411,7 @@ def test_a_timeout_announced_last_is_replayed_whatever_the_times_below_a_millise
         session.tick(deadline)  # "Time!", and the game is killed
         records, _ = announced(logged)
         assert said(records)[-3] == "Time!"
-        again: list[Record] = []
+        again: list[Entry] = []
         (Drive(spec, record=again.append)).replay(records)
         lost += said(again) != said(records)
     assert lost == 0
@@ -421,15 +429,16 @@ def test_a_deadline_just_after_the_last_record_was_never_reached(lines, last):
     the rebuilt one neither says it nor takes the turn away (found by the
     random resume test: the flip at 29.998 s was undone by a rebuilt
     timeout)."""
-    from referee.gamelog import SaidRecord, announced
+    from referee.gamelog import announced
+    from referee.records import SaidRecord
 
-    logged: list[Record] = []
+    logged: list[Entry] = []
     live = Drive(_medium_race(), record=logged.append)
     live.start()
     for at, speaker, text in lines:
         live.hear(text, speaker, at)
     records, _ = announced(logged)
-    again: list[Record] = []
+    again: list[Entry] = []
     rebuilt = Drive(_medium_race(), record=again.append)
     assert rebuilt.replay(records) == lines[-1][0]
     said = [r.text for r in again if isinstance(r, SaidRecord)]
@@ -472,7 +481,7 @@ def test_a_game_that_lost_its_microphone_killed_at_a_random_point_resumes_as_ann
     game.wait(timeout=90)
     assert game.returncode == -signal.SIGKILL
     kinds = {json.loads(line)["type"] for line in log.read_text().splitlines() if line.strip()}
-    assert "hold" in kinds  # the microphone was lost before the kill
+    assert "mic-lost" in kinds  # the microphone was lost before the kill
     _resumes_as_announced(log)
 
 
@@ -516,11 +525,11 @@ def test_a_whole_live_game_replays_to_the_same_end(tmp_path):
 def test_a_move_logged_but_never_announced_is_not_resumed(tmp_path):
     """A crash between a move and its announcement: nobody heard the referee take
     the move, so resume goes on from the last announcement (and says so)."""
-    from referee.gamelog import SaidRecord, announced
+    from referee.gamelog import announced
     from referee.games.race65 import Race65Options, Race65Spec
+    from referee.records import SaidRecord
 
-
-    records: list[Record] = []
+    records: list[Entry] = []
     spec = Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven", difficulty="hard"))
     session = Drive(spec, record=records.append)
     session.start()
@@ -603,21 +612,20 @@ def _play_steps(session: Any, steps: list[tuple[float, str, int]], start: float)
     return at
 
 
-def _rebuilt(path: Path) -> tuple[Any, list[Record], list[Record]]:
+def _rebuilt(path: Path) -> tuple[Any, list[Entry], list[Entry]]:
     """The game ``path`` holds, rebuilt as resume and replay do: the session,
     the records it was rebuilt from, and the records the rebuilding wrote."""
     from referee.gamelog import announced
 
-
     records, _ = announced(read_log(path).records)
-    again: list[Record] = []
+    again: list[Entry] = []
     session = Drive(_medium_race(), record=again.append)
     session.replay(records)
     return session, records, again
 
 
-def _said(records: list[Record]) -> list[tuple[float, str]]:
-    from referee.gamelog import SaidRecord
+def _said(records: list[Entry]) -> list[tuple[float, str]]:
+    from referee.records import SaidRecord
 
     return [(r.at, r.text) for r in records if isinstance(r, SaidRecord)]
 
@@ -635,8 +643,7 @@ def test_live_replay_and_resume_agree_on_random_games(tmp_path_factory, steps, m
     import io
 
     from referee.cli import main
-    from referee.gamelog import ResumedRecord
-
+    from referee.oldlogs import ResumedRecord
 
     path = tmp_path_factory.mktemp("log") / "game.jsonl"
     live_log = GameLog(path, print)
@@ -739,7 +746,7 @@ def test_a_damaged_move_in_the_middle_of_a_log_is_told_with_what_it_lost(tmp_pat
     """A damaged line in the middle that held a move: resume says which line is
     damaged and which announcements it could not restore, then goes on."""
     log, lines = _stopped_log(tmp_path, "flip my seven\nflip my three\nBob: flip my twelve\n")
-    seven = next(i for i, x in enumerate(lines) if '"type":"input"' in x and "seven" in x)
+    seven = next(i for i, x in enumerate(lines) if '"type":"typed"' in x and "seven" in x)
     lines[seven] = lines[seven][:30] + "\x00\x17garbage"
     log.write_text("\n".join(lines) + "\n")
     said = next(i for i, x in enumerate(lines) if "Ann, 7 down" in x)
@@ -757,7 +764,7 @@ def test_a_damaged_move_in_the_middle_of_a_log_is_told_with_what_it_lost(tmp_pat
 @pytest.mark.slow
 def test_a_damaged_clock_line_in_the_middle_loses_nothing(tmp_path):
     log, lines = _stopped_log(tmp_path, "flip my seven\nflip my three\n")
-    lines.insert(4, '{"type":"clock","at":1.')  # a heartbeat cut short
+    lines.insert(4, '{"type":"tick","at":1.')  # a heartbeat cut short
     log.write_text("\n".join(lines) + "\n")
     resumed = referee("resume", str(log), *QUIET, "--json", stdin="")
     assert resumed.returncode == 0, resumed.stderr
@@ -852,7 +859,6 @@ def test_every_game_killed_at_random_points_replays_with_no_false_warning(
     from harness.games import golden_game
     from referee.cli import main
 
-
     game, args = golden_game(script)
     log = tmp_path / "whole.jsonl"
     assert main(["play", game, *args, "--script", str(script), "--log", str(log)]) == 0
@@ -879,11 +885,12 @@ def test_a_game_killed_while_writing_its_log_keeps_whole_steps(tmp_path, monkeyp
     left the second torn or missing, and the rebuilt game said one sentence
     more than the log. Now a step's records are one write: a kill during it
     leaves none of the step (here the write itself is cut at every point)."""
-    from referee.gamelog import GameHeader, GameLog, SaidRecord, announced
+    from referee.gamelog import GameLog, announced
+    from referee.records import GameHeader, SaidRecord
     from referee.session import Session
     from referee.table import Table
 
-    def said(rs: list[Record]) -> list[str]:
+    def said(rs: list[Entry]) -> list[str]:
         return [r.text for r in rs if isinstance(r, SaidRecord) and r.kind != "countdown"]
 
     for cut in range(5):
@@ -914,7 +921,7 @@ def test_a_game_killed_while_writing_its_log_keeps_whole_steps(tmp_path, monkeyp
         monkeypatch.undo()
         log.close()
         logged, _ = announced(read_log(path).records)
-        again: list[Record] = []
+        again: list[Entry] = []
         Drive(_hard_race(), record=again.append).replay(logged)
         assert said(again) == said(logged)[1:], cut
 
@@ -931,7 +938,7 @@ def test_a_damaged_logs_replay_says_what_it_left_out_not_what_to_check(tmp_path,
     assert main(["play", "race65", "--players", "Ann", "Bob", "--script", str(script),
                  "--log", str(log)]) == 0
     lines = log.read_text().splitlines(keepends=True)
-    first_input = next(i for i, line in enumerate(lines) if '"type":"input"' in line)
+    first_input = next(i for i, line in enumerate(lines) if '"type":"typed"' in line)
     damaged = tmp_path / "damaged.jsonl"
     damaged.write_text("".join(lines[:first_input] + lines[first_input + 1:]))
     capsys.readouterr()
@@ -940,3 +947,68 @@ def test_a_damaged_logs_replay_says_what_it_left_out_not_what_to_check(tmp_path,
     assert "Not restored" in told
     assert "The replay shows the log as written" in told
     assert "Check the table" not in told
+
+
+FORMAT_2 = ROOT / "tests" / "data" / "logs" / "format2"
+
+
+@pytest.mark.parametrize("log", sorted(FORMAT_2.glob("*.jsonl")), ids=lambda p: p.stem)
+def test_a_log_of_the_previous_format_replays_to_the_game_it_logged(log, capsys):
+    """Each golden script's log as the referee wrote it before its log held
+    the brain's inputs (format 2: records that mirrored them, times to the
+    millisecond), with the result that referee printed: converted on reading,
+    it replays to that result, and nothing it announced is missing."""
+    from referee.cli import main
+
+    logged = read_log(log)
+    assert logged.header.version == 2
+    assert logged.converted
+    assert main(["replay", str(log), "--json"]) == 0
+    out, err = capsys.readouterr()
+    finals = json.loads((FORMAT_2 / "finals.json").read_text())
+    assert json.loads(out.splitlines()[-1]) == finals[log.stem]
+    assert "not what was announced" not in err
+    assert "skipped" not in err
+
+
+def test_a_log_is_the_brain_s_inputs_and_replay_steps_them_again(tmp_path):
+    """Every golden game's log: the lines after the header are the protocol's
+    input messages, each followed by records; stepping those inputs in a
+    fresh brain (with the log's chance) logs the very same lines again, times
+    exact to the bit, but for what the start said (a rebuilt game says nothing
+    as it starts)."""
+    from harness.games import golden_game
+    from referee.cli import main
+    from referee.gamelog import steps
+    from referee.games import find_game
+    from referee.protocol import INPUTS, Start
+    from referee.replay import replay_records
+    from referee.session import Session
+
+    for script in GOLDEN_SCRIPTS:
+        game, args = golden_game(script)
+        log = tmp_path / f"{script.stem}.jsonl"
+        assert main(["play", game, *args, "--script", str(script), "--log", str(log)]) == 0
+        logged = read_log(log)
+        assert logged.header.version == 3
+        assert not logged.skipped
+        assert isinstance(logged.records[0], Start)
+        assert all(isinstance(e, (Record, *INPUTS)) for e in logged.records)
+        header = logged.header
+        spec_class = find_game(header.game)
+        spec = spec_class(list(header.players), spec_class.options_type.from_json(header.options))
+        rebuilt = replay_records(Session(spec), logged.records)
+        start, *rest = steps(logged.records)  # (what the start said is not said again)
+        expected = [e for e in start if not isinstance(e, SaidRecord)]
+        expected += [e for step in rest for e in step]
+        again = [dataclasses.replace(e, rebuild=None) if isinstance(e, Start) else e
+                 for e in rebuilt.records]
+        assert again == expected, script.stem
+        assert rebuilt.skipped == []
+
+
+def test_the_log_s_input_and_record_types_are_distinct():
+    """A line's ``type`` says alone whether it is an input or a record."""
+    from referee.protocol import INPUT_TYPES
+
+    assert not set(INPUT_TYPES) & set(RECORD_TYPES)

@@ -50,10 +50,11 @@ from referee.engine.phase10_phases import (
     parse_board,
     parse_card,
 )
-from referee.gamelog import Record
 from referee.games.base import SetupError
 from referee.games.phase10 import Phase10Options, Phase10Spec
 from referee.games.phase10.readout import ReadoutError, read_cards
+from referee.protocol import Entry
+from referee.records import SaidRecord
 from referee.session import Session
 from referee.wording import AFTER_THE_END
 
@@ -597,8 +598,8 @@ def test_random_hands_keep_the_rules(n, virtual, data):
 
 
 def session(players: Sequence[str] = PLAYERS, **options: Any
-            ) -> tuple[Drive, list[str], list[Record]]:
-    records: list[Record] = []
+            ) -> tuple[Drive, list[str], list[Entry]]:
+    records: list[Entry] = []
     spec = Phase10Spec(players, Phase10Options(seed=5, **options))
     s = Drive(spec, record=records.append)
     said = [x.text for x in s.start()]
@@ -714,8 +715,8 @@ def test_the_private_sentence_is_logged_for_its_player_and_repeat_does_not_say_i
     said = s.hear("take a twist card", "Ann", 2.0)
     private = [x for x in said if x.to == "Ann"]
     assert len(private) == 1
-    logged = [r for r in records if getattr(r, "to", None) == "Ann"]
-    assert [r.text for r in logged] == [private[0].text]  # type: ignore[attr-defined]
+    logged = [r for r in records if isinstance(r, SaidRecord) and r.to == "Ann"]
+    assert [r.text for r in logged] == [private[0].text]
     assert private[0].text not in says(s, "repeat", "Bob", 3.0)
 
 

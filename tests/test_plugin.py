@@ -40,6 +40,7 @@ from referee.gamelog import GameLog, read_log
 from referee.games import GAMES
 from referee.games.base import GameSpec, Intent, Options, SetupError, option, spoken_list
 from referee.games.race65 import Race65Spec
+from referee.protocol import Entry
 from referee.session import Session
 from referee.table import Table
 
@@ -323,7 +324,7 @@ def test_the_test_game_has_its_own_play_command(registered, tmp_path, capsys):
 
 def test_the_test_game_through_the_table_loop_and_back_from_its_log(registered, tmp_path):
     log = GameLog(tmp_path / "give.jsonl", lambda text: None)
-    from referee.gamelog import GameHeader
+    from referee.records import GameHeader
 
     spec = GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(tokens=3))
     log.write(GameHeader(game=spec.name, players=spec.players, options=spec.options.to_json()))
@@ -351,9 +352,9 @@ def test_a_game_can_start_with_chance_steps_in_a_row_and_a_log_repeats_them():
     """Three draws before play, one chance step after another, resolved by the
     runtime through the game's draw; a replay applies the logged outcomes even
     with another seed."""
-    from referee.gamelog import ChanceRecord, Record
+    from referee.records import ChanceRecord
 
-    records: list[Record] = []
+    records: list[Entry] = []
     spec = GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(draws=3, seed=11))
     s = Drive(spec, record=records.append)
     opening, *draws = [x.text for x in s.start()]
@@ -378,9 +379,8 @@ def test_a_game_can_start_with_chance_steps_in_a_row_and_a_log_repeats_them():
 def test_the_table_can_hold_the_bank_and_the_referee_waits_for_its_report():
     """Physical chance at the start: the referee asks for each draw in turn and
     waits; a move before the draws is refused; a resume repeats the reports."""
-    from referee.gamelog import Record
 
-    records: list[Record] = []
+    records: list[Entry] = []
     s = Drive(GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(draws=2, bank="table")),
                 record=records.append)
     assert [x.text for x in s.start()] == [

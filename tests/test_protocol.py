@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from referee import protocol
-from referee.gamelog import LogError, Record, SaidRecord
 from referee.protocol import INPUTS, OUTPUTS, Say, Tone, from_json, to_json
+from referee.records import LogError, Record, SaidRecord
 from referee.speech.understanding.intents import Heard
 from referee.speech.understanding.meaning import Intent
 

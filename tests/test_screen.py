@@ -695,7 +695,8 @@ def test_a_move_made_on_a_seat_page_is_played_and_an_undo_asked_about(browser):
 @pytest.mark.slow
 def test_a_logged_game_replays_on_the_screen(browser, tmp_path):
     from referee.cli import main
-    from referee.gamelog import InputRecord, SaidRecord, read_log
+    from referee.gamelog import read_log
+    from referee.records import InputRecord, SaidRecord
     from referee.tableplay import replay_to_screen
 
     script = GOLDEN / "shut-the-box-virtual.script"
@@ -739,7 +740,7 @@ def test_a_whole_game_played_from_seat_pages_is_the_typed_game(stem):
     page's script POSTs it) into a live loop: the game ends exactly as the same
     lines typed with the players' names do (a line without a name comes from
     the seat of the player the referee would take it from)."""
-    from referee.gamelog import InputRecord
+    from referee.records import InputRecord
     from referee.textplay import run_script
     from referee.wording import SOMEONE
 

@@ -38,8 +38,8 @@ from referee.engine.shutbox import (
     sets_making,
 )
 from referee.engine.shutbox_strategy import dice_hint, hint, mask_of, tiles_of, value
-from referee.gamelog import Record
 from referee.games.shutbox import ShutBoxOptions, ShutBoxSpec
+from referee.protocol import Entry
 from referee.session import Session
 from referee.wording import AFTER_THE_END
 
@@ -254,12 +254,11 @@ def test_rolling_virtual_dice_is_a_chance_step_of_36_faces_or_6():
 def test_the_referee_rolls_virtual_dice_and_a_replayed_log_repeats_them():
     """The runtime resolves the chance step; the log keeps each outcome, and a
     replay applies the logged outcome whatever its own dice would say."""
-    from referee.gamelog import ChanceRecord
-
+    from referee.records import ChanceRecord
 
     options = ShutBoxOptions(order="given")
     faces = iter([(5, 3), (6, 6)])
-    records: list[Record] = []
+    records: list[Entry] = []
     s = Drive(ShutBoxSpec(["Ann", "Bob"], options, dice=lambda count: next(faces)),
                 record=records.append)
     s.start()
@@ -521,7 +520,7 @@ def test_a_logged_game_without_a_seed_replays_the_same_rolls():
     """The log keeps the seed the referee chose, so resume rolls the same dice."""
 
 
-    records: list[Record] = []
+    records: list[Entry] = []
     options = ShutBoxOptions(order="roll")
     first = ShutBoxSpec(["Ann", "Bob"], options)
     session = Drive(first, record=records.append)

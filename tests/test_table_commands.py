@@ -9,10 +9,11 @@ import pytest
 from harness.brain import Drive
 from harness.games import SHORT_GAME
 from referee.engine.shutbox import sets_making
-from referee.gamelog import ChanceRecord, EventRecord, Record
 from referee.games import GAMES
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.games.shutbox import ShutBoxOptions, ShutBoxSpec
+from referee.protocol import Entry
+from referee.records import ChanceRecord, EventRecord
 from referee.speech.speaking.tts import RATES, EspeakVoice, SilentVoice
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.phrase_files import load_phrases
@@ -20,7 +21,7 @@ from referee.table import Table
 from referee.wording import SECTION_WORDS, sections
 
 
-def timed(records: list[Record] | None = None, difficulty: str = "hard") -> Drive:
+def timed(records: list[Entry] | None = None, difficulty: str = "hard") -> Drive:
     """Race to 65, 15-second turns and the target 70 (phase-seven hard)."""
     options = Race65Options(rules="phase-seven", difficulty=difficulty)
     return Drive(Race65Spec(["Ann", "Bob"], options),
@@ -66,7 +67,7 @@ def test_a_microphone_coming_back_does_not_end_a_pause():
 
 
 def test_a_pause_is_replayed_from_the_log():
-    records: list[Record] = []
+    records: list[Entry] = []
     s = timed(records)
     s.hear("pause", "Ann", 4.0)
     s.tick(50.0)
@@ -216,7 +217,7 @@ def test_a_table_without_a_voice_says_so():
 
 
 def test_a_rematch_needs_another_player_during_the_game():
-    records: list[Record] = []
+    records: list[Entry] = []
     s = timed(records)
     s.hear("flip my 7", "Ann", 1.0)
     assert texts(s.hear("new game", "Ann", 2.0)) == ["Bob, do you agree to start a new game?"]
@@ -248,7 +249,7 @@ def test_after_the_end_a_rematch_starts_at_once_and_undo_cannot_reach_back():
 # --- after the end: the referee stays at the table -----------------------------------------
 
 
-def short_box(records: list[Record] | None = None) -> Drive:
+def short_box(records: list[Entry] | None = None) -> Drive:
     """Shut the Box with real dice reported by the players, Ann then Bob."""
     spec = ShutBoxSpec(["Ann", "Bob"], ShutBoxOptions(dice="physical", order="given"))
     return Drive(spec, record=None if records is None else records.append)
@@ -265,7 +266,7 @@ def play_lines(s: Drive, lines, start: float = 1.0) -> list[str]:
 def test_after_a_win_the_referee_stays_for_questions_undo_and_a_new_game():
     from referee.wording import AFTER_THE_END, GOODBYE
 
-    records: list[Record] = []
+    records: list[Entry] = []
     s = short_box(records)
     said = play_lines(s, SHORT_GAME)
     assert s.over
@@ -505,14 +506,14 @@ def test_thats_all_heard_within_the_referees_own_invitation_is_its_echo():
 # --- a rematch draws new chance ------------------------------------------------------------
 
 
-def chance_after(records: list[Record], mark: int) -> list[str]:
+def chance_after(records: list[Entry], mark: int) -> list[str]:
     return [r.outcome for r in records[mark:] if isinstance(r, ChanceRecord)]
 
 
-def rematch(spec_for, first_game, seed: int) -> tuple[list[str], list[str], list[Record]]:
+def rematch(spec_for, first_game, seed: int) -> tuple[list[str], list[str], list[Entry]]:
     """One game and its rematch at one table, each played by ``first_game``
     until its first chance: what chance gave in each, and the log."""
-    records: list[Record] = []
+    records: list[Entry] = []
     s = Drive(spec_for(seed), record=records.append)
     said = texts(s.start())
     said += first_game(s)
@@ -548,7 +549,7 @@ def test_a_turn7_rematch_deals_new_cards_and_its_log_replays_them():
 def test_a_shut_the_box_rematch_rolls_the_order_again():
     differ = 0
     for seed in range(20):
-        records: list[Record] = []
+        records: list[Entry] = []
         spec = ShutBoxSpec(["Ann", "Bob", "Cy"], ShutBoxOptions(seed=seed))
         s = Drive(spec, record=records.append)
         opening = texts(s.start())[0]

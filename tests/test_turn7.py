@@ -43,10 +43,10 @@ from referee.engine.turn7 import (
     full_deck,
     round_score,
 )
-from referee.gamelog import Record
 from referee.games.base import SetupError
 from referee.games.turn7 import Turn7Options, Turn7Spec
 from referee.games.turn7.odds import deck_after, odds
+from referee.protocol import Entry
 from referee.session import Session
 from referee.wording import AFTER_THE_END
 
@@ -613,8 +613,8 @@ def test_referee_hint_turn7_refuses_impossible_positions(args, message, capsys):
 
 
 def session(deck: str = "virtual", top: Sequence[str] = (), players: Sequence[str] = PLAYERS,
-            **options: Any) -> tuple[Drive, list[str], list[Record]]:
-    records: list[Record] = []
+            **options: Any) -> tuple[Drive, list[str], list[Entry]]:
+    records: list[Entry] = []
     spec = Turn7Spec(players, Turn7Options(deck=deck, seed=3, **options), top=top)
     s = Drive(spec, record=records.append)
     said = [x.text for x in s.start()]

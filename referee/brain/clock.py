@@ -20,9 +20,12 @@ from dataclasses import replace
 
 from referee.brain.shared import Shared
 from referee.engine.core import Event, PauseClock, ResumeClock, StopGame, Timeout
-from referee.gamelog import AskedRecord, DelayRecord, HoldRecord, ReleaseRecord, StopRecord
 from referee.protocol import Say, Tone
 from referee.wording import countdown_marks, mark_text
+
+#: While something is due (a turn timer, a question), a tick is logged once
+#: in this many seconds, so a resumed game gets back the time that was left.
+HEARTBEAT = 1.0
 
 
 class Clock(Shared):
@@ -96,14 +99,12 @@ class Clock(Shared):
         <= ``at`` ends it now: the referee was cut short).
         """
         if self._resume_at is not None:
-            self._log(DelayRecord(at, round(until, 3)))
             self._resume_at = max(at, until)
             return
         if self.over or self.question is not None or self.game.deadline() is None:
             return
         if until <= at:
             return
-        self._log(DelayRecord(at, round(until, 3)))
         self.game.apply(PauseClock(), at)
         self._resume_at = until
 
@@ -113,13 +114,11 @@ class Clock(Shared):
             return
         deadline = max(self.question.deadline, until + self.answer_seconds)
         if deadline != self.question.deadline:
-            self._log(AskedRecord(at, round(until, 3)))
             self.question = replace(self.question, deadline=deadline)
 
     def _hold(self, at: float, text: str) -> list[Say]:
         """Pause the turn timer for something outside the game (a lost microphone)."""
         said = self._tick(at)
-        self._log(HoldRecord(at, text))
         if self._hold_clock(at):
             self._held = True
         return said + self._say([text], at, Tone.PROBLEM)
@@ -127,7 +126,6 @@ class Clock(Shared):
     def _release(self, at: float, text: str) -> list[Say]:
         """End a :meth:`hold`: the timer runs again with the time that was left."""
         said = self._tick(at)
-        self._log(ReleaseRecord(at, text))
         said += self._say([text], at, Tone.ANNOUNCE)
         if self._paused:  # the players paused the game meanwhile: it stays paused
             self._paused_clock = self._paused_clock or self._held
@@ -159,7 +157,6 @@ class Clock(Shared):
         said = self._tick(at)
         if self.over:
             return said
-        self._log(StopRecord(at))
         self.question = None
         self._ended = True  # the table is leaving: no "play again" to offer
         return said + self._events(self.game.apply(StopGame(), at), at)

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 from referee.brain.shared import Shared
 from referee.engine.core import Event, Rejection
-from referee.gamelog import ChanceRecord, EventRecord
 from referee.protocol import Left, Say, Tone
+from referee.records import ChanceRecord, EventRecord
 from referee.speech.understanding.meaning import Intent
 from referee.wording import GOODBYE, MAX_CHANCE_STEPS, NOT_MOVES
 
@@ -36,9 +36,11 @@ class Moves(Shared):
         outcomes (``rebuild``), so resume repeats what was said."""
         self.now = max(self.now, at)
         if rebuild is not None:
+            self._replaying = True
             self._replayed_chance = list(rebuild)
-            # What the game started with (a deal): logged as events when it started.
-            self.events_logged += len(self._chance(self.now))
+            # What the game started with (a deal), logged as when it started.
+            for event in self._chance(self.now):
+                self._log(EventRecord.of(event, self.now))
             return
         said = self._say([self.spec.opening(self.game)], self.now, Tone.TURN)
         self._emit(said + self._after_move([], self.now))

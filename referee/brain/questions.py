@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from referee.brain.shared import Question, Shared
 from referee.engine.core import ClockResumed, Rejection, StopGame
-from referee.gamelog import EventRecord
 from referee.protocol import Say, Tone
+from referee.records import EventRecord
 from referee.speech.understanding.meaning import Intent
 
 

@@ -4,8 +4,7 @@ conversation and of the clock, and how the referee says and logs things.
 The brain (:class:`~referee.session.Session`) is split by job, one module a
 job, each a class over this one: the turn clock (:mod:`referee.brain.clock`),
 questions and confirmations (:mod:`referee.brain.questions`), moves, the
-table's commands and chance (:mod:`referee.brain.moves`), and a game rebuilt
-from its log (:mod:`referee.brain.replayed`). :class:`Shared` holds the state
+table's commands and chance (:mod:`referee.brain.moves`). :class:`Shared` holds the state
 they share and declares what each offers the others; the session joins them
 and keeps the one entry point, :meth:`~referee.session.Session.step`.
 """
@@ -18,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.engine.core import Event, TurnStarted
-from referee.gamelog import EventRecord, Record, SaidRecord
 from referee.games.base import GameSpec, spoken_list
 from referee.protocol import Output, Say, Tone
+from referee.records import EventRecord, Record, SaidRecord
 from referee.speech.understanding.intents import Heard, IntentMatcher
 from referee.speech.understanding.meaning import Intent
 from referee.wording import AFTER_THE_END, ANSWER_SECONDS, SOMEONE, clean_text
@@ -75,8 +74,6 @@ class Shared:
         self._named: str | None = None
         #: Outcomes of chance steps read from a log being replayed, oldest first.
         self._replayed_chance: list[str] = []
-        #: Event records of the log being replayed, so far.
-        self._replayed_events = 0
         #: The sections of a long answer not read yet ("more").
         self._more: list[str] = []
         #: The players paused the game ("pause"); the clock was running then.
@@ -86,10 +83,14 @@ class Shared:
         self._ended = False
         #: The table said it is done ("that's all"): the table loop ends.
         self.left = False
-        #: Events this session has logged (a replay compares it with the log's).
-        self.events_logged = 0
         #: What this step logged, and what else it does, in order.
         self._logged: list[Record] = []
+        #: A game rebuilt from a log, until it goes on at a table: a step that
+        #: fails is told by the replay, as not fitting the game.
+        self._replaying = False
+        #: When an input was last logged (a tick is logged once a second while
+        #: something is due: :meth:`~referee.session.Session.step`).
+        self._beat = at
         self._out: list[Output] = []
         #: What the drivers were last told (:meth:`~referee.session.Session._report`).
         self._shown: dict[str, Any] | None = None
@@ -119,8 +120,6 @@ class Shared:
         self._out.extend(said)
 
     def _log(self, record: Record) -> None:
-        if isinstance(record, EventRecord):
-            self.events_logged += 1
         self._logged.append(record)
 
     def public_state(self) -> dict[str, Any]:
