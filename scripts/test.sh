@@ -3,6 +3,7 @@
 #   ./run test           everything, as CI runs it
 #   ./run test --fast    lint, types, and the tests marked neither slow nor
 #                        audio_server (pyproject.toml): under 90 s on 2 cores
+# The tests run on one worker per core (pytest-xdist), each test whole on one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 selection=()
@@ -15,4 +16,4 @@ echo "== ruff"
 echo "== mypy"
 .venv/bin/mypy
 echo "== pytest"
-exec .venv/bin/python -m pytest "${selection[@]}" "$@"
+exec .venv/bin/python -m pytest -n auto --durations=15 "${selection[@]}" "$@"
