@@ -85,6 +85,13 @@ def _table_options(parser: argparse.ArgumentParser) -> None:
                        help="live games: show the board, the clock and captions at "
                        "http://HOST:PORT/, and a page per player (default host 127.0.0.1; "
                        "0.0.0.0 for phones at the table)")
+    group.add_argument("--tls", action="store_true",
+                       help="with --screen: serve the pages over HTTPS, so that each "
+                       "player's phone can be their microphone (phones let only a secure "
+                       "page listen); the referee makes its own certificate")
+    group.add_argument("--tls-cert", metavar="FILE",
+                       help="with --tls: a certificate of your own (PEM), with --tls-key")
+    group.add_argument("--tls-key", metavar="FILE", help="with --tls-cert: its key (PEM)")
     group.add_argument("--no-qr", action="store_true",
                        help="with --screen: print the pages' addresses without QR codes "
                        "(a screen reader reads each code out as some 60 lines)")

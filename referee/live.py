@@ -30,7 +30,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from referee.protocol import MicBack, MicLost, Say, Tone
 from referee.speech.audio import restart_portaudio
@@ -48,9 +48,23 @@ from referee.terminal import (
 from referee.textplay import SpeakerError, split_speaker
 from referee.wording import MAX_CHARS
 
+if TYPE_CHECKING:
+    from referee.screen.phones import PhoneSeats
+
 log = logging.getLogger(__name__)
 
 RETRY_EVERY = 2.0
+
+
+def phone_notice(player: str, what: str, table_mic: bool) -> str:
+    """What the table is told when a seat page's microphone starts, moves or stops."""
+    if what == "listening":
+        return f"{player}'s phone is listening."
+    if what == "moved":
+        return f"{player}'s microphone moved to another page."
+    then = ("I hear them on the table microphone again." if table_mic
+            else "They can type or tap on their page.")
+    return f"{player}'s phone stopped listening. {then}"
 
 
 def parse_seats(text: str | None, players: tuple[str, ...]) -> dict[int, str]:
@@ -127,6 +141,7 @@ class LiveLoop:
         max_seconds: float | None = None,
         speed: float = 1.0,
         seat_lines: Callable[[], list[tuple[str, str, str]]] | None = None,
+        phones: PhoneSeats | None = None,
     ) -> None:
         self.table = table
         self.microphone = microphone
@@ -137,6 +152,8 @@ class LiveLoop:
         self.speed = speed
         #: Lines sent from the players' seat pages since the last call (the screen).
         self.seat_lines = seat_lines
+        #: The seat pages' microphones (the screen's), if players may speak into them.
+        self.phones = phones
         self._base = table.now
         self._t0 = clock()
         self._mic_ok = False
@@ -185,9 +202,14 @@ class LiveLoop:
                 break
             for player, line, source in self.seat_lines() if self.seat_lines else ():
                 self.table.hear_text(line, player, self.now(), source=source)
+            if self.phones is not None:
+                self._phones()
             if self._mic_ok:
                 self._listen()
-                talking = self.microphone is not None and self.microphone.in_speech
+            if self._mic_ok or self.phones is not None:
+                talking = ((self._mic_ok and self.microphone is not None
+                            and self.microphone.in_speech)
+                           or (self.phones is not None and self.phones.talking))
                 self.table.player_talking(self.now() if talking else None)
             elif self.microphone is not None and self.now() >= self._next_try:
                 self._open_microphone(announce=True)
@@ -319,6 +341,22 @@ class LiveLoop:
             self.table.hear_audio(u.audio, start, end, at, u.speaker,
                                   "seat" if u.speaker else "mic", u.over,
                                   cancels_echo=self.microphone.cancelling_from(u.start))
+
+    def _phones(self) -> None:
+        """What the seat pages' phones heard: speech from those seats, heard
+        like the table microphone's; and what changed about them, said."""
+        assert self.phones is not None
+        for player, what in self.phones.notices():
+            self.table.say([Say(self.now(), phone_notice(player, what, self._mic_ok),
+                                Tone.ANNOUNCE)])
+        for u in self.phones.heard():
+            at = self.now()
+            end = min(at, self._game_time(u.end))
+            start = min(end, self._game_time(u.start))
+            self.table.hear_audio(u.audio, start, end, at, u.player, "phone")
+
+    def _game_time(self, monotonic: float) -> float:
+        return self._base + (monotonic - self._t0) * self.speed
 
     def _lost(self, why: str) -> None:
         self._mic_ok = False

@@ -274,8 +274,10 @@ def _run_live(args: argparse.Namespace, spec: GameSpec, session: Session, voice:
     if microphone is None and sys.stdin.isatty():
         note("Type what you say, one line at a time; 'Bob: ...' says who spoke. "
              "After the game, that's all or Ctrl-D leaves.")
-    recognizer = _recognizer(args, spec) if microphone is not None else None
     with screen_for(args, spec) as screen:
+        phones = None if screen is None else screen.phones
+        hearing = microphone is not None or phones is not None
+        recognizer = _recognizer(args, spec) if hearing else None
         game_log = make_log()
         table = Table(session, recognizer=recognizer, voice=voice, output=output,
                       show=emit, stamp=False, echo_tail=ECHO_TAIL,
@@ -289,7 +291,7 @@ def _run_live(args: argparse.Namespace, spec: GameSpec, session: Session, voice:
         if resuming is not None:
             table.tell(Resume(resuming))
         loop = LiveLoop(table, microphone=microphone, keyboard=sys.stdin.buffer,
-                        seat_lines=None if screen is None else screen.lines)
+                        seat_lines=None if screen is None else screen.lines, phones=phones)
         with library_noise_to(library_log()):
             loop.run(greet=resuming is None)
             if not table.over:
@@ -333,20 +335,45 @@ def screen_for(args: argparse.Namespace, spec: GameSpec) -> Iterator[Screen | No
     if not getattr(args, "screen", None):
         yield None
         return
+    from referee.screen.phones import PhoneSeats
     from referee.screen.server import Screen, ScreenError, parse_address
+    from referee.screen.tls import FIRST_VISIT
 
     try:
         host, port = parse_address(args.screen)
+        # The seat pages are microphones too, when the referee listens to voices.
+        phones = (None if getattr(args, "input", "text") == "text"
+                  else PhoneSeats(list(spec.players), getattr(args, "end_silence", 0.25)))
         screen = Screen(spec.players, host, port, title=spec.summary.partition(":")[0],
-                        example=spec.example())
+                        example=spec.example(), phones=phones, tls=_tls(args, host))
         screen.start()
     except ScreenError as error:
         raise SetupError(str(error)) from error
     try:
         show_addresses(screen, qr=not getattr(args, "no_qr", False))
+        if screen.tls is not None and not getattr(args, "tls_cert", None) and not screen.local:
+            problem(FIRST_VISIT)
         yield screen
     finally:
         screen.stop()
+
+
+def _tls(args: argparse.Namespace, host: str) -> tuple[Path, Path] | None:
+    """The certificate and key the screen serves HTTPS with (``--tls``), or None."""
+    cert, key = getattr(args, "tls_cert", None), getattr(args, "tls_key", None)
+    if not getattr(args, "tls", False) and not cert and not key:
+        return None
+    from referee.screen.server import lan_addresses
+    from referee.screen.tls import TLSError, checked_pair, own_certificate
+
+    try:
+        if cert or key:
+            if not (cert and key):
+                raise SetupError("--tls-cert and --tls-key go together: give both.")
+            return checked_pair(Path(cert), Path(key))
+        return own_certificate(lan_addresses() if host in ("0.0.0.0", "::", "") else [host])
+    except TLSError as error:
+        raise SetupError(str(error)) from error
 
 
 def show_addresses(screen: Screen, qr: bool = True) -> None:
@@ -372,7 +399,7 @@ def show_addresses(screen: Screen, qr: bool = True) -> None:
         note("only this machine can open these pages; --screen 0.0.0.0:PORT opens them "
              "to phones at the table.")
     else:
-        address = screen.url.removeprefix("http://").rstrip("/").replace(":", ", port ")
+        address = screen.url.partition("://")[2].rstrip("/").replace(":", ", port ")
         problem(f"The screen is open to this network at {address}; each player's page is "
                 "printed with its key.")
 

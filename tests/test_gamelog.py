@@ -344,7 +344,7 @@ def _live_scripted(log: Path, kill_at: float | None, script: list[tuple[float, s
                 assert audio_server is not None
                 stop_audio_server(audio_server)
                 deadline = time.monotonic() + 20
-                while '"hold"' not in log.read_text() and time.monotonic() < deadline:
+                while '"mic-lost"' not in log.read_text() and time.monotonic() < deadline:
                     time.sleep(0.1)
                 continue
             game.stdin.write(line + "\n")
@@ -643,7 +643,7 @@ def test_live_replay_and_resume_agree_on_random_games(tmp_path_factory, steps, m
     import io
 
     from referee.cli import main
-    from referee.oldlogs import ResumedRecord
+    from referee.protocol import Resume
 
     path = tmp_path_factory.mktemp("log") / "game.jsonl"
     live_log = GameLog(path, print)
@@ -669,10 +669,10 @@ def test_live_replay_and_resume_agree_on_random_games(tmp_path_factory, steps, m
     resumed, records, _ = _rebuilt(path)
     if resumed.over:
         return
-    last = max([r.at for r in records], default=0.0)
+    last = max([r.at for r in records if not isinstance(r, Record)], default=0.0)
     resumed_log = GameLog(path, print)
     resumed = Drive.of(resumed.session, record=resumed_log.write)
-    resumed_log.write(ResumedRecord(last, "now"))
+    resumed.step(Resume(last))  # (logged: the brain's input, as every other)
     _play_steps(resumed, more, last)
     resumed_log.close()
     rebuilt, records, again = _rebuilt(path)

@@ -417,7 +417,8 @@ def test_live_play_without_a_voice_holds_the_clock_while_reading(tmp_path):
                     "--input", "text", "--voice", "none", "--log", str(log)],
                    input="rules\n", capture_output=True, text=True, timeout=120,
                    cwd=Path(__file__).parent.parent, check=True)
-    delays = [json.loads(x) for x in log.read_text().splitlines() if '"delay"' in x]
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    delays = [x for x in lines if x["type"] == "spoken-until" and x["tone"] in ("turn", "answer")]
     assert delays, log.read_text()
     assert max(d["until"] - d["at"] for d in delays) > 5  # the opening and the rules, read
 

@@ -23,6 +23,10 @@ Decisions:
   code): without it, 403 and nothing of the page. What it sends goes to the
   game as a line typed by that player (:meth:`Screen.lines`), through the
   same path as speech and typed lines: confirmations, agreements, undo.
+* A seat page is its player's microphone too (:mod:`referee.screen.phones`):
+  ``/seat/<name>/listen?key=...`` takes a WebSocket of 16 kHz PCM, with the
+  same key; a screen made without :class:`~referee.screen.phones.PhoneSeats`
+  (the referee does not listen to voices) refuses it with the reason.
 * Only the package's own files are served, by name (no file system path is
   read from a request); every other path is 404.
 * The clock: a state with a turn deadline is stamped, as it is sent to a
@@ -48,14 +52,18 @@ from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from referee.protocol import Caption, CutVoice, Output, Say, Snapshot, Tone
 
 if TYPE_CHECKING:
-    from starlette.requests import Request
+    from starlette.requests import HTTPConnection, Request
     from starlette.responses import Response
+    from starlette.websockets import WebSocket
+
+    from referee.screen.phones import PhoneSeats
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +74,8 @@ QUEUE = 500
 #: The longest line a seat page may send (as a typed line).
 MAX_LINE = 500
 #: The files a page may ask for, by name.
-FILES = {"screen.js": "text/javascript", "screen.css": "text/css"}
+FILES = {"screen.js": "text/javascript", "screen.css": "text/css",
+         "phone.js": "text/javascript", "capture.js": "text/javascript"}
 
 
 class ScreenError(RuntimeError):
@@ -126,8 +135,13 @@ class Screen:
     """A web server showing one table's game; start it, publish outputs, stop it."""
 
     def __init__(self, players: Iterable[str], host: str = "127.0.0.1", port: int = 0,
-                 title: str = "", example: str = "") -> None:
+                 title: str = "", example: str = "", phones: PhoneSeats | None = None,
+                 tls: tuple[Path, Path] | None = None) -> None:
         self.title = title
+        #: The certificate and key to serve HTTPS with (:mod:`referee.screen.tls`), or None.
+        self.tls = tls
+        #: The seat pages' microphones (None: the referee does not listen to voices).
+        self.phones = phones
         #: A move as players say it, shown in a seat page's empty text box.
         self.example = example
         self.seats = {p: Seat(p, secrets.token_urlsafe(9)) for p in players}
@@ -181,7 +195,8 @@ class Screen:
         hosts = [self.host]
         if self.everywhere:
             hosts = lan_addresses() or ["127.0.0.1"]
-        return [f"http://{f'[{h}]' if ':' in h else h}:{self.port}/" for h in hosts]
+        scheme = "https" if self.tls else "http"
+        return [f"{scheme}://{f'[{h}]' if ':' in h else h}:{self.port}/" for h in hosts]
 
     @property
     def url(self) -> str:
@@ -197,8 +212,9 @@ class Screen:
         """Serve in a thread of its own; returns once the server answers."""
         import uvicorn
 
+        cert, key = self.tls or (None, None)
         config = uvicorn.Config(self.app(), log_level="warning", access_log=False,
-                                lifespan="on")
+                                lifespan="on", ssl_certfile=cert, ssl_keyfile=key)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._serve, name="screen", daemon=True)
         self._thread.start()
@@ -295,7 +311,7 @@ class Screen:
         """The web application: the screen, each seat's page, their events,
         a seat's moves, the page's own files (each route a method below)."""
         from starlette.applications import Starlette
-        from starlette.routing import Route
+        from starlette.routing import Route, WebSocketRoute
 
         @contextlib.asynccontextmanager
         async def lifespan(_: Any) -> AsyncIterator[None]:
@@ -310,11 +326,12 @@ class Screen:
             Route("/seat/{name}", self._seat_page),
             Route("/seat/{name}/events", self._seat_events),
             Route("/seat/{name}/say", self._seat_say, methods=["POST"]),
+            WebSocketRoute("/seat/{name}/listen", self._seat_listen),
         ]
         return Starlette(routes=routes, lifespan=lifespan)
 
     # --- the routes ------------------------------------------------------------------------
-    def _seat_of(self, request: Request) -> Seat | Response:
+    def _seat_of(self, request: HTTPConnection) -> Seat | Response:
         """The seat a request names, or the answer that refuses it (404: no
         such seat; 403: not its key)."""
         from starlette.responses import PlainTextResponse
@@ -410,6 +427,23 @@ class Screen:
         # A button tapped ("tap": true) or a line typed in the page's box.
         self._lines.put((seat.name, text, "tap" if data.get("tap") is True else "seat"))
         return JSONResponse({"ok": True})
+
+    async def _seat_listen(self, websocket: WebSocket) -> None:
+        """A seat page's microphone: refused before it opens (HTTP 403) without
+        the seat's key; closed with the reason when the referee is not
+        listening to voices."""
+        from starlette.responses import Response
+
+        seat = self._seat_of(websocket)
+        if isinstance(seat, Response):
+            await websocket.close(code=1008, reason="This seat needs its key.")
+            return
+        if self.phones is None:
+            await websocket.accept()
+            await websocket.close(code=1008, reason="The referee is not listening to "
+                                  "voices in this game: type or tap instead.")
+            return
+        await self.phones.serve(seat.name, websocket)
 
     async def _state_now(self, request: Request) -> Response:
         from starlette.responses import JSONResponse

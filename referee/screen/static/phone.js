@@ -1,0 +1,106 @@
+// The seat page as its player's microphone: "Hold to talk", or hands-free.
+// The phone's sound goes to the referee over a WebSocket keyed like the page
+// (/seat/NAME/listen?key=K), as 16 kHz 16-bit mono; the referee hears it as
+// this player's, and what it made of it comes back as captions. Browsers give
+// a microphone only to a secure page (https, or this machine's own address).
+"use strict";
+
+(() => {
+  const config = JSON.parse(document.body.dataset.config);
+  const $ = (id) => document.getElementById(id);
+  const talk = $("talk");
+  const handsFree = $("hands-free");
+  const status = $("mic-status");
+  let socket = null;
+  let capture = null;   // {context, node, stream}
+  let sending = false;  // sound goes to the referee now
+
+  function tell(message, buzz) {
+    status.textContent = message;
+    if (buzz && navigator.vibrate) navigator.vibrate(buzz);
+  }
+
+  if (!window.isSecureContext || !navigator.mediaDevices || !window.AudioWorkletNode) {
+    talk.disabled = true;
+    handsFree.disabled = true;
+    tell("The microphone is off: phones let only a secure page listen. Open the " +
+         "https address the referee printed (start it with --tls), or type and tap below.");
+    return;
+  }
+
+  async function open() {
+    if (capture) return capture;
+    const stream = await navigator.mediaDevices.getUserMedia({
+      audio: {channelCount: 1, echoCancellation: true, noiseSuppression: true,
+              autoGainControl: true}});
+    const context = new AudioContext();
+    await context.audioWorklet.addModule("/static/capture.js");
+    const node = new AudioWorkletNode(context, "capture");
+    context.createMediaStreamSource(stream).connect(node);
+    node.port.onmessage = (m) => {
+      if (sending && socket && socket.readyState === WebSocket.OPEN) socket.send(m.data);
+    };
+    capture = {context, node, stream};
+    return capture;
+  }
+
+  function connect() {
+    if (socket && socket.readyState <= WebSocket.OPEN) return socket;
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    const path = `/seat/${encodeURIComponent(config.seat)}/listen?key=${encodeURIComponent(config.key)}`;
+    socket = new WebSocket(scheme + "//" + location.host + path);
+    socket.binaryType = "arraybuffer";
+    socket.onclose = (e) => {
+      sending = false;
+      talk.setAttribute("aria-pressed", "false");
+      if (handsFree.checked) {
+        handsFree.checked = false;
+        tell(e.reason || "The referee stopped listening to this phone. Tap hands-free to " +
+             "start again.", 200);
+      } else if (e.reason) {
+        tell(e.reason, 200);
+      }
+    };
+    return socket;
+  }
+
+  async function start(how) {
+    try {
+      await open();
+      await capture.context.resume();
+      connect();
+      sending = true;
+      talk.setAttribute("aria-pressed", "true");
+      tell(how, 50);
+    } catch (error) {
+      sending = false;
+      handsFree.checked = false;
+      tell(`The microphone could not start (${error.name || error}). Allow the ` +
+           "microphone for this page, or type and tap below.", 200);
+    }
+  }
+
+  function stop(message) {
+    if (!sending) return;
+    sending = false;
+    talk.setAttribute("aria-pressed", "false");
+    if (socket && socket.readyState === WebSocket.OPEN) socket.send("end");
+    tell(message, 30);
+  }
+
+  // Hold to talk: press and hold (touch, mouse, or Space and Enter held on the button).
+  const down = (e) => { e.preventDefault(); if (!handsFree.checked) start("Listening: speak now."); };
+  const up = (e) => { e.preventDefault(); if (!handsFree.checked) stop("Sent. Waiting for the referee."); };
+  talk.addEventListener("pointerdown", down);
+  talk.addEventListener("pointerup", up);
+  talk.addEventListener("pointercancel", up);
+  talk.addEventListener("pointerleave", (e) => { if (sending && !handsFree.checked) up(e); });
+  talk.addEventListener("keydown", (e) => { if ((e.key === " " || e.key === "Enter") && !e.repeat) down(e); });
+  talk.addEventListener("keyup", (e) => { if (e.key === " " || e.key === "Enter") up(e); });
+  talk.addEventListener("contextmenu", (e) => e.preventDefault());
+
+  handsFree.addEventListener("change", () => {
+    if (handsFree.checked) start("Hands-free: listening all the time. Speak when you like.");
+    else stop("Hands-free is off. Hold the button to talk.");
+  });
+})();

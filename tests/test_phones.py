@@ -1,0 +1,310 @@
+"""Seat pages as seat microphones (#65): the real server on 127.0.0.1, real
+WebSockets (the ``websockets`` client, as a script or a satellite would
+send), the real recogniser on the committed recordings, and a real headless
+Chromium whose fake microphone plays a WAV file into the seat page."""
+
+from __future__ import annotations
+
+import threading
+import time
+import wave
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.sync.client import connect
+
+from referee.games.race65 import Race65Options, Race65Spec
+from referee.live import LiveLoop
+from referee.records import InputRecord, SaidRecord
+from referee.screen.phones import AHEAD, TAKEN_OVER, PhoneSeats
+from referee.screen.server import Screen
+from referee.session import Session
+from referee.speech.audio import RATE, load_wav
+from referee.table import Table
+
+FIXTURES = Path(__file__).parent / "audio_fixtures" / "piper-joe"
+CHROMIUM = Path("/usr/bin/chromium")
+FRAME = RATE // 10  # 100 ms a frame, as the seat page sends
+
+
+def pcm(name: str) -> bytes:
+    """A committed recording's samples (16 kHz mono), as a phone sends them."""
+    return load_wav(FIXTURES / f"{name}.wav").to_bytes()
+
+
+SILENCE = bytes(2 * RATE)  # one second
+
+
+def listen_url(screen: Screen, player: str, key: str | None = None) -> str:
+    seat = screen.seats[player]
+    return (f"ws://127.0.0.1:{screen.port}/seat/{player}/listen"
+            f"?key={seat.key if key is None else key}")
+
+
+def stream(socket: Any, data: bytes, pace: float = 0.1) -> None:
+    """Send ``data`` in 100 ms frames, ``pace`` seconds apart (0.1: real time)."""
+    for i in range(0, len(data), FRAME * 2):
+        socket.send(data[i : i + FRAME * 2])
+        time.sleep(pace)
+
+
+def closed_because(socket: Any, frames: list[Any]) -> str:
+    """Send ``frames``, then wait for the server to close the stream; its reason."""
+    try:
+        for frame in frames:
+            socket.send(frame)
+        socket.recv(timeout=5)
+    except ConnectionClosed as closed:
+        return "" if closed.rcvd is None else str(closed.rcvd.reason)
+    raise AssertionError("the stream was not closed")
+
+
+class Game:
+    """A live game of Race to 65 for Ann and Bob with a screen whose seat pages
+    are microphones, heard by the real recogniser; what it logged and said."""
+
+    def __init__(self, hearing: bool = True) -> None:
+        spec = Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven", difficulty="easy"))
+        self.session = Session(spec)
+        self.phones = PhoneSeats(list(spec.players))
+        self.screen = Screen(spec.players, "127.0.0.1", 0, phones=self.phones)
+        self.screen.start()
+        self.records: list[Any] = []
+        self.printed: list[str] = []
+        recognizer = None
+        if hearing:
+            from harness.ears import recognizer_for
+
+            recognizer = recognizer_for(self.session.matcher.phrases)
+        self.table = Table(self.session, recognizer=recognizer, show=self.printed.append,
+                           stamp=False, screen=self.screen.publish, record=self.records.extend)
+        self.loop = LiveLoop(self.table, microphone=None, keyboard=None,
+                             seat_lines=self.screen.lines, phones=self.phones,
+                             max_seconds=120.0)
+        self.worker = threading.Thread(target=self.loop.run, daemon=True)
+        self.worker.start()
+
+    def said(self) -> list[str]:
+        """Every sentence so far: the game's (logged) and the table's own (printed)."""
+        return [*(r.text for r in list(self.records) if isinstance(r, SaidRecord)),
+                *self.printed]
+
+    def inputs(self) -> list[InputRecord]:
+        return [r for r in list(self.records) if isinstance(r, InputRecord)]
+
+    def wait_until_said(self, text: str, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not any(text in s for s in self.said()):
+            assert time.monotonic() < deadline, f"never said {text!r}: {self.said()}"
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        self.loop.stop()
+        self.worker.join(timeout=10)
+        self.screen.stop()
+
+
+@pytest.fixture
+def game() -> Iterator[Game]:
+    played = Game()
+    yield played
+    played.close()
+
+
+@pytest.mark.slow
+def test_a_phone_s_stream_is_heard_as_its_player_s_move(game):
+    """"flip my seven" streamed from Ann's page in real time is heard, logged
+    as Ann's from her phone, and played; the same words from Bob's page, on
+    Ann's turn, are Bob's: the seat says who spoke, not the turn."""
+    with connect(listen_url(game.screen, "Ann")) as ann:
+        stream(ann, SILENCE[: RATE] + pcm("cmd01") + SILENCE)
+        game.wait_until_said("Ann, 7 down")
+    heard = game.inputs()[-1]
+    assert (heard.speaker, heard.source, heard.intent.kind) == ("Ann", "phone", "flip")
+    assert heard.intent["tile"] == 7
+    game.wait_until_said("Ann's phone stopped listening")
+    with connect(listen_url(game.screen, "Bob")) as bob:
+        stream(bob, SILENCE[: RATE] + pcm("cmd01") + SILENCE)
+        deadline = time.monotonic() + 20
+        while game.inputs()[-1] is heard:
+            assert time.monotonic() < deadline, game.said()
+            time.sleep(0.05)
+    bob_said = game.inputs()[-1]
+    assert (bob_said.speaker, bob_said.by, bob_said.source) == ("Bob", "Bob", "phone")
+    assert game.session.final_state()["players"]["Ann"]["down"] == [7]  # Bob's words moved nothing
+
+
+@pytest.mark.slow
+def test_hold_to_talk_ends_the_utterance_when_the_player_lets_go(game):
+    """A page in hold-to-talk sends sound only while the button is held, then
+    "end": the move is decided at once, with no silence after it."""
+    with connect(listen_url(game.screen, "Ann")) as ann:
+        stream(ann, pcm("cmd01"), pace=0.0)
+        ann.send("end")
+        game.wait_until_said("Ann, 7 down")
+
+
+def test_a_stream_without_the_seat_s_key_is_refused_before_it_opens():
+    shown = Screen(["Ann", "Bob"], "127.0.0.1", 0, phones=PhoneSeats(["Ann", "Bob"]))
+    shown.start()
+    try:
+        for url in (listen_url(shown, "Ann", key="wrong"), listen_url(shown, "Ann", key=""),
+                    f"ws://127.0.0.1:{shown.port}/seat/Cy/listen?key=x"):
+            with pytest.raises(InvalidStatus) as refused:
+                connect(url)
+            assert refused.value.response.status_code in (403, 404)
+        assert shown.phones is not None
+        assert shown.phones.listening == []
+    finally:
+        shown.stop()
+
+
+@pytest.mark.parametrize(("frames", "why"), [
+    ([b"\x00" * 3], "an even number of bytes"),
+    ([bytes(4 * RATE)], "At most 1 s of sound a frame"),
+    (["hello"], 'Send sound as binary frames, or "end"'),
+    ([bytes(2 * RATE)] * int(AHEAD + 3), "More sound than time"),
+])
+def test_bad_frames_close_the_stream_with_a_reason_and_change_nothing(frames, why):
+    phones = PhoneSeats(["Ann", "Bob"])
+    shown = Screen(["Ann", "Bob"], "127.0.0.1", 0, phones=phones)
+    shown.start()
+    try:
+        with connect(listen_url(shown, "Ann")) as ann:
+            assert why in closed_because(ann, frames)
+        assert phones.heard() == []
+        assert phones.notices() == [("Ann", "listening"), ("Ann", "stopped")]
+    finally:
+        shown.stop()
+
+
+def test_a_second_page_takes_the_seat_over_and_the_first_is_told():
+    phones = PhoneSeats(["Ann", "Bob"])
+    shown = Screen(["Ann", "Bob"], "127.0.0.1", 0, phones=phones)
+    shown.start()
+    try:
+        with connect(listen_url(shown, "Ann")) as first:
+            first.send(bytes(FRAME * 2))
+            time.sleep(0.2)
+            with connect(listen_url(shown, "Ann")) as second:
+                assert closed_because(first, []) == "Another page took Ann's microphone."
+                assert first.close_code == TAKEN_OVER
+                second.send(bytes(FRAME * 2))
+                time.sleep(0.2)
+                assert phones.listening == ["Ann"]
+        time.sleep(0.3)
+        assert phones.notices() == [("Ann", "listening"), ("Ann", "moved"), ("Ann", "stopped")]
+        assert phones.listening == []
+    finally:
+        shown.stop()
+
+
+def test_a_screen_whose_referee_does_not_listen_to_voices_says_so():
+    shown = Screen(["Ann", "Bob"], "127.0.0.1", 0, phones=None)
+    shown.start()
+    try:
+        with connect(listen_url(shown, "Ann")) as ann:
+            assert "not listening to voices" in closed_because(ann, [])
+    finally:
+        shown.stop()
+
+
+def _fake_microphone(path: Path) -> Path:
+    """A WAV for Chromium's fake microphone: "flip my seven" between silences
+    (Chromium plays it in a loop)."""
+    samples = np.concatenate([np.zeros(RATE, np.int16),
+                              np.frombuffer(pcm("cmd01"), "<i2"),
+                              np.zeros(3 * RATE, np.int16)])
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(RATE)
+        out.writeframes(samples.astype("<i2").tobytes())
+    return path
+
+
+@pytest.mark.slow
+def test_a_seat_page_in_chromium_is_its_player_s_microphone(game, tmp_path):
+    """Real headless Chromium, its microphone a WAV file: Ann opens her seat
+    page (on this machine's own address, a secure page), switches hands-free
+    on, and her spoken move is played; the page says it is listening and
+    shows what the referee made of it."""
+    if not CHROMIUM.exists():
+        pytest.skip("Chromium is not installed (./run test installs it: scripts/setup.sh)")
+    from playwright.sync_api import sync_playwright
+
+    wav = _fake_microphone(tmp_path / "ann.wav")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--no-first-run",
+                  "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+                  f"--use-file-for-fake-audio-capture={wav}",
+                  "--autoplay-policy=no-user-gesture-required"])
+        try:
+            page = chromium.new_page()
+            page.goto(game.screen.seat_url("Ann").replace("localhost", "127.0.0.1"))
+            assert page.get_by_role("button", name="Hold to talk").is_enabled()
+            page.get_by_label("Hands-free: listen all the time").check()
+            page.wait_for_function(
+                "document.getElementById('mic-status').innerText.includes('listening')",
+                timeout=10_000)
+            game.wait_until_said("Ann, 7 down", timeout=30)
+            page.wait_for_function(
+                "document.getElementById('captions').innerText.includes('Ann, 7 down')",
+                timeout=10_000)
+        finally:
+            chromium.close()
+    assert any(r.source == "phone" and r.speaker == "Ann" for r in game.inputs())
+
+
+def test_the_screen_over_https_with_the_referee_s_own_certificate(tmp_path, monkeypatch):
+    """``--tls``: the referee makes a certificate for its addresses once and
+    keeps it; the pages and a seat's microphone are served over it (HTTPS,
+    WSS), and a client that trusts it gets the page; one that does not, no page."""
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    from referee.screen.tls import checked_pair, own_certificate
+
+    monkeypatch.setenv("REFEREE_DATA", str(tmp_path))
+    cert, key = own_certificate(["127.0.0.1"])
+    assert cert.parent == tmp_path / "tls"
+    assert oct(key.stat().st_mode & 0o777) == "0o600"
+    assert own_certificate(["127.0.0.1"]) == (cert, key)  # kept, not made again
+    made = cert.stat().st_mtime_ns
+    own_certificate(["127.0.0.1"])
+    assert cert.stat().st_mtime_ns == made
+    phones = PhoneSeats(["Ann", "Bob"])
+    shown = Screen(["Ann", "Bob"], "127.0.0.1", 0, phones=phones, tls=checked_pair(cert, key))
+    shown.start()
+    try:
+        assert shown.url.startswith("https://127.0.0.1:")
+        trusting = ssl.create_default_context(cafile=str(cert))
+        with urllib.request.urlopen(shown.seat_url("Ann"), context=trusting, timeout=5) as page:
+            assert "Hold to talk" in page.read().decode()
+        with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
+            urllib.request.urlopen(shown.url, context=ssl.create_default_context(), timeout=5)
+        wss = listen_url(shown, "Ann").replace("ws://", "wss://")
+        with connect(wss, ssl=trusting) as ann:
+            ann.send(bytes(FRAME * 2))
+            time.sleep(0.3)
+            assert phones.listening == ["Ann"]
+    finally:
+        shown.stop()
+
+
+def test_a_certificate_that_does_not_fit_its_key_is_refused_with_the_reason(tmp_path):
+    from referee.screen.tls import TLSError, checked_pair, own_certificate
+
+    one, _ = own_certificate(["127.0.0.1"], tmp_path / "one")
+    _, other = own_certificate(["127.0.0.1"], tmp_path / "other")
+    with pytest.raises(TLSError, match="Cannot use the certificate"):
+        checked_pair(one, other)
+    with pytest.raises(TLSError, match="Cannot use the certificate"):
+        checked_pair(tmp_path / "missing.pem", other)
