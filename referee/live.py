@@ -235,13 +235,17 @@ class LiveLoop:
         """Handle typed lines; False when the keyboard closed (the table is done)."""
         if self.terminal is not None:
             return self._edited(timeout)
+        # (what a phone heard wakes the loop at once)
+        woken = [self.phones.fileno()] if self.phones is not None else []
         if self.keyboard is None:
-            if timeout:
+            if timeout and woken:
+                select.select(woken, [], [], timeout)
+            elif timeout:
                 time.sleep(timeout)
             return True
         fd = self.keyboard.fileno()
-        ready, _, _ = select.select([fd], [], [], timeout)
-        if not ready:
+        ready, _, _ = select.select([fd, *woken], [], [], timeout)
+        if fd not in ready:
             return True
         chunk = os.read(fd, 65536)
         if not chunk:
@@ -252,7 +256,7 @@ class LiveLoop:
                 return self._ctrl_d()
             # The keyboard closed: go on listening if there is a microphone.
             self.keyboard = None
-            return self.microphone is not None
+            return self.microphone is not None or self.phones is not None
         self._eof_asked = False
         self._pending += chunk
         while b"\n" in self._pending:

@@ -22,6 +22,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
+
 from referee.speech.understanding.meaning import Intent
 
 #: The log format. 3: the inputs as the protocol's messages, exact times; 2:
@@ -166,6 +168,8 @@ RECORD_TYPES: dict[str, type[Record]] = {
 def plain(value: Any) -> Any:
     """A value as JSON has it (tuples as lists, dataclasses as objects, a
     record or a message as an object with its ``type``)."""
+    if isinstance(value, np.generic):  # (a recogniser's scores)
+        return value.item()
     if isinstance(value, Intent):
         return value.to_json()
     if isinstance(value, Record):

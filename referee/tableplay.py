@@ -16,13 +16,12 @@ Set-up decisions, each said once on stderr so that stdout is the game itself:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import difflib
 import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,6 +50,7 @@ from referee.records import (
     SaidRecord,
 )
 from referee.replay import Rebuilt, replay_records
+from referee.screen.setup import screen_for
 from referee.session import Session
 from referee.speech.audio import PlaybackTrack
 from referee.speech.hearing.mic import parse_device
@@ -67,37 +67,12 @@ from referee.speech.speaking.tts import (
 )
 from referee.speech.understanding.meaning import spoken_list
 from referee.table import ECHO_TAIL, READING_WPM, AudioScript, Table
+from referee.told import emit, note, problem, take_problems
 
 if TYPE_CHECKING:
-    from referee.screen.server import Screen
     from referee.speech.hearing.mic import Microphone
 
 MAX_SCRIPT_BYTES = 10_000_000
-
-
-def emit(line: str) -> None:
-    print(line, flush=True)
-
-
-def note(text: str) -> None:
-    print(f"referee: {text}", file=sys.stderr, flush=True)
-
-
-#: Start-up problems waiting to be said once the referee has a voice.
-_PROBLEMS: list[str] = []
-
-
-def problem(text: str) -> None:
-    """A start-up problem: printed now, and said aloud when the game starts
-    (players who cannot see the screen must hear it too)."""
-    note(text)
-    _PROBLEMS.append(text)
-
-
-def take_problems() -> list[str]:
-    taken = list(_PROBLEMS)
-    _PROBLEMS.clear()
-    return taken
 
 
 def voice_and_output(args: argparse.Namespace, live: bool) -> tuple[Voice, Output]:
@@ -326,82 +301,6 @@ def _microphone(args: argparse.Namespace, spec: GameSpec,
             raise SetupError(str(error)) from error
         problem(f"{error} Falling back to typed input: type each move and press Enter.")
         return None
-
-
-@contextlib.contextmanager
-def screen_for(args: argparse.Namespace, spec: GameSpec) -> Iterator[Screen | None]:
-    """The table's screen while the game runs, when ``--screen`` asks for one
-    (a SetupError before the game starts when it cannot listen there)."""
-    if not getattr(args, "screen", None):
-        yield None
-        return
-    from referee.screen.phones import PhoneSeats
-    from referee.screen.server import Screen, ScreenError, parse_address
-    from referee.screen.tls import FIRST_VISIT
-
-    try:
-        host, port = parse_address(args.screen)
-        # The seat pages are microphones too, when the referee listens to voices.
-        phones = (None if getattr(args, "input", "text") == "text"
-                  else PhoneSeats(list(spec.players), getattr(args, "end_silence", 0.25)))
-        screen = Screen(spec.players, host, port, title=spec.summary.partition(":")[0],
-                        example=spec.example(), phones=phones, tls=_tls(args, host))
-        screen.start()
-    except ScreenError as error:
-        raise SetupError(str(error)) from error
-    try:
-        show_addresses(screen, qr=not getattr(args, "no_qr", False))
-        if screen.tls is not None and not getattr(args, "tls_cert", None) and not screen.local:
-            problem(FIRST_VISIT)
-        yield screen
-    finally:
-        screen.stop()
-
-
-def _tls(args: argparse.Namespace, host: str) -> tuple[Path, Path] | None:
-    """The certificate and key the screen serves HTTPS with (``--tls``), or None."""
-    cert, key = getattr(args, "tls_cert", None), getattr(args, "tls_key", None)
-    if not getattr(args, "tls", False) and not cert and not key:
-        return None
-    from referee.screen.server import lan_addresses
-    from referee.screen.tls import TLSError, checked_pair, own_certificate
-
-    try:
-        if cert or key:
-            if not (cert and key):
-                raise SetupError("--tls-cert and --tls-key go together: give both.")
-            return checked_pair(Path(cert), Path(key))
-        return own_certificate(lan_addresses() if host in ("0.0.0.0", "::", "") else [host])
-    except TLSError as error:
-        raise SetupError(str(error)) from error
-
-
-def show_addresses(screen: Screen, qr: bool = True) -> None:
-    """The screen's address and each seat's; with a QR code each for phones
-    only where a phone can open them (not on a loopback address: there a QR
-    code is only some 60 lines a screen reader reads out), and ``qr``."""
-    import segno
-
-    codes = qr and not screen.local
-
-    def code(url: str) -> None:
-        if codes:
-            segno.make(url).terminal(out=sys.stderr, compact=True)
-
-    others = screen.urls[1:]
-    also = f" (also {', '.join(others)})" if others else ""
-    note(f"the table's screen: {screen.url}{also}")
-    code(screen.url)
-    for player in screen.seats:
-        note(f"{player}'s seat page (keep it to {player}): {screen.seat_url(player)}")
-        code(screen.seat_url(player))
-    if screen.local:
-        note("only this machine can open these pages; --screen 0.0.0.0:PORT opens them "
-             "to phones at the table.")
-    else:
-        address = screen.url.partition("://")[2].rstrip("/").replace(":", ", port ")
-        problem(f"The screen is open to this network at {address}; each player's page is "
-                "printed with its key.")
 
 
 def _replay_on_screen(args: argparse.Namespace, spec: GameSpec,

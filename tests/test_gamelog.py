@@ -1012,3 +1012,27 @@ def test_the_log_s_input_and_record_types_are_distinct():
     from referee.protocol import INPUT_TYPES
 
     assert not set(INPUT_TYPES) & set(RECORD_TYPES)
+
+
+def test_speech_with_a_recogniser_s_numpy_scores_is_logged_and_read_back(tmp_path):
+    """The log holds what the ears measured: a recogniser's scores may be
+    NumPy numbers, and the line is still JSON that reads back the same."""
+    import numpy as np
+
+    from referee.protocol import Speech
+    from referee.speech.hearing.interface import Transcript
+
+    heard = Transcript("flip my seven", np.float32(0.875),  # type: ignore[arg-type]
+                       ("flip my seven",),
+                       extra={"margin": np.float64(2.5), "nbest": [["flip my seven",
+                                                                     np.int64(7)]]})
+    path = tmp_path / "speech.jsonl"
+    log = GameLog(path, print)
+    log.write(GameHeader(game="race65", players=("Ann", "Bob")))
+    log.write(Speech(1.234567891, 0.5, 1.1, "Ann", "phone", heard))
+    log.close()
+    (speech,) = read_log(path).records
+    assert isinstance(speech, Speech)
+    assert speech.at == 1.234567891  # exact, not to the millisecond
+    assert speech.transcript.confidence == 0.875
+    assert speech.transcript.extra == {"margin": 2.5, "nbest": [["flip my seven", 7]]}

@@ -5,6 +5,7 @@ Chromium whose fake microphone plays a WAV file into the seat page."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import wave
@@ -28,6 +29,8 @@ from referee.table import Table
 
 FIXTURES = Path(__file__).parent / "audio_fixtures" / "piper-joe"
 CHROMIUM = Path("/usr/bin/chromium")
+ARTEFACTS = Path(os.environ.get("REFEREE_ARTEFACTS",
+                                Path(__file__).parent.parent / "cache" / "artefacts")) / "screen"
 FRAME = RATE // 10  # 100 ms a frame, as the seat page sends
 
 
@@ -246,7 +249,8 @@ def test_a_seat_page_in_chromium_is_its_player_s_microphone(game, tmp_path):
                   f"--use-file-for-fake-audio-capture={wav}",
                   "--autoplay-policy=no-user-gesture-required"])
         try:
-            page = chromium.new_page()
+            page = chromium.new_page(viewport={"width": 390, "height": 844},
+                                     device_scale_factor=2)
             page.goto(game.screen.seat_url("Ann").replace("localhost", "127.0.0.1"))
             assert page.get_by_role("button", name="Hold to talk").is_enabled()
             page.get_by_label("Hands-free: listen all the time").check()
@@ -257,6 +261,8 @@ def test_a_seat_page_in_chromium_is_its_player_s_microphone(game, tmp_path):
             page.wait_for_function(
                 "document.getElementById('captions').innerText.includes('Ann, 7 down')",
                 timeout=10_000)
+            ARTEFACTS.mkdir(parents=True, exist_ok=True)  # (docs/playing.md shows it)
+            page.screenshot(path=str(ARTEFACTS / "seat-page-listening.png"))
         finally:
             chromium.close()
     assert any(r.source == "phone" and r.speaker == "Ann" for r in game.inputs())
@@ -308,3 +314,37 @@ def test_a_certificate_that_does_not_fit_its_key_is_refused_with_the_reason(tmp_
         checked_pair(one, other)
     with pytest.raises(TLSError, match="Cannot use the certificate"):
         checked_pair(tmp_path / "missing.pem", other)
+
+
+@pytest.mark.slow
+def test_a_phone_that_goes_quiet_without_closing_stops_listening_and_is_told():
+    """A phone that locks or leaves the network closes nothing: its page just
+    stops answering. The server's pings find it within about ten seconds; the
+    seat stops listening and the table is told (here: a raw socket that opens
+    the stream, then never reads again)."""
+    import base64
+    import os as _os
+    import socket
+
+    from referee.screen.server import PING
+
+    phones = PhoneSeats(["Ann", "Bob"])
+    shown = Screen(["Ann", "Bob"], "127.0.0.1", 0, phones=phones)
+    shown.start()
+    try:
+        raw = socket.create_connection(("127.0.0.1", shown.port))
+        key = base64.b64encode(_os.urandom(16)).decode()
+        raw.sendall((f"GET /seat/Ann/listen?key={shown.seats['Ann'].key} HTTP/1.1\r\n"
+                     f"Host: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                     f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+        assert raw.recv(4096).startswith(b"HTTP/1.1 101")
+        time.sleep(0.3)
+        assert phones.listening == ["Ann"]
+        deadline = time.monotonic() + 3 * PING + 5
+        while phones.listening:
+            assert time.monotonic() < deadline, "the silent phone was never let go"
+            time.sleep(0.2)
+        assert phones.notices() == [("Ann", "listening"), ("Ann", "stopped")]
+        raw.close()
+    finally:
+        shown.stop()

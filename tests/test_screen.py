@@ -218,7 +218,7 @@ def test_the_addresses_printed_are_ones_a_phone_can_open_with_qr_codes_only_ther
     import subprocess
 
     from referee.screen.server import lan_addresses
-    from referee.tableplay import show_addresses
+    from referee.screen.setup import show_addresses
 
     found = lan_addresses()
     assert not any(a.startswith("127.") for a in found)

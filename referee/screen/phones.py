@@ -30,6 +30,7 @@ Decisions:
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections import deque
@@ -127,10 +128,21 @@ class PhoneSeats:
         self._heard: deque[PhoneUtterance] = deque(maxlen=WAITING)
         self._notices: deque[tuple[str, str]] = deque(maxlen=WAITING)
         self._lock = threading.Lock()
+        #: A byte is written here when something was heard: the live loop
+        #: waits on it (:meth:`fileno`) and answers at once, not at its next poll.
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
 
     # --- for the live loop -------------------------------------------------------------
+    def fileno(self) -> int:
+        """A file to wait on (``select``): readable when a phone heard something."""
+        return self._wake_r
+
     def heard(self) -> list[PhoneUtterance]:
         """What the phones heard since the last call, oldest first."""
+        with contextlib.suppress(BlockingIOError):
+            os.read(self._wake_r, 4096)
         with self._lock:
             found = list(self._heard)
             self._heard.clear()
@@ -153,6 +165,12 @@ class PhoneSeats:
     def listening(self) -> list[str]:
         """The players whose phone is listening now."""
         return sorted(self._streams)
+
+    def close(self) -> None:
+        """Let go of the wake-up pipe (the screen stopped)."""
+        for fd in (self._wake_r, self._wake_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     # --- for the server ----------------------------------------------------------------
     async def serve(self, player: str, websocket: WebSocket) -> None:
@@ -196,6 +214,8 @@ class PhoneSeats:
             if found:
                 with self._lock:
                     self._heard.extend(found)
+                with contextlib.suppress(BlockingIOError):  # (already awake)
+                    os.write(self._wake_w, b".")
 
     def _notice(self, player: str, what: str) -> None:
         with self._lock:

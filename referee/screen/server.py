@@ -71,6 +71,8 @@ log = logging.getLogger(__name__)
 HISTORY = 200
 #: Events a page may fall behind by before its oldest are dropped.
 QUEUE = 500
+#: Seconds between WebSocket pings, and how long an answer may take.
+PING = 5.0
 #: The longest line a seat page may send (as a typed line).
 MAX_LINE = 500
 #: The files a page may ask for, by name.
@@ -213,8 +215,11 @@ class Screen:
         import uvicorn
 
         cert, key = self.tls or (None, None)
+        # (WebSocket pings every 5 s: a phone that locked or left the network
+        # stops listening within about 10 s, and the table is told.)
         config = uvicorn.Config(self.app(), log_level="warning", access_log=False,
-                                lifespan="on", ssl_certfile=cert, ssl_keyfile=key)
+                                lifespan="on", ssl_certfile=cert, ssl_keyfile=key,
+                                ws_ping_interval=PING, ws_ping_timeout=PING)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._serve, name="screen", daemon=True)
         self._thread.start()
@@ -236,6 +241,8 @@ class Screen:
         if self._thread is not None:
             self._thread.join(timeout=5.0)
         self._socket.close()
+        if self.phones is not None:
+            self.phones.close()
 
     # --- from the game ---------------------------------------------------------------
     def publish(self, output: Output, after: float = 0.0) -> None:

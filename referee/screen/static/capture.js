@@ -1,6 +1,6 @@
 // The seat page's microphone, in the audio thread: the phone's sound, at the
 // page's own rate (often 48 kHz), averaged down to 16 kHz mono and sent to the
-// page 100 ms at a time as 16-bit little-endian samples.
+// page 40 ms at a time as 16-bit little-endian samples.
 "use strict";
 
 class Capture extends AudioWorkletProcessor {
@@ -10,7 +10,7 @@ class Capture extends AudioWorkletProcessor {
     this.phase = 0;                 // input samples into the current output sample
     this.sum = 0;
     this.count = 0;
-    this.out = new Int16Array(1600);
+    this.out = new Int16Array(640);
     this.filled = 0;
   }
 

@@ -118,6 +118,19 @@ class Result:
 
 #: The encoder's CTranslate2 compute type (the figures of docs/results.md are int8).
 ENCODER_COMPUTE = "int8"
+#: The encoder's threads: both cores of the machine the referee was made on,
+#: unless ``OMP_NUM_THREADS`` (the usual setting for numerical libraries)
+#: says otherwise, as a test suite running a process per core does.
+def _threads(setting: str | None) -> int:
+    """The threads an ``OMP_NUM_THREADS`` setting gives (2 when unset or not a count).
+
+    >>> _threads(None), _threads("1"), _threads("lots"), _threads("0")
+    (2, 1, 2, 2)
+    """
+    return int(setting) if setting and setting.isdigit() and int(setting) > 0 else 2
+
+
+THREADS = _threads(os.environ.get("OMP_NUM_THREADS"))
 #: The compute types the encoder may run with.
 COMPUTE_TYPES = ("int8", "float32")
 
@@ -168,7 +181,7 @@ def _loaded(folder: Path, compute: str, threads: int
 class WhisperScorer:
     """Whisper tiny.en: encoder in CTranslate2, decoder and search in NumPy."""
 
-    def __init__(self, folder: Path, threads: int = 2, beam: int = 8,
+    def __init__(self, folder: Path, threads: int = THREADS, beam: int = 8,
                  adapter: Sequence[Lora] | None = None, compute: str | None = None) -> None:
 
         #: How the encoder computes: "int8", or "float32" for a measurement

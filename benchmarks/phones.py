@@ -1,0 +1,209 @@
+"""Seat pages as microphones: how soon a phone is answered, and what phones cost.
+
+    ./run bench phones [--questions 24] [--phones 1 8] [--cpu-seconds 10]
+
+* **Answer time**: a live game (the live loop, the screen, Whisper with the
+  table's adapter, no voice) with N phones connected by WebSocket, each
+  streaming in real time as a hands-free page does (the others silence); one
+  phone asks each question (the committed Piper recordings of Turn 7's
+  questions: "what do I have", "what are my odds", "whose turn is it" ...),
+  the phones taking turns, and the time from
+  the end of its speech (when a phone had captured it) to the referee's
+  answer being handed to its mouth is taken, p50 / p95, with the share
+  answered. A question is answered whatever the game's state, so every
+  recording counts.
+* **CPU**: the process's CPU time while N phones stream silence for
+  ``--cpu-seconds``, less the same with none, as a share of one core per phone.
+
+Prints one table. The table microphone's own figure is `./run bench table
+--live` (through a real audio server, to the first sound of the voice).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import threading
+import time
+from pathlib import Path
+
+from websockets.sync.client import ClientConnection, connect
+
+from harness.ears import recognizer_for
+from referee.games.turn7 import Turn7Options, Turn7Spec
+from referee.live import LiveLoop
+from referee.progress import Bar
+from referee.screen.phones import PhoneSeats
+from referee.screen.server import Screen
+from referee.session import Session
+from referee.speech.audio import RATE, frame_energies, load_wav, speech_bounds
+from referee.table import Table
+
+FIXTURES = Path(__file__).parent.parent / "tests" / "audio_fixtures" / "piper-joe"
+QUESTIONS = ["t7c22", "t7c23", "t7c24", "t7c25", "t7c26", "t7c27", "t7c28", "t7c29",
+             "t7c30", "t7c31"]
+FRAME = RATE // 25  # 40 ms, as the seat page sends
+PLAYERS = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal"]
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+class Table8:
+    """A live game of Turn 7 (a virtual deck) for up to eight players whose
+    seat pages are microphones."""
+
+    def __init__(self, players: int) -> None:
+        spec = Turn7Spec(PLAYERS[:max(3, players)], Turn7Options(seed=1))
+        self.session = Session(spec)
+        self.phones = PhoneSeats(list(spec.players))
+        self.screen = Screen(spec.players, "127.0.0.1", 0, phones=self.phones)
+        self.screen.start()
+        self.answers: list[float] = []  # wall time of each sentence handed to the mouth
+        self.table = Table(self.session, recognizer=recognizer_for(self.session.matcher.phrases),
+                           show=lambda line: self.answers.append(time.monotonic()),
+                           stamp=False, screen=self.screen.publish)
+        self.loop = LiveLoop(self.table, microphone=None, keyboard=None,
+                             seat_lines=self.screen.lines, phones=self.phones,
+                             max_seconds=3600.0)
+        self.worker = threading.Thread(target=self.loop.run, daemon=True)
+        self.worker.start()
+
+    def url(self, player: str) -> str:
+        return (f"ws://127.0.0.1:{self.screen.port}/seat/{player}/listen"
+                f"?key={self.screen.seats[player].key}")
+
+    def close(self) -> None:
+        self.loop.stop()
+        self.worker.join(timeout=10)
+        self.screen.stop()
+
+
+class Streamer(threading.Thread):
+    """One phone: sends silence in real time, and a recording when asked."""
+
+    def __init__(self, socket: ClientConnection) -> None:
+        super().__init__(daemon=True)
+        self.socket = socket
+        self.queue: list[bytes] = []
+        self.speech_ended: float | None = None
+        self._end_at = 0
+        self.running = True
+
+    def say(self, pcm: bytes, speech_end: int) -> None:
+        self._end_at = speech_end
+        self.queue.append(pcm)
+
+    def run(self) -> None:
+        t0 = time.monotonic()
+        sent = 0  # samples
+        pending = b""
+        spoken = None  # the sample where the speech being sent ends
+        while self.running:
+            if not pending and self.queue:
+                pending = self.queue.pop(0)
+                spoken = sent + self._end_at
+            chunk = pending[: FRAME * 2] if pending else bytes(FRAME * 2)
+            pending = pending[len(chunk):] if pending else b""
+            chunk = chunk + bytes(FRAME * 2 - len(chunk))
+            sent += FRAME
+            time.sleep(max(0.0, t0 + sent / RATE - time.monotonic()))  # captured by then
+            if spoken is not None and sent >= spoken:
+                self.speech_ended = t0 + spoken / RATE
+                spoken = None
+            try:
+                self.socket.send(chunk)
+            except Exception:
+                return
+
+
+def answer_times(phones: int, questions: int) -> tuple[list[float], int]:
+    """Seconds from the end of each question's speech to the referee's answer,
+    with ``phones`` phones streaming; and how many were not answered."""
+    table = Table8(phones)
+    streamers = []
+    try:
+        for player in table.session.players[:phones]:
+            streamer = Streamer(connect(table.url(player)))
+            streamer.start()
+            streamers.append(streamer)
+        time.sleep(2.0)
+        times: list[float] = []
+        missed = 0
+        bar = Bar(questions, f"questions with {phones} phone{'s' * (phones > 1)}")
+        for n in range(questions):
+            audio = load_wav(FIXTURES / f"{QUESTIONS[n % len(QUESTIONS)]}.wav")
+            bounds = speech_bounds(frame_energies(audio.samples, 320), 320, len(audio.samples))
+            end = bounds[1] if bounds else len(audio.samples)
+            heard = len(table.answers)
+            speaker = streamers[n % len(streamers)]
+            speaker.speech_ended = None
+            speaker.say(audio.to_bytes() + bytes(RATE), end)
+            deadline = time.monotonic() + 8.0
+            while time.monotonic() < deadline and (len(table.answers) == heard
+                                                   or speaker.speech_ended is None):
+                time.sleep(0.01)
+            if len(table.answers) == heard or speaker.speech_ended is None:
+                missed += 1
+            else:
+                times.append(table.answers[heard] - speaker.speech_ended)
+            time.sleep(1.5)
+            bar(n + 1)
+        bar.close()
+        return times, missed
+    finally:
+        for streamer in streamers:
+            streamer.running = False
+            streamer.socket.close()
+        table.close()
+
+
+def cpu_share(phones: int, seconds: float) -> float:
+    """The process's CPU seconds per second while ``phones`` phones stream silence."""
+    table = Table8(max(phones, 2))
+    streamers = []
+    try:
+        for player in table.session.players[:phones]:
+            streamer = Streamer(connect(table.url(player)))
+            streamer.start()
+            streamers.append(streamer)
+        time.sleep(1.0)
+        cpu, wall = time.process_time(), time.monotonic()
+        time.sleep(seconds)
+        return (time.process_time() - cpu) / (time.monotonic() - wall)
+    finally:
+        for streamer in streamers:
+            streamer.running = False
+            streamer.socket.close()
+        table.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=int, default=24)
+    parser.add_argument("--phones", type=int, nargs="+", default=[1, 8])
+    parser.add_argument("--cpu-seconds", type=float, default=10.0)
+    args = parser.parse_args()
+    rows = []
+    for phones in args.phones:
+        times, missed = answer_times(phones, args.questions)
+        rows.append((phones, times, missed))
+    idle = cpu_share(0, args.cpu_seconds)
+    costs = [(n, (cpu_share(n, args.cpu_seconds) - idle) / n) for n in args.phones]
+    print(f"`./run bench phones --questions {args.questions} --phones "
+          f"{' '.join(map(str, args.phones))} --cpu-seconds {args.cpu_seconds:g}`\n")
+    print("| phones streaming | end of speech to answer, p50 / p95 | answered | "
+          "CPU a phone (of one core) |")
+    print("|---:|---:|---:|---:|")
+    for (phones, times, missed), (_, cost) in zip(rows, costs, strict=True):
+        shown = (f"{statistics.median(times) * 1000:.0f} / "
+                 f"{percentile(times, 0.95) * 1000:.0f} ms" if times else "-")
+        print(f"| {phones} | {shown} | {len(times)} of {len(times) + missed} | "
+              f"{100 * cost:.1f} % |")
+    print(f"\n(The loop alone, no phone: {100 * idle:.1f} % of a core.)")
+
+
+if __name__ == "__main__":
+    main()
