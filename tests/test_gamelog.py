@@ -449,6 +449,7 @@ def test_a_deadline_just_after_the_last_record_was_never_reached(lines, last):
     assert live.final_state()["players"]["Ann"]["down"] == [12]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_game_killed_at_a_random_point_resumes_as_last_announced(tmp_path, seed):
     import random
@@ -802,6 +803,7 @@ def test_a_timeout_whose_rebuilt_deadline_falls_a_hair_late_still_comes_before_t
     assert session.game.current_player() == "Ann"
 
 
+@pytest.mark.slow
 def test_shut_the_box_replays_and_resumes_the_order_its_dice_gave(tmp_path):
     """The order roll reorders the players; the log keeps them as named, so
     that replay and resume draw the same order again (issue #63: seeds 1, 6

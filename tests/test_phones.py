@@ -25,6 +25,7 @@ from referee.screen.phones import AHEAD, TAKEN_OVER, PhoneSeats
 from referee.screen.server import Screen
 from referee.session import Session
 from referee.speech.audio import RATE, load_wav
+from referee.speech.speaking.tts import EspeakVoice, NullOutput
 from referee.table import Table
 
 FIXTURES = Path(__file__).parent / "audio_fixtures" / "piper-joe"
@@ -70,7 +71,7 @@ class Game:
     """A live game of Race to 65 for Ann and Bob with a screen whose seat pages
     are microphones, heard by the real recogniser; what it logged and said."""
 
-    def __init__(self, hearing: bool = True) -> None:
+    def __init__(self, hearing: bool = True, voice: Any = None) -> None:
         spec = Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven", difficulty="easy"))
         self.session = Session(spec)
         self.phones = PhoneSeats(list(spec.players))
@@ -83,7 +84,9 @@ class Game:
             from harness.ears import recognizer_for
 
             recognizer = recognizer_for(self.session.matcher.phrases)
-        self.table = Table(self.session, recognizer=recognizer, show=self.printed.append,
+        self.table = Table(self.session, recognizer=recognizer, voice=voice,
+                           output=NullOutput() if voice is not None else None,
+                           show=self.printed.append,
                            stamp=False, screen=self.screen.publish, record=self.records.extend)
         self.loop = LiveLoop(self.table, microphone=None, keyboard=None,
                              seat_lines=self.screen.lines, phones=self.phones,
@@ -249,8 +252,7 @@ def test_a_seat_page_in_chromium_is_its_player_s_microphone(game, tmp_path):
                   f"--use-file-for-fake-audio-capture={wav}",
                   "--autoplay-policy=no-user-gesture-required"])
         try:
-            page = chromium.new_page(viewport={"width": 390, "height": 844},
-                                     device_scale_factor=2)
+            page = chromium.new_page(viewport={"width": 390, "height": 844})
             page.goto(game.screen.seat_url("Ann").replace("localhost", "127.0.0.1"))
             assert page.get_by_role("button", name="Hold to talk").is_enabled()
             page.get_by_label("Hands-free: listen all the time").check()
@@ -262,7 +264,8 @@ def test_a_seat_page_in_chromium_is_its_player_s_microphone(game, tmp_path):
                 "document.getElementById('captions').innerText.includes('Ann, 7 down')",
                 timeout=10_000)
             ARTEFACTS.mkdir(parents=True, exist_ok=True)  # (docs/playing.md shows it)
-            page.screenshot(path=str(ARTEFACTS / "seat-page-listening.png"))
+            page.screenshot(path=str(ARTEFACTS / "seat-page-listening.png"),
+                            clip={"x": 0, "y": 0, "width": 390, "height": 560})
         finally:
             chromium.close()
     assert any(r.source == "phone" and r.speaker == "Ann" for r in game.inputs())
@@ -348,3 +351,43 @@ def test_a_phone_that_goes_quiet_without_closing_stops_listening_and_is_told():
         raw.close()
     finally:
         shown.stop()
+
+
+@pytest.mark.slow
+def test_stop_said_into_a_phone_cuts_the_referee_s_voice():
+    """The referee reads the rules aloud (eSpeak, to no speaker: the time it
+    takes is real); Ann says "stop" into her phone meanwhile: the voice is
+    cut there (the brain is told, and logs it), long before the section ends."""
+    from referee.protocol import VoiceCut
+
+    game = Game(voice=EspeakVoice())
+    try:
+        game.wait_until_said("Ann starts")
+        time.sleep(max(0.0, game.table.busy_until - game.loop.now()) + 0.2)
+        status, _ = _post(game.screen, "Ann", "rules")
+        assert status == 200
+        deadline = time.monotonic() + 10
+        while game.table.busy_until < game.loop.now() + 5:
+            assert time.monotonic() < deadline, "the rules were never read"
+            time.sleep(0.05)
+        reading_until = game.table.busy_until
+        with connect(listen_url(game.screen, "Ann")) as ann:
+            stream(ann, pcm("cmd51") + SILENCE)
+            deadline = time.monotonic() + 10
+            while not any(isinstance(r, VoiceCut) for r in list(game.records)):
+                assert time.monotonic() < deadline, game.said()
+                time.sleep(0.05)
+        assert game.table.busy_until < reading_until - 2.0
+    finally:
+        game.close()
+
+
+def _post(screen: Screen, player: str, text: str) -> tuple[int, bytes]:
+    import json
+    import urllib.request
+
+    request = urllib.request.Request(screen.seat_url(player).replace("?", "/say?"),
+                                     data=json.dumps({"text": text}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=5) as reply:
+        return reply.status, reply.read()
