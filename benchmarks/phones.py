@@ -22,9 +22,11 @@ Prints one table. The table microphone's own figure is `./run bench table
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from websockets.sync.client import ClientConnection, connect
@@ -119,19 +121,31 @@ class Streamer(threading.Thread):
                 return
 
 
-def answer_times(phones: int, questions: int) -> tuple[list[float], int]:
-    """Seconds from the end of each question's speech to the referee's answer,
-    with ``phones`` phones streaming; and how many were not answered."""
-    table = Table8(phones)
-    streamers = []
+@contextlib.contextmanager
+def streaming(phones: int) -> Iterator[tuple[Table8, list[Streamer]]]:
+    """A live game with ``phones`` phones connected and streaming silence."""
+    table = Table8(max(phones, 2))
+    streamers: list[Streamer] = []
     try:
         for player in table.session.players[:phones]:
             streamer = Streamer(connect(table.url(player)))
             streamer.start()
             streamers.append(streamer)
         time.sleep(2.0)
-        times: list[float] = []
-        missed = 0
+        yield table, streamers
+    finally:
+        for streamer in streamers:
+            streamer.running = False
+            streamer.socket.close()
+        table.close()
+
+
+def answer_times(phones: int, questions: int) -> tuple[list[float], int]:
+    """Seconds from the end of each question's speech to the referee's answer,
+    with ``phones`` phones streaming; and how many were not answered."""
+    times: list[float] = []
+    missed = 0
+    with streaming(phones) as (table, streamers):
         bar = Bar(questions, f"questions with {phones} phone{'s' * (phones > 1)}")
         for n in range(questions):
             audio = load_wav(FIXTURES / f"{QUESTIONS[n % len(QUESTIONS)]}.wav")
@@ -152,32 +166,15 @@ def answer_times(phones: int, questions: int) -> tuple[list[float], int]:
             time.sleep(1.5)
             bar(n + 1)
         bar.close()
-        return times, missed
-    finally:
-        for streamer in streamers:
-            streamer.running = False
-            streamer.socket.close()
-        table.close()
+    return times, missed
 
 
 def cpu_share(phones: int, seconds: float) -> float:
     """The process's CPU seconds per second while ``phones`` phones stream silence."""
-    table = Table8(max(phones, 2))
-    streamers = []
-    try:
-        for player in table.session.players[:phones]:
-            streamer = Streamer(connect(table.url(player)))
-            streamer.start()
-            streamers.append(streamer)
-        time.sleep(1.0)
+    with streaming(phones):
         cpu, wall = time.process_time(), time.monotonic()
         time.sleep(seconds)
         return (time.process_time() - cpu) / (time.monotonic() - wall)
-    finally:
-        for streamer in streamers:
-            streamer.running = False
-            streamer.socket.close()
-        table.close()
 
 
 def main() -> None:

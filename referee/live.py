@@ -35,7 +35,9 @@ from typing import TYPE_CHECKING, BinaryIO
 from referee.protocol import MicBack, MicLost, Say, Tone
 from referee.speech.audio import restart_portaudio
 from referee.speech.hearing.mic import Microphone, MicrophoneError
+from referee.speech.listen import Listener
 from referee.speech.speaking.tts import VoiceError
+from referee.speech.understanding.intents import IntentMatcher
 from referee.table import Table
 from referee.terminal import (
     EOF_MARK,
@@ -152,8 +154,10 @@ class LiveLoop:
         self.speed = speed
         #: Lines sent from the players' seat pages since the last call (the screen).
         self.seat_lines = seat_lines
-        #: The seat pages' microphones (the screen's), if players may speak into them.
+        #: The seat pages' microphones (the screen's), if players may speak into them,
+        #: and each seat's listener.
         self.phones = phones
+        self._ears: dict[str, Listener] = {}
         self._base = table.now
         self._t0 = clock()
         self._mic_ok = False
@@ -353,11 +357,21 @@ class LiveLoop:
         for player, what in self.phones.notices():
             self.table.say([Say(self.now(), phone_notice(player, what, self._mic_ok),
                                 Tone.ANNOUNCE)])
-        for u in self.phones.heard():
+        for u in self.phones.hear(self._seat_ears):
             at = self.now()
             end = min(at, self._game_time(u.end))
             start = min(end, self._game_time(u.start))
-            self.table.hear_audio(u.audio, start, end, at, u.player, "phone")
+            self.table.hear_audio(u.audio, start, end, at, u.player, "phone",
+                                  ears=self._ears.get(u.player))
+
+    def _seat_ears(self, player: str) -> Listener | None:
+        """A listener of the seat's own, decoding its phone's speech ahead."""
+        recognizer = self.table.recognizer
+        if recognizer is None:
+            return None
+        ears = Listener(recognizer, IntentMatcher(recognizer.phrases, recognizer.phrases.names))
+        self._ears[player] = ears
+        return ears
 
     def _game_time(self, monotonic: float) -> float:
         return self._base + (monotonic - self._t0) * self.speed

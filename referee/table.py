@@ -368,15 +368,16 @@ class Table:
     def hear_audio(
         self, audio: Audio, start: float, end: float, at: float,
         speaker: str | None = None, source: str = "mic", over: OverVoice | None = None,
-        cancels_echo: bool | None = None,
+        cancels_echo: bool | None = None, ears: Listener | None = None,
     ) -> Hearing:
         """One utterance from ``start`` to ``end``, decided on ``at`` (after the end
         silence); ``over``: what the microphone measured of it against the
         referee's voice, if that played; ``cancels_echo``: whether the echo
-        canceller had learnt the room when it began (None: as the table was set up)."""
+        canceller had learnt the room when it began (None: as the table was set up);
+        ``ears``: the listener that decoded it ahead (a phone's own), else the table's."""
         if self.listener is None:
             raise RuntimeError("this table has no recogniser")
-        transcript = self.listener.transcript(audio, over=over is not None)
+        transcript = (ears or self.listener).transcript(audio, over=over is not None)
         return self.hear_transcript(transcript, start, end, at, speaker, source, over,
                                     cancels_echo)
 

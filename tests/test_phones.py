@@ -20,6 +20,7 @@ from websockets.sync.client import connect
 
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.live import LiveLoop
+from referee.protocol import Speech
 from referee.records import InputRecord, SaidRecord
 from referee.screen.phones import AHEAD, TAKEN_OVER, PhoneSeats
 from referee.screen.server import Screen
@@ -132,6 +133,10 @@ def test_a_phone_s_stream_is_heard_as_its_player_s_move(game):
     heard = game.inputs()[-1]
     assert (heard.speaker, heard.source, heard.intent.kind) == ("Ann", "phone", "flip")
     assert heard.intent["tile"] == 7
+    # Decoded ahead during the end silence by Ann's own listener, as the
+    # table microphone's words are.
+    (speech,) = [r for r in list(game.records) if isinstance(r, Speech)]
+    assert speech.transcript.extra.get("ahead") is True
     game.wait_until_said("Ann's phone stopped listening")
     with connect(listen_url(game.screen, "Bob")) as bob:
         stream(bob, SILENCE[: RATE] + pcm("cmd01") + SILENCE)
@@ -182,7 +187,7 @@ def test_bad_frames_close_the_stream_with_a_reason_and_change_nothing(frames, wh
     try:
         with connect(listen_url(shown, "Ann")) as ann:
             assert why in closed_because(ann, frames)
-        assert phones.heard() == []
+        assert phones.hear() == []
         assert phones.notices() == [("Ann", "listening"), ("Ann", "stopped")]
     finally:
         shown.stop()
@@ -391,3 +396,17 @@ def _post(screen: Screen, player: str, text: str) -> tuple[int, bytes]:
                                      headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=5) as reply:
         return reply.status, reply.read()
+
+
+@pytest.mark.slow
+def test_noise_and_silence_from_a_phone_change_nothing(game):
+    """A phone in a pocket: seconds of loud hiss, then of silence, streamed
+    in real time. Nothing is played, nothing is asked, the game is as it was."""
+    before = game.session.final_state()
+    hiss = (np.random.default_rng(5).standard_normal(3 * RATE) * 6000).astype("<i2").tobytes()
+    with connect(listen_url(game.screen, "Ann")) as ann:
+        stream(ann, hiss + SILENCE * 2)
+    time.sleep(1.0)
+    assert game.session.final_state() == before
+    assert not any(r.intent.kind not in ("none",) and r.sure for r in game.inputs())
+    assert not any("did you" in s.lower() for s in game.said())

@@ -3,11 +3,13 @@
 A seat page (or any client that holds the seat's key: a test, a script, a
 satellite) opens a WebSocket at ``/seat/NAME/listen?key=K`` and sends binary
 frames of 16-bit little-endian mono PCM at 16 kHz; the text frame ``end``
-says the player let go of "Hold to talk". Each seat's stream is cut into
-utterances by a :class:`~referee.speech.hearing.segmenter.Segmenter` of its
-own, and the live loop takes them (:meth:`PhoneSeats.heard`) as speech from
-that seat: the same hearing, gate, confirmations and log as the table's
-microphone, attributed to that player without a guess.
+says the player let go of "Hold to talk". The server checks and queues the
+frames; the live loop cuts each seat's stream into utterances
+(:meth:`PhoneSeats.hear`) with a :class:`~referee.speech.hearing.segmenter.Segmenter`
+of its own, decoding ahead at its pauses with a listener of the seat's own,
+as the table microphone does, and hears each as speech from that seat: the
+same hearing, gate, confirmations and log as the table's microphone,
+attributed to that player without a guess.
 
 Decisions:
 
@@ -16,8 +18,8 @@ Decisions:
 * Bounded, and refused with a reason (the WebSocket's close reason): a frame
   of more than a second of sound, an odd number of bytes, a stream that runs
   more than :data:`AHEAD` seconds ahead of real time (too many frames: not
-  16 kHz mono), a text frame other than ``end``. At most :data:`WAITING`
-  utterances wait for the referee; an older one is dropped first.
+  16 kHz mono), a text frame other than ``end``. At most :data:`QUEUED`
+  seconds of sound wait for the live loop; the oldest go first.
 * Times are the stream's own sample clock, anchored to when its sound first
   arrived (:func:`time.monotonic`); a gap of more than :data:`GAP` seconds
   (a phone that slept, a held button let go) starts the clock again, and an
@@ -39,7 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from referee.speech.audio import RATE, Audio
-from referee.speech.hearing.segmenter import Segmenter, Utterance
+from referee.speech.hearing.segmenter import Judge, Segmenter, Utterance
 
 if TYPE_CHECKING:
     from starlette.websockets import WebSocket
@@ -51,8 +53,10 @@ MAX_FRAME = 1.0
 AHEAD = 3.0
 #: A gap in a stream longer than this (seconds) starts its clock again.
 GAP = 1.0
-#: Utterances that may wait for the referee, all seats together.
+#: Notices that may wait for the table.
 WAITING = 32
+#: Seconds of sound, all seats together, that may wait for the live loop.
+QUEUED = 30.0
 
 #: WebSocket close codes: a policy refused (RFC 6455), a message too big,
 #: the seat taken over by another page (an application code).
@@ -71,29 +75,55 @@ class PhoneUtterance:
     decided: float
 
 
-class _Stream:
-    """One seat's stream: its segmenter and its clock."""
+class _Clock:
+    """A stream's pace, checked as its frames arrive (the server's side)."""
 
-    def __init__(self, player: str, end_silence: float) -> None:
-        self.player = player
-        self.end_silence = end_silence
-        self.segmenter = Segmenter(end_silence)
-        self.anchor = 0.0  # monotonic time of the stream's sample 0
-        self.first = 0.0  # when the clock was last started
+    def __init__(self) -> None:
+        self.first = 0.0  # when its sound (last) started
+        self.sent = 0  # samples since then
         self.last = -GAP - 1.0  # when the last frame arrived
 
-    def take(self, data: bytes, now: float) -> tuple[list[PhoneUtterance], str | None]:
-        """Feed one frame; the utterances it ended, and why it is refused (or None)."""
+    def refused(self, data: bytes, now: float) -> str | None:
+        """Why a frame is refused, or None."""
         if len(data) % 2:
-            return [], "Send 16-bit samples: an even number of bytes."
+            return "Send 16-bit samples: an even number of bytes."
         if len(data) > MAX_FRAME * RATE * 2:
-            return [], f"At most {MAX_FRAME:g} s of sound a frame, please."
+            return f"At most {MAX_FRAME:g} s of sound a frame, please."
+        if now - self.last > GAP:  # the first sound, or after a gap
+            self.first, self.sent = now - len(data) / 2 / RATE, 0
+        self.last = now
+        self.sent += len(data) // 2
+        if self.sent / RATE > now - self.first + AHEAD:
+            return "More sound than time: send 16 kHz mono, as it is heard."
+        return None
+
+
+class _Stream:
+    """One seat's stream cut into utterances (the live loop's side): its
+    segmenter, decoding ahead with ``judge`` (the seat's own listener), and
+    its clock."""
+
+    def __init__(self, player: str, end_silence: float, judge: Judge | None) -> None:
+        self.player = player
+        self.end_silence = end_silence
+        self.judge = judge
+        self.segmenter = self._segmenter()
+        self.anchor = 0.0  # monotonic time of the stream's sample 0
+        self.last = -GAP - 1.0  # when the last frame arrived
+
+    def _segmenter(self) -> Segmenter:
+        judge = self.judge
+        if judge is None:
+            return Segmenter(self.end_silence)
+        return Segmenter(self.end_silence, on_pause=lambda so_far: judge.pause(so_far),
+                         judge=judge.judge, tail=judge.tail)
+
+    def take(self, data: bytes, now: float) -> list[PhoneUtterance]:
+        """Feed one frame (that arrived at ``now``); the utterances it ended."""
         if now - self.last > GAP:  # the first sound, or after a gap: the clock starts again
             self.restart(now - len(data) / 2 / RATE)
         self.last = now
-        if self.segmenter.now + len(data) / 2 / RATE > now - self.first + AHEAD:
-            return [], "More sound than time: send 16 kHz mono, as it is heard."
-        return [self._timed(u, now) for u in self.segmenter.feed(data)], None
+        return [self._timed(u, now) for u in self.segmenter.feed(data)]
 
     def end(self, now: float) -> list[PhoneUtterance]:
         """The player let go: what they said is decided now."""
@@ -103,8 +133,8 @@ class _Stream:
         return found
 
     def restart(self, at: float) -> None:
-        self.segmenter = Segmenter(self.end_silence)
-        self.anchor = self.first = at
+        self.segmenter = self._segmenter()
+        self.anchor = at
 
     @property
     def talking(self) -> bool:
@@ -124,8 +154,13 @@ class PhoneSeats:
         self.players = players
         self.end_silence = end_silence
         self.clock = clock
-        self._streams: dict[str, tuple[_Stream, WebSocket]] = {}
-        self._heard: deque[PhoneUtterance] = deque(maxlen=WAITING)
+        #: Each seat's page now (the server's side) and its stream (the loop's).
+        self._pages: dict[str, tuple[_Clock, WebSocket]] = {}
+        self._streams: dict[str, _Stream] = {}
+        #: Frames that arrived and the loop has not taken yet: (player, sound
+        #: or None for "end", when it arrived), at most :data:`QUEUED` seconds.
+        self._frames: deque[tuple[str, bytes | None, float]] = deque()
+        self._queued = 0
         self._notices: deque[tuple[str, str]] = deque(maxlen=WAITING)
         self._lock = threading.Lock()
         #: A byte is written here when something was heard: the live loop
@@ -136,16 +171,27 @@ class PhoneSeats:
 
     # --- for the live loop -------------------------------------------------------------
     def fileno(self) -> int:
-        """A file to wait on (``select``): readable when a phone heard something."""
+        """A file to wait on (``select``): readable when a phone sent sound."""
         return self._wake_r
 
-    def heard(self) -> list[PhoneUtterance]:
-        """What the phones heard since the last call, oldest first."""
+    def hear(self, judge_for: Callable[[str], Judge | None] = lambda player: None
+             ) -> list[PhoneUtterance]:
+        """Cut what the phones sent since the last call into utterances; those
+        that ended, oldest first. ``judge_for(player)`` decodes that seat's
+        speech ahead at its pauses (the seat's own listener), or None."""
         with contextlib.suppress(BlockingIOError):
-            os.read(self._wake_r, 4096)
+            os.read(self._wake_r, 65536)
         with self._lock:
-            found = list(self._heard)
-            self._heard.clear()
+            frames = list(self._frames)
+            self._frames.clear()
+            self._queued = 0
+        found: list[PhoneUtterance] = []
+        for player, data, arrived in frames:
+            stream = self._streams.get(player)
+            if stream is None:
+                stream = self._streams[player] = _Stream(player, self.end_silence,
+                                                         judge_for(player))
+            found += stream.end(arrived) if data is None else stream.take(data, arrived)
         return found
 
     def notices(self) -> list[tuple[str, str]]:
@@ -159,12 +205,12 @@ class PhoneSeats:
     @property
     def talking(self) -> bool:
         """Whether a player is speaking into a phone now."""
-        return any(stream.talking for stream, _ in list(self._streams.values()))
+        return any(stream.talking for stream in list(self._streams.values()))
 
     @property
     def listening(self) -> list[str]:
         """The players whose phone is listening now."""
-        return sorted(self._streams)
+        return sorted(self._pages)
 
     def close(self) -> None:
         """Let go of the wake-up pipe (the screen stopped)."""
@@ -177,9 +223,9 @@ class PhoneSeats:
         """Take one page's stream for ``player`` until it ends (the page closed,
         the connection dropped, another page took the seat, or it was refused)."""
         await websocket.accept()
-        stream = _Stream(player, self.end_silence)
-        previous = self._streams.get(player)
-        self._streams[player] = (stream, websocket)
+        clock = _Clock()
+        previous = self._pages.get(player)
+        self._pages[player] = (clock, websocket)
         if previous is not None:
             await _close(previous[1], TAKEN_OVER,
                          f"Another page took {player}'s microphone.")
@@ -187,13 +233,13 @@ class PhoneSeats:
         else:
             self._notice(player, "listening")
         try:
-            await self._receive(stream, websocket)
+            await self._receive(player, clock, websocket)
         finally:
-            if self._streams.get(player, (None,))[0] is stream:
-                del self._streams[player]
+            if self._pages.get(player, (None,))[0] is clock:
+                del self._pages[player]
                 self._notice(player, "stopped")
 
-    async def _receive(self, stream: _Stream, websocket: WebSocket) -> None:
+    async def _receive(self, player: str, clock: _Clock, websocket: WebSocket) -> None:
         while True:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
@@ -201,21 +247,28 @@ class PhoneSeats:
             now = self.clock()
             data, text = message.get("bytes"), message.get("text")
             if data is not None:
-                found, refused = stream.take(data, now)
+                refused = clock.refused(data, now)
                 if refused is not None:
                     await _close(websocket, TOO_BIG if "At most" in refused else REFUSED,
                                  refused)
                     return
             elif text == "end":
-                found = stream.end(now)
+                clock.last = -GAP - 1.0
             else:
                 await _close(websocket, REFUSED, 'Send sound as binary frames, or "end".')
                 return
-            if found:
-                with self._lock:
-                    self._heard.extend(found)
-                with contextlib.suppress(BlockingIOError):  # (already awake)
-                    os.write(self._wake_w, b".")
+            self._queue(player, data, now)
+
+    def _queue(self, player: str, data: bytes | None, now: float) -> None:
+        """A frame for the live loop; the oldest go first when it is
+        :data:`QUEUED` seconds behind (it is stuck: they are stale)."""
+        with self._lock:
+            self._frames.append((player, data, now))
+            self._queued += len(data or b"")
+            while self._queued > QUEUED * RATE * 2 and self._frames:
+                self._queued -= len(self._frames.popleft()[1] or b"")
+        with contextlib.suppress(BlockingIOError):  # (already awake)
+            os.write(self._wake_w, b".")
 
     def _notice(self, player: str, what: str) -> None:
         with self._lock:
