@@ -14,6 +14,11 @@
   recording counts.
 * **CPU**: the process's CPU time while N phones stream silence for
   ``--cpu-seconds``, less the same with none, as a share of one core per phone.
+* **Attribution**: every golden script's moves that say who made them
+  (``Bob: flip my 12``), played in order: how many the table microphone
+  alone gives to the right player (the referee's rule for words of no known
+  seat: the player asked, else the one the game waits for). From a phone
+  the seat is the speaker, every time.
 
 Prints one table. The table microphone's own figure is `./run bench table
 --live` (through a real audio server, to the first sound of the voice).
@@ -35,6 +40,7 @@ from harness.ears import recognizer_for
 from referee.games.turn7 import Turn7Options, Turn7Spec
 from referee.live import LiveLoop
 from referee.progress import Bar
+from referee.protocol import Typed
 from referee.screen.phones import PhoneSeats
 from referee.screen.server import Screen
 from referee.session import Session
@@ -177,6 +183,42 @@ def cpu_share(phones: int, seconds: float) -> float:
         return (time.process_time() - cpu) / (time.monotonic() - wall)
 
 
+def attribution() -> tuple[int, int]:
+    """Of the golden scripts' moves that name their player: how many the
+    referee gives to that player when it cannot tell who spoke, and how many."""
+    from harness.brain import Drive
+    from harness.games import golden_game
+    from referee.cli import build_parser
+    from referee.options import make_spec
+    from referee.textplay import SpeakerError, split_speaker
+    from referee.wording import NOT_MOVES
+
+    right = total = 0
+    for script in sorted((FIXTURES.parent.parent / "data" / "golden").glob("*.script")):
+        game, args = golden_game(script)
+        drive = Drive(make_spec(build_parser().parse_args(["play", game, *args]), game))
+        drive.start()
+        for line in script.read_text().splitlines():
+            if not line.startswith("[") or drive.session.left:
+                continue
+            at_text, _, rest = line.partition("]")
+            try:
+                speaker, text = split_speaker(rest.strip(), drive.session.players)
+            except SpeakerError:
+                continue
+            at = float(at_text.strip("[ "))
+            if speaker is not None and text:
+                heard = drive.session.matcher.match(text, speaker)
+                if heard.kind not in NOT_MOVES and heard.kind not in ("none", "ambiguous"):
+                    total += 1
+                    right += drive.session.attribute(None) == speaker
+            if text:
+                drive.step(Typed(at, text, speaker))
+            else:
+                drive.tick(at)
+    return right, total
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=24)
@@ -188,6 +230,7 @@ def main() -> None:
         times, missed = answer_times(phones, args.questions)
         rows.append((phones, times, missed))
     idle = cpu_share(0, args.cpu_seconds)
+    right, total = attribution()
     costs = [(n, (cpu_share(n, args.cpu_seconds) - idle) / n) for n in args.phones]
     print(f"`./run bench phones --questions {args.questions} --phones "
           f"{' '.join(map(str, args.phones))} --cpu-seconds {args.cpu_seconds:g}`\n")
@@ -200,6 +243,9 @@ def main() -> None:
         print(f"| {phones} | {shown} | {len(times)} of {len(times) + missed} | "
               f"{100 * cost:.1f} % |")
     print(f"\n(The loop alone, no phone: {100 * idle:.1f} % of a core.)")
+    print(f"\nAttribution, the golden scripts' {total} moves that name their player: "
+          f"the table microphone alone gives {right} ({100 * right / max(total, 1):.0f} %) "
+          "to that player; a phone, all of them (its seat is the speaker).")
 
 
 if __name__ == "__main__":
