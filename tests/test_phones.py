@@ -410,3 +410,40 @@ def test_noise_and_silence_from_a_phone_change_nothing(game):
     assert game.session.final_state() == before
     assert not any(r.intent.kind not in ("none",) and r.sure for r in game.inputs())
     assert not any("did you" in s.lower() for s in game.said())
+
+
+@pytest.mark.slow
+def test_a_seat_page_on_plain_http_says_why_its_microphone_is_off():
+    """Opened at the machine's network address over plain HTTP (not a secure
+    page: a phone would give it no microphone), the seat page turns its
+    microphone controls off and says why, and how to get them; tapping and
+    typing stay."""
+    if not CHROMIUM.exists():
+        pytest.skip("Chromium is not installed (./run test installs it: scripts/setup.sh)")
+    from playwright.sync_api import sync_playwright
+
+    from referee.screen.server import lan_addresses
+
+    address = next(iter(lan_addresses()), None)
+    if address is None:
+        pytest.skip("this machine has no network address but loopback")
+    shown = Screen(["Ann", "Bob"], "0.0.0.0", 0, phones=PhoneSeats(["Ann", "Bob"]))
+    shown.start()
+    try:
+        assert shown.seat_url("Ann").startswith(f"http://{address}:")
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(
+                executable_path=str(CHROMIUM), headless=True,
+                args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+            try:
+                page = chromium.new_page()
+                page.goto(shown.seat_url("Ann"))
+                assert page.get_by_role("button", name="Hold to talk").is_disabled()
+                status = page.locator("#mic-status").inner_text()
+                assert "The microphone is off" in status
+                assert "--tls" in status
+                assert page.get_by_role("button", name="Send").is_enabled()
+            finally:
+                chromium.close()
+    finally:
+        shown.stop()
