@@ -37,7 +37,6 @@ from referee.speech.audio import restart_portaudio
 from referee.speech.hearing.mic import Microphone, MicrophoneError
 from referee.speech.listen import Listener
 from referee.speech.speaking.tts import VoiceError
-from referee.speech.understanding.intents import IntentMatcher
 from referee.table import Table
 from referee.terminal import (
     EOF_MARK,
@@ -369,7 +368,7 @@ class LiveLoop:
         recognizer = self.table.recognizer
         if recognizer is None:
             return None
-        ears = Listener(recognizer, IntentMatcher(recognizer.phrases, recognizer.phrases.names))
+        ears = Listener.judging(recognizer)
         self._ears[player] = ears
         return ears
 

@@ -56,9 +56,8 @@ def replay_records(session: Session, entries: Iterable[Entry],
     logged (an intent edited by hand) is reported in ``skipped``.
     """
     entries = list(entries)
-    chance = tuple(r.outcome for r in entries if isinstance(r, ChanceRecord))
-    first = next((e for e in entries if isinstance(e, Start)), Start(session.now))
-    out = session.step(replace(first, rebuild=chance))
+    first = rebuild_start(entries, session.now)
+    out = session.step(first)
     last = first.at
     skipped: list[str] = []
     old = _OldLog(session, out) if converted else None
@@ -80,6 +79,14 @@ def replay_records(session: Session, entries: Iterable[Entry],
     shown = [o for o in out if isinstance(o, Snapshot)]
     return Rebuilt(last, _logged(out), skipped,
                    shown[-1].state if shown else {}, shown[-1].final if shown else {})
+
+
+def rebuild_start(entries: Sequence[Entry], at: float) -> Start:
+    """The start a log's game is rebuilt with: the log's own (at ``at`` if it
+    has none), with every chance outcome the log holds."""
+    chance = tuple(r.outcome for r in entries if isinstance(r, ChanceRecord))
+    first = next((e for e in entries if isinstance(e, Start)), Start(at))
+    return replace(first, rebuild=chance)
 
 
 def _logged(out: Iterable[Output]) -> list[Entry]:

@@ -179,6 +179,10 @@ class Session(Moves, Questions, Clock):
             self._out.append(WakeAt(self.now, wake))
 
     def _handle(self, message: Input) -> None:
+        if isinstance(message, SpokenUntil | VoiceCut | VoiceChanged | Resume):
+            # (every input moves the clock to its time first: the others do it
+            # in their own way, a tick left out of the log changes nothing)
+            self._emit(self._tick(message.at))
         match message:
             case Tick(at=at):
                 self._emit(self._tick(at))
@@ -189,16 +193,13 @@ class Session(Moves, Questions, Clock):
             case Understood(at=at, heard=heard, speaker=speaker, sure=sure, source=source):
                 self._emit(self._respond(heard, speaker, at, sure=sure, source=source))
             case SpokenUntil(at=at, until=until, tone=tone):
-                self._emit(self._tick(at))
                 if tone in (Tone.TURN, Tone.ANSWER):
                     self._delay_clock(at, until)
                 elif tone == Tone.QUESTION:
                     self._question_spoken(at, until)
             case VoiceCut(at=at):
-                self._emit(self._tick(at))
                 self._delay_clock(at, at)
             case VoiceChanged(at=at, reply=reply):
-                self._emit(self._tick(at))
                 self._emit(self._say([reply], at, Tone.ANSWER))
             case MicLost(at=at, text=text):
                 self._emit(self._hold(at, text))
@@ -210,7 +211,6 @@ class Session(Moves, Questions, Clock):
                 self._start(at, rebuild)
             case Resume(at=at):
                 self._replaying = False
-                self._emit(self._tick(at))
                 text = "Resuming the game. " + self.spec.where_we_are(self.game, at)
                 self.last = [text]
                 self._out.append(Say(self.now, text, Tone.TURN))

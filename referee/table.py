@@ -71,7 +71,7 @@ from referee.speech.hearing.segmenter import DEFAULT_END_SILENCE, URGENT
 from referee.speech.listen import Listener
 from referee.speech.speaking.tts import NullOutput, SilentVoice, Voice
 from referee.speech.speaking.tts import Output as AudioOutput
-from referee.speech.understanding.intents import Heard, IntentMatcher
+from referee.speech.understanding.intents import Heard
 from referee.speech.understanding.meaning import Intent
 from referee.wording import NOT_SPEAKING, sentences
 
@@ -142,8 +142,7 @@ class Table:
         self.read_until = at
         self.recognizer = recognizer
         # Decodes ahead at pauses, judging the words with a matcher of its own.
-        self.listener = (None if recognizer is None else Listener(
-            recognizer, IntentMatcher(recognizer.phrases, recognizer.phrases.names)))
+        self.listener = None if recognizer is None else Listener.judging(recognizer)
         self.voice = voice or SilentVoice()
         self.output = output or NullOutput()
         #: Each player's own output (headphones) for what only they may hear.

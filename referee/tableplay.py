@@ -22,7 +22,6 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,14 +41,13 @@ from referee.protocol import (
 )
 from referee.protocol import Output as Shown
 from referee.records import (
-    ChanceRecord,
     DroppedRecord,
     GameHeader,
     InputRecord,
     LogError,
     SaidRecord,
 )
-from referee.replay import Rebuilt, replay_records
+from referee.replay import Rebuilt, rebuild_start, replay_records
 from referee.screen.setup import screen_for
 from referee.session import Session
 from referee.speech.audio import PlaybackTrack
@@ -331,9 +329,7 @@ def replay_to_screen(session: Session, records: Sequence[Entry],
     """Show a logged game on a screen as it went: what was said (from the log:
     exactly what was announced), who said what, and the board after each step
     (the game rebuilt input by input), ``pace`` seconds between moves."""
-    chance = tuple(r.outcome for r in records if isinstance(r, ChanceRecord))
-    first = next((e for e in records if isinstance(e, Start)), Start(0.0))
-    made = session.step(replace(first, rebuild=chance))
+    made = session.step(rebuild_start(records, 0.0))
     for record in records:
         if isinstance(record, InputRecord):
             sleep(pace)

@@ -70,6 +70,13 @@ class Listener:
         self.kept = 0
         self.given_up = 0
 
+    @classmethod
+    def judging(cls, recognizer: Recognizer) -> Listener:
+        """A listener that judges the words so far with a matcher of its own
+        (the recogniser's phrases and names): one a stream, the table
+        microphone's or a phone's."""
+        return cls(recognizer, IntentMatcher(recognizer.phrases, recognizer.phrases.names))
+
     def pause(self, so_far: Audio, give_up: Callable[[], bool] | None = None,
               over: bool = False) -> None:
         """The speech paused: decode what was said so far, in case it was all.
