@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from harness.ears import recognizer_for
 from harness.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, fixture, utterances
+from harness.room import room
 from referee.games import matcher_for
 from referee.progress import Bar
 from referee.speech.audio import RATE, Audio, load_wav
@@ -35,16 +36,6 @@ RATIOS_DB = (0, 6, 12)
 OPENING = ("Race to 65, phase-seven easy. Ann against Bob. 2 flips per turn, no timer. "
            "Call 65 to win. Ann starts.")
 LATER = "Ann, 7 down. One more flip. Ten seconds. Bob, did you call 65? Bob's turn."
-
-
-def room(rng: np.random.Generator) -> npt.NDArray[np.float64]:
-    """An impulse response: the speaker 50 ms away in time, a 0.3 s tail."""
-    n, delay = int(0.3 * RATE), int(0.05 * RATE)
-    t = np.arange(n)
-    response = rng.standard_normal(n) * np.exp(-t / (0.3 * RATE / 6.9)) * 0.3
-    response[:delay] = 0.0
-    response[delay] = 1.0
-    return response
 
 
 def _db(x: npt.NDArray[np.float64]) -> float:

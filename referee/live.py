@@ -360,8 +360,8 @@ class LiveLoop:
             at = self.now()
             end = min(at, self._game_time(u.end))
             start = min(end, self._game_time(u.start))
-            self.table.hear_audio(u.audio, start, end, at, u.player, "phone",
-                                  ears=self._ears.get(u.player))
+            self.table.hear_audio(u.audio, start, end, at, u.player, "phone", u.over,
+                                  cancels_echo=u.cancels_echo, ears=self._ears.get(u.player))
 
     def _seat_ears(self, player: str) -> Listener | None:
         """A listener of the seat's own, decoding its phone's speech ahead."""

@@ -247,7 +247,7 @@ def _run_live(args: argparse.Namespace, spec: GameSpec, session: Session, voice:
     if microphone is None and sys.stdin.isatty():
         note("Type what you say, one line at a time; 'Bob: ...' says who spoke. "
              "After the game, that's all or Ctrl-D leaves.")
-    with screen_for(args, spec) as screen:
+    with screen_for(args, spec, track) as screen:
         phones = None if screen is None else screen.phones
         hearing = microphone is not None or phones is not None
         recognizer = _recognizer(args, spec) if hearing else None

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.echo import room
 from harness.fixtures import COMMITTED_VOICE, fixture, utterances
+from harness.room import room
 from referee.games import matcher_for
 from referee.speech.audio import RATE, Audio, PlaybackTrack, load_wav
 from referee.speech.hearing.echo import FRAME, DelayFinder, EchoCanceller, available, cancel_echo
@@ -162,7 +162,8 @@ def test_the_canceller_counts_as_working_only_once_it_has_learnt_the_room(refere
     not pass for having learnt the room; an utterance begun while it was still
     learning is not trusted over the referee's voice (the older gate holds),
     one begun after it has learnt is."""
-    from referee.speech.hearing.mic import MEASURED_FOR, Microphone
+    from referee.speech.hearing.echopath import MEASURED_FOR
+    from referee.speech.hearing.mic import Microphone
     from referee.speech.hearing.segmenter import BLOCK
 
     echo = np.convolve(referee_voice.astype(np.float64), room(np.random.default_rng(5)))

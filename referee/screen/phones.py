@@ -24,6 +24,14 @@ Decisions:
   arrived (:func:`time.monotonic`); a gap of more than :data:`GAP` seconds
   (a phone that slept, a held button let go) starts the clock again, and an
   utterance cut by it is dropped: nobody knows how it ended.
+* The referee's loudspeaker reaches the phones too: each stream goes
+  through an echo canceller of its own (:class:`~referee.speech.hearing.echopath.EchoPath`)
+  with what the speakers played as reference, at the delay its own sound
+  shows (a phone's network and audio latency vary, and are measured per
+  stream, from a first guess of :data:`LATENCY`). Each utterance then says
+  how it stood against the referee's voice, as the table microphone's do,
+  and whether the canceller had learnt the room when it began: until then
+  only a barge-in ("stop", "repeat") is heard over the referee's voice.
 * What the table should know is said (:meth:`PhoneSeats.notices`): a phone
   that starts or stops listening, and one taken over. When a phone stops, the
   player is heard by the table's microphone again, if there is one.
@@ -40,7 +48,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from referee.speech.audio import RATE, Audio
+import numpy as np
+
+from referee.speech.audio import RATE, Audio, PlaybackTrack
+from referee.speech.hearing.echopath import EchoPath
+from referee.speech.hearing.mic import OverVoice
 from referee.speech.hearing.segmenter import Judge, Segmenter, Utterance
 
 if TYPE_CHECKING:
@@ -57,6 +69,10 @@ GAP = 1.0
 WAITING = 32
 #: Seconds of sound, all seats together, that may wait for the live loop.
 QUEUED = 30.0
+#: A first guess at how long a phone's sound takes to reach the referee
+#: (capture, the page's buffers, Wi-Fi): the echo canceller looks for the
+#: referee's voice from 0.3 s before to 0.3 s after where this puts it.
+LATENCY = 0.3
 
 #: WebSocket close codes: a policy refused (RFC 6455), a message too big,
 #: the seat taken over by another page (an application code).
@@ -66,13 +82,18 @@ REFUSED, TOO_BIG, TAKEN_OVER = 1008, 1009, 4000
 @dataclass(frozen=True)
 class PhoneUtterance:
     """What a seat's phone heard: ``start``/``end`` of the speech and when it
-    was ``decided`` (the end of its silence), in :func:`time.monotonic` seconds."""
+    was ``decided`` (the end of its silence), in :func:`time.monotonic` seconds;
+    ``over``: how it stood against the referee's voice, if that played (see
+    :class:`~referee.speech.hearing.mic.OverVoice`); ``cancels_echo``: whether
+    the phone's echo canceller had learnt the room when it began."""
 
     player: str
     audio: Audio
     start: float
     end: float
     decided: float
+    over: OverVoice | None = None
+    cancels_echo: bool = False
 
 
 class _Clock:
@@ -100,15 +121,18 @@ class _Clock:
 
 class _Stream:
     """One seat's stream cut into utterances (the live loop's side): its
-    segmenter, decoding ahead with ``judge`` (the seat's own listener), and
-    its clock."""
+    echo canceller, its segmenter, decoding ahead with ``judge`` (the seat's
+    own listener), and its clock."""
 
-    def __init__(self, player: str, end_silence: float, judge: Judge | None) -> None:
+    def __init__(self, player: str, end_silence: float, judge: Judge | None,
+                 echo: EchoPath | None) -> None:
         self.player = player
         self.end_silence = end_silence
         self.judge = judge
+        self.echo = echo
         self.segmenter = self._segmenter()
         self.anchor = 0.0  # monotonic time of the stream's sample 0
+        self.position = 0.0  # seconds of sound since then
         self.last = -GAP - 1.0  # when the last frame arrived
 
     def _segmenter(self) -> Segmenter:
@@ -123,6 +147,10 @@ class _Stream:
         if now - self.last > GAP:  # the first sound, or after a gap: the clock starts again
             self.restart(now - len(data) / 2 / RATE)
         self.last = now
+        if self.echo is not None:
+            samples = np.frombuffer(data, "<i2").reshape(-1, 1)
+            data = self.echo.clean(samples, self.anchor + self.position, LATENCY).tobytes()
+        self.position += len(data) / 2 / RATE
         return [self._timed(u, now) for u in self.segmenter.feed(data)]
 
     def end(self, now: float) -> list[PhoneUtterance]:
@@ -134,15 +162,22 @@ class _Stream:
 
     def restart(self, at: float) -> None:
         self.segmenter = self._segmenter()
-        self.anchor = at
+        self.anchor, self.position = at, 0.0
+        if self.echo is not None:
+            self.echo.restart()
 
     @property
     def talking(self) -> bool:
         return self.segmenter.in_speech
 
     def _timed(self, u: Utterance, now: float) -> PhoneUtterance:
-        return PhoneUtterance(self.player, u.audio, self.anchor + u.start, self.anchor + u.end,
-                              now)
+        start, end = self.anchor + u.start, self.anchor + u.end
+        over = None
+        if self.echo is not None:
+            after_echo_db = self.echo.after_echo_db(start, end)
+            over = None if after_echo_db is None else OverVoice(after_echo_db)
+        return PhoneUtterance(self.player, u.audio, start, end, now, over,
+                              self.echo is not None and self.echo.learnt_by(start))
 
 
 class PhoneSeats:
@@ -150,10 +185,14 @@ class PhoneSeats:
     and the live loop (which takes what it heard)."""
 
     def __init__(self, players: list[str], end_silence: float = 0.25,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 track: PlaybackTrack | None = None) -> None:
+        """``track``: what the referee's speakers play, to take out of each
+        phone's sound (None: no echo canceller)."""
         self.players = players
         self.end_silence = end_silence
         self.clock = clock
+        self.track = track
         #: Each seat's page now (the server's side) and its stream (the loop's).
         self._pages: dict[str, tuple[_Clock, WebSocket]] = {}
         self._streams: dict[str, _Stream] = {}
@@ -189,8 +228,9 @@ class PhoneSeats:
         for player, data, arrived in frames:
             stream = self._streams.get(player)
             if stream is None:
+                echo = None if self.track is None else EchoPath(self.track)
                 stream = self._streams[player] = _Stream(player, self.end_silence,
-                                                         judge_for(player))
+                                                         judge_for(player), echo)
             found += stream.end(arrived) if data is None else stream.take(data, arrived)
         return found
 
@@ -213,7 +253,10 @@ class PhoneSeats:
         return sorted(self._pages)
 
     def close(self) -> None:
-        """Let go of the wake-up pipe (the screen stopped)."""
+        """Let go of the wake-up pipe and the echo cancellers (the screen stopped)."""
+        for stream in self._streams.values():
+            if stream.echo is not None:
+                stream.echo.close()
         for fd in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
                 os.close(fd)

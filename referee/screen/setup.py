@@ -11,13 +11,16 @@ from pathlib import Path
 
 from referee.games.base import GameSpec, SetupError
 from referee.screen.server import Screen
+from referee.speech.audio import PlaybackTrack
 from referee.told import note, problem
 
 
 @contextlib.contextmanager
-def screen_for(args: argparse.Namespace, spec: GameSpec) -> Iterator[Screen | None]:
+def screen_for(args: argparse.Namespace, spec: GameSpec,
+               track: PlaybackTrack | None = None) -> Iterator[Screen | None]:
     """The table's screen while the game runs, when ``--screen`` asks for one
-    (a SetupError before the game starts when it cannot listen there)."""
+    (a SetupError before the game starts when it cannot listen there);
+    ``track``: what the speakers play, for the phones' echo cancellers."""
     if not getattr(args, "screen", None):
         yield None
         return
@@ -29,7 +32,8 @@ def screen_for(args: argparse.Namespace, spec: GameSpec) -> Iterator[Screen | No
         host, port = parse_address(args.screen)
         # The seat pages are microphones too, when the referee listens to voices.
         phones = (None if getattr(args, "input", "text") == "text"
-                  else PhoneSeats(list(spec.players), getattr(args, "end_silence", 0.25)))
+                  else PhoneSeats(list(spec.players), getattr(args, "end_silence", 0.25),
+                                  track=track))
         screen = Screen(spec.players, host, port, title=spec.summary.partition(":")[0],
                         example=spec.example(), phones=phones, tls=_tls(args, host))
         screen.start()

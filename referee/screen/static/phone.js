@@ -30,9 +30,13 @@
 
   async function open() {
     if (capture) return capture;
+    // The sound as the microphone heard it: the referee takes its own voice
+    // out (it knows what it played; the phone does not), and the phone's
+    // own echo cancelling, noise suppression and gain would change that
+    // voice as it goes, which its echo canceller could not follow.
     const stream = await navigator.mediaDevices.getUserMedia({
-      audio: {channelCount: 1, echoCancellation: true, noiseSuppression: true,
-              autoGainControl: true}});
+      audio: {channelCount: 1, echoCancellation: false, noiseSuppression: false,
+              autoGainControl: false}});
     const context = new AudioContext();
     await context.audioWorklet.addModule("/static/capture.js");
     const node = new AudioWorkletNode(context, "capture");

@@ -190,6 +190,11 @@ class DelayFinder:
         self._raw_start: float | None = None
         self._since = 0
 
+    def restart(self) -> None:
+        """The microphone's sound no longer runs on from what came before (a
+        gap): its history starts again; the offset found is kept meanwhile."""
+        self._raw, self._raw_start, self._since = [], None, 0
+
     def feed(self, samples: npt.NDArray[np.int16], start: float,
              reference: Callable[[float, int], npt.NDArray[np.int16]]) -> None:
         """A block of the microphone captured from ``start`` (the devices'

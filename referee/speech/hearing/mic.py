@@ -32,7 +32,7 @@ from referee.speech.audio import (
     PlaybackTrack,
     close_stream,
 )
-from referee.speech.hearing.echo import DelayFinder, EchoCanceller
+from referee.speech.hearing.echopath import EchoPath
 from referee.speech.hearing.segmenter import (
     BLOCK,
     DEFAULT_END_SILENCE,
@@ -43,25 +43,10 @@ from referee.speech.hearing.segmenter import (
 
 log = logging.getLogger(__name__)
 
-#: Playback quieter than this (mean absolute sample) does not test the canceller.
-PLAYED_LEVEL = 100.0
-#: The canceller counts as working when it removes this much of the referee ...
-CANCELLED_DB = 10.0
-CANCELLED_RATIO = 10 ** (CANCELLED_DB / 10)
-#: ... within this many seconds.
-CANCELLED_FOR = 30.0
-#: Seconds of playback the canceller's effect is smoothed over, and measured
-#: for before it is judged: its first output is silence while it fills its
-#: frame, which once passed for 10 dB removed 0.04 s into the game (live, the
-#: filter removed 10 dB after about 3.4 s).
-MEASURED_FOR = 2.0
 SILENT_FOR = 2.0  # seconds without a block: the microphone is gone
 #: A stream may take a while to send its first block (measured: PulseAudio's
 #: null-sink monitor here takes 2.0 s), so a new stream gets this much longer.
 STARTUP = 3.0
-#: Seconds of the referee's voice before an utterance that show how much of it
-#: the echo canceller leaves (see :attr:`OverVoice.after_echo_db`).
-LEFTOVER_HISTORY = 10.0
 #: Seconds of the latest blocks that date the stream (see :meth:`Microphone.since`).
 DATING = 2.0
 
@@ -144,7 +129,7 @@ class Microphone:
         #: The quiet after a sound at which the words so far are decoded ahead.
         self.tail = SPEECH_MARGIN
         self._stream: Any = None
-        self._cancellers: list[EchoCanceller] = []  # one a channel, made by open()
+        self._echo: EchoPath | None = None  # made by open()
         self._blocks: queue.Queue[tuple[bytes, float]] = queue.Queue()
         self._last_block = 0.0
         #: (stream time at the end of a block, wall clock when it arrived), recent blocks.
@@ -173,21 +158,11 @@ class Microphone:
         self._blocks = queue.Queue()
         self._arrivals.clear()
         self._overflowed_at = -math.inf
-        self._cancellers = ([EchoCanceller() for _ in range(self.channels)]
-                            if self.track is not None else [])
-        self._delay = DelayFinder()
+        if self._echo is not None:
+            self._echo.close()
+        self._echo = None if self.track is None else EchoPath(self.track, self.channels)
+        #: Stream time 0 by the wall clock (when the first block reached us, less its length).
         self._anchor: float | None = None
-        #: Smoothed energies of the microphone before and after the canceller
-        #: while the referee plays, the samples measured so, when the canceller
-        #: last removed enough of it, and when it first did.
-        self._before = self._after = 0.0
-        self._measured = 0
-        self._cancelled_at = -math.inf
-        self._learnt_at = math.inf
-        #: (stream position at the block's start, energy before, after), while playing,
-        #: and each channel's energy after it.
-        self._echo_blocks: deque[tuple[float, float, float, np.ndarray[Any, Any]]] = deque(
-            maxlen=3000)
 
     def open(self) -> None:
         """Open the device, or MicrophoneError saying why not."""
@@ -244,8 +219,12 @@ class Microphone:
 
     def _feed(self, block: bytes, arrived: float | None = None) -> list[SeatUtterance]:
         samples = np.frombuffer(block, dtype="<i2").reshape(-1, self.channels)
-        if self._cancellers and self.track is not None and arrived is not None:
-            samples = self._without_echo(samples, arrived)
+        if self._echo is not None and arrived is not None:
+            # Blocks arrive in bursts: their time comes from the sample count,
+            # anchored on the first block (the echo path measures the delay).
+            if self._anchor is None:
+                self._anchor = arrived - (self.position + len(samples) / RATE)
+            samples = self._echo.clean(samples, self._anchor + self.position, self._latency)
         self.position += len(samples) / RATE
         x = samples.astype(np.float64)
         for i in range(0, len(x), BLOCK):
@@ -280,7 +259,9 @@ class Microphone:
         """The utterance with its seat, and how it stands against the referee's voice."""
         energies = self._channel_energies(u.start, u.end)
         seat = None if energies is None else int(np.argmax(energies))
-        after_echo_db = self._after_echo_db(u.start, u.end)
+        echo, anchor = self._echo, self._anchor or 0.0
+        after_echo_db = (None if echo is None
+                         else echo.after_echo_db(anchor + u.start, anchor + u.end))
         over = None
         if after_echo_db is not None:
             seat_db = None if seat is None else self._seat_db(seat, u.start, energies)
@@ -288,97 +269,15 @@ class Microphone:
         return SeatUtterance(u.audio, u.start, u.end, u.audio_start,
                              None if seat is None else self.seats.get(seat), over)
 
-    def _without_echo(self, samples: np.ndarray[Any, Any], arrived: float) -> np.ndarray[Any, Any]:
-        """Each channel without what the speakers played meanwhile. The block was
-        captured about the input latency before it ``arrived``; where the echo
-        of the speakers really falls is found from the sound itself
-        (:class:`~referee.speech.hearing.echo.DelayFinder`)."""
-        assert self.track is not None
-        # Blocks arrive in bursts: their capture time comes from the sample count,
-        # anchored on the first block (the delay finder measures the rest).
-        if self._anchor is None:
-            self._anchor = arrived - self._latency - (self.position + len(samples) / RATE)
-        captured = self._anchor + self.position
-        mono = samples.mean(axis=1).astype(np.int16) if self.channels > 1 else samples[:, 0]
-        self._delay.feed(mono, captured, self.track.window)
-        played = self.track.window(captured + self._delay.offset, len(samples))
-        cleaned = np.stack([c.process(np.ascontiguousarray(samples[:, i]), played)
-                            for i, c in enumerate(self._cancellers)], axis=1)
-        self._measure(samples, cleaned, played, captured)
-        # The canceller holds back what does not fill a 10 ms frame: keep the lengths.
-        if len(cleaned) < len(samples):
-            cleaned = np.concatenate([np.zeros((len(samples) - len(cleaned),
-                                                self.channels), np.int16), cleaned])
-        return cleaned[: len(samples)]
-
-    def _measure(self, raw: np.ndarray[Any, Any], cleaned: np.ndarray[Any, Any],
-                 played: np.ndarray[Any, Any], at: float) -> None:
-        """Track how much of the referee's voice the canceller removes (its
-        echo return loss enhancement, over about two seconds of playback),
-        and each block's energy before and after it while the referee plays."""
-        if len(cleaned) != len(raw) or float(np.abs(played).mean()) < PLAYED_LEVEL:
-            return
-        before = float(np.mean(raw.astype(np.float64) ** 2))
-        channels = (cleaned.astype(np.float64) ** 2).mean(axis=0)
-        after = float(channels.mean())
-        self._echo_blocks.append((self.position, before, after, channels))
-        keep = 1.0 - len(raw) / (MEASURED_FOR * RATE)
-        self._before = keep * self._before + before
-        self._after = keep * self._after + after
-        self._measured += len(raw)
-        if (self._measured >= MEASURED_FOR * RATE
-                and self._before > CANCELLED_RATIO * max(self._after, 1.0)):
-            self._cancelled_at = at
-            self._learnt_at = min(self._learnt_at, at)
-
-    def _after_echo_db(self, start: float, end: float) -> float | None:
-        """See :attr:`OverVoice.after_echo_db`. The canceller's leftover is
-        the 30th percentile of its after/before ratio over the referee's last
-        10 s of voice before the utterance (mostly the referee alone); the
-        utterance's own level is its 100 ms where the ratio is highest: a
-        player's short "stop" amid the detector's longer stretch of leftover
-        keeps its own 100 ms high."""
-        def ratio(blocks: list[tuple[float, float]]) -> float:
-            before = sum(b for b, _ in blocks)
-            after = sum(a for _, a in blocks)
-            return 10.0 * math.log10(max(after, 1.0) / max(before, 1.0))
-
-        blocks = [(b, a) for at, b, a, _ in self._echo_blocks
-                  if start <= at <= end + BLOCK / RATE]
-        if not blocks:
-            return None
-        span = max(1, round(0.1 * RATE / BLOCK))
-        best = max(ratio(blocks[i : i + span]) for i in range(max(1, len(blocks) - span + 1)))
-        earlier = [ratio([(b, a)]) for _, b, a, _ in self._echo_before(start)]
-        if len(earlier) >= span:
-            leftover = float(np.percentile(earlier, 30))
-        else:  # the referee has only just begun: how much the canceller removed lately
-            leftover = -10.0 * math.log10(max(self._before, 1.0) / max(self._after, 1.0))
-        return best - leftover
-
-    def _echo_before(self, start: float) -> list[tuple[float, float, float, np.ndarray[Any, Any]]]:
-        """The referee's voice in the :data:`LEFTOVER_HISTORY` before ``start`` (see
-        ``_echo_blocks``): mostly the referee alone, to compare an utterance with."""
-        return [b for b in self._echo_blocks if start - LEFTOVER_HISTORY <= b[0] < start]
-
     @property
     def cancelling(self) -> bool:
-        """Whether the echo canceller removed most of the referee's voice
-        recently (at least :data:`CANCELLED_DB` over two seconds of playback,
-        within the last :data:`CANCELLED_FOR` seconds): until it has learnt
-        the room, speech over the referee is not to be trusted."""
-        if not self._cancellers or self.track is None:
-            return False
-        now = (self._anchor or 0.0) + self.position
-        return now - self._cancelled_at <= CANCELLED_FOR
+        """Whether the echo canceller works now (see :attr:`EchoPath.cancelling`)."""
+        return self._echo is not None and self._echo.cancelling
 
     def cancelling_from(self, start: float) -> bool:
-        """Whether the canceller is working and had learnt the room already
-        when an utterance began (``start``, stream seconds): one begun while it
-        was learning holds what it left of the referee's voice then, loud
-        enough to pass for a player (the opening's "Ann against Bob" came back
-        as "play again", 5.7 dB above the leftover)."""
-        return self.cancelling and self._learnt_at <= (self._anchor or 0.0) + start
+        """Whether the canceller works and had learnt the room already when an
+        utterance began (``start``, stream seconds; see :meth:`EchoPath.learnt_by`)."""
+        return self._echo is not None and self._echo.learnt_by((self._anchor or 0.0) + start)
 
     def _channel_energies(self, start: float, end: float) -> np.ndarray[Any, Any] | None:
         """Each seat channel's energy from ``start`` to ``end`` (None: no seats)."""
@@ -393,7 +292,8 @@ class Microphone:
                  energies: np.ndarray[Any, Any] | None) -> float | None:
         """See :attr:`OverVoice.seat_db`: the seat's lead over the others in the
         utterance, less its lead in the referee's voice over the 10 s before."""
-        earlier = [e for _, _, _, e in self._echo_before(start)]
+        earlier = ([] if self._echo is None
+                   else [e for _, _, _, e in self._echo.before((self._anchor or 0.0) + start)])
         if energies is None or self.channels < 2 or not earlier:
             return None
 
