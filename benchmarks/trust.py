@@ -1,6 +1,6 @@
 """A table you can trust: moves lost and invented, and "stop", through a real audio server.
 
-    ./run bench trust [--ratios 6 0 -6] [--over 12] [--quiet 6] [--stops 8]
+    ./run bench trust [--ratios 6 0 -6] [--over 12] [--quiet 6] [--stops 8] [--phones]
 
 A live game of Race to 65 (phase-seven hard: 15-second turns, so the
 countdown runs) is refereed in this process exactly as ``referee play`` runs
@@ -26,6 +26,16 @@ dB: 6 = the referee is 6 dB louder) gets a fresh server and game, then:
 * **stops**: "rules" is typed and, 1 to 3 s into the reading, "stop" is played;
 * **table talk, silence and noise**: talk recordings, 2 s of nothing, and
   1.5 s of pink noise at the player's level.
+
+With ``--phones`` the table has no microphone of its own: each player has a
+phone lying on the table, hands-free, streaming to their seat page's
+microphone over a real WebSocket (``harness/phone.py``). A phone hears the
+room (the sink's monitor through a reverberant room's response: the
+referee's voice, and the other player's, as cross-talk) and its own player
+close up, :data:`PHONE_LATENCIES` late, and the referee cleans each stream
+with an echo canceller of its own. The loudness ratio is then the referee's
+voice over the player's at the player's own phone; a player's voice reaches
+the room (and so the other phone) :data:`CLOSE_DB` quieter.
 
 The players' recordings come from two voices, the tuning Piper voice and a
 held-out eSpeak voice (``harness/fixtures.py``).
@@ -67,10 +77,13 @@ from benchmarks.recognition import PLAYERS, percentile
 from harness import audioserver
 from harness.ears import recognizer_for
 from harness.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, Utterance, fixture, utterances
+from harness.phone import Phone
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.progress import Bar
 from referee.protocol import Entry
 from referee.records import DroppedRecord, EventRecord, InputRecord, SaidRecord
+from referee.screen.phones import PhoneSeats
+from referee.screen.server import Screen
 from referee.session import Session
 from referee.speech.audio import RATE, Audio, PlaybackTrack, frame_energies, load_wav
 from referee.speech.hearing.mic import Microphone
@@ -92,6 +105,12 @@ CLEAR_OF_DEADLINE = 4.0
 PROMPTS = ("Bob: what's the score", "Bob: read the board", "Bob: whose turn is it",
            "Bob: how much time is left")
 VOICES = (COMMITTED_VOICE, HELD_OUT_VOICES[1])
+#: With ``--phones``: each player's phone's delay on the way (seconds), the
+#: referee's voice at the phones (times its rendered level), and how much
+#: louder a player is at their own phone than in the room.
+PHONE_LATENCIES = {"Ann": 0.15, "Bob": 0.35}
+PHONE_ROOM_GAIN = 0.5
+CLOSE_DB = 20.0
 
 
 def active_db(samples: np.ndarray[Any, Any]) -> float:
@@ -113,6 +132,7 @@ class Tally:
     quiet: dict[str, int] = field(default_factory=dict)
     invented: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
+    noticed: list[str] = field(default_factory=list)
     echo_answered: list[str] = field(default_factory=list)
     stops: list[float | None] = field(default_factory=list)
     output_latency: float = 0.0
@@ -121,7 +141,8 @@ class Tally:
 class Bench:
     """One game at one loudness ratio: the referee in a thread, the players here."""
 
-    def __init__(self, ratio_db: float, directory: Path, rng: random.Random) -> None:
+    def __init__(self, ratio_db: float, directory: Path, rng: random.Random,
+                 env: dict[str, str], phones: bool = False) -> None:
         from referee.live import LiveLoop
         from referee.speech.audio import restart_portaudio
 
@@ -147,11 +168,27 @@ class Bench:
             cut(at)
 
         self.table.cut = noted_cut  # type: ignore[method-assign]
-        self.microphone = Microphone(track=track)
+        self.microphone = None if phones else Microphone(track=track)
+        self.phones: dict[str, Phone] = {}
+        self.screen: Screen | None = None
+        seats = None
+        if phones:
+            seats = PhoneSeats(list(PLAYERS), track=track)
+            self.screen = Screen(PLAYERS, "127.0.0.1", 0, phones=seats)
+            self.screen.start()
+            for n, (player, latency) in enumerate(PHONE_LATENCIES.items()):
+                key = self.screen.seats[player].key
+                self.phones[player] = Phone(
+                    f"ws://127.0.0.1:{self.screen.port}/seat/{player}/listen?key={key}",
+                    env, PHONE_ROOM_GAIN, latency, seed=n)
         read, self._keys = os.pipe()
         self.loop = LiveLoop(self.table, microphone=self.microphone,
-                             keyboard=os.fdopen(read, "rb", buffering=0), max_seconds=3600)
+                             keyboard=os.fdopen(read, "rb", buffering=0), max_seconds=3600,
+                             phones=seats)
+        self.env = env
         referee_db = active_db(self.voice.render("Ann, 7 down. One more flip.").samples)
+        if phones:
+            referee_db += 20 * np.log10(PHONE_ROOM_GAIN)  # at the phones
         self.gain = 10 ** ((referee_db - ratio_db) / 20)  # times a recording at 0 dB
         #: (start, end) of what the players played, in game time.
         self.played: list[tuple[float, float]] = []
@@ -162,15 +199,21 @@ class Bench:
     def type(self, line: str) -> None:
         os.write(self._keys, f"{line}\n".encode())
 
-    def play(self, audio: Audio) -> tuple[float, float]:
-        """Play a recording into the room at the player's level; (start, end of speech)."""
+    def play(self, audio: Audio, who: str = "Ann") -> tuple[float, float]:
+        """Play a recording into the room at the player's level (with phones:
+        into ``who``'s phone, and into the room :data:`CLOSE_DB` quieter);
+        (start, end of speech)."""
         level = active_db(audio.samples)
-        scaled = audio.samples.astype(np.float64) * self.gain / 10 ** (level / 20)
+        gain = self.gain / 10 ** (level / 20)
+        room = gain / 10 ** (CLOSE_DB / 20) if self.phones else gain
         self._count += 1
         path = self.directory / f"say{self._count}.wav"
-        Audio(np.clip(scaled, -32768, 32767).astype(np.int16)).write_wav(path)
+        Audio(np.clip(audio.samples * room, -32768, 32767).astype(np.int16)).write_wav(path)
         start = self.loop.now()
-        subprocess.run(["paplay", str(path)], check=True, timeout=30)
+        played = subprocess.Popen(["paplay", str(path)], env=self.env)
+        if self.phones:
+            self.phones[who].say(audio, gain)
+        played.wait(timeout=30)
         self.played.append((start, self.loop.now()))
         return start, start + speech_end(audio)
 
@@ -226,6 +269,32 @@ class Bench:
         if line.startswith(TABLE_NOTICES):
             self.records.append(SaidRecord(self.session.now, line, "problem"))
 
+    def learn_the_room(self) -> None:
+        """Wait while the echo canceller learns the room (the opening; with
+        phones, the rules read while every phone's canceller learns)."""
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline and not self.cancelling():
+            if self.phones and self.silent():
+                self.type("Ann: rules")  # (a long answer: the cancellers learn from it)
+                self.talking()
+            time.sleep(0.2)
+        self.settle()
+
+    def cancelling(self) -> bool:
+        if self.microphone is not None:
+            return self.microphone.cancelling
+        streams = self.loop.phones._streams if self.loop.phones is not None else {}
+        return len(streams) == len(self.phones) and all(
+            s.echo is not None and s.echo.cancelling for s in streams.values())
+
+    def close(self) -> None:
+        self.loop.stop()
+        self.worker.join(timeout=5)
+        for phone in self.phones.values():
+            phone.close()
+        if self.screen is not None:
+            self.screen.stop()
+
     # --- what the referee did --------------------------------------------------------------
     def since(self, mark: int) -> list[Entry]:
         return self.records[mark:]
@@ -252,17 +321,23 @@ class Bench:
                     self.type(f"{question.answerers[0]}: yes")
                     confirmed = True
                 else:
+                    tally.noticed.append(f"{label}: {self.heard(mark)}")
                     return "noticed"  # asked about another move: the player says no
             if any(isinstance(r, SaidRecord) and (r.kind == "problem" or any(
                     n in r.text for n in NOTICES)) for r in new):
+                tally.noticed.append(f"{label}: {self.heard(mark)}")
                 return "noticed"  # or refused: a rule, a turn that ran out
             time.sleep(0.05)
+        tally.lost.append(f"{label}: {self.heard(mark)}")
+        return "lost"
+
+    def heard(self, mark: int) -> str:
+        """What was heard, dropped and said since ``mark``."""
         heard = [f"{type(r).__name__[:-6].lower()} {r.text!r} {getattr(r, 'reason', '')}"
                  .rstrip() for r in self.since(mark)
                  if isinstance(r, (InputRecord, DroppedRecord, SaidRecord))
                  and getattr(r, "kind", "") != "countdown"]
-        tally.lost.append(f"{label}: {'; '.join(heard) or 'nothing heard'}")
-        return "lost"
+        return "; ".join(heard) or "nothing heard"
 
     def _invented(self, moves: list[EventRecord], said: EventRecord | None, tally: Tally,
                   label: str) -> None:
@@ -286,7 +361,7 @@ class Bench:
             return
         audio = load_wav(fixture(voice, tiles[tile], "clean"))
         mark = len(self.records)
-        self.play(audio)
+        self.play(audio, who)
         result = self.outcome(mark, tile, who, tally, f"flip my {tile} ({voice})")
         book = tally.over if over else tally.quiet
         book[result] = book.get(result, 0) + 1
@@ -330,6 +405,7 @@ class Bench:
 
 
 def run_ratio(ratio_db: float, args: argparse.Namespace, seed: int) -> Tally:
+    """One game at one loudness ratio, its steps in random order."""
     rng = random.Random(seed)
     cases = utterances("race65")
     flips = {c.intent["tile"]: c for c in cases
@@ -343,12 +419,12 @@ def run_ratio(ratio_db: float, args: argparse.Namespace, seed: int) -> Tally:
     noise = Audio(np.clip(pink, -32768, 32767).astype(np.int16))
     tally = Tally()
     with tempfile.TemporaryDirectory() as tmp, audioserver.audio_server(
-            Path(tmp), this_process=True):
-        bench = Bench(ratio_db, Path(tmp), rng)
+            Path(tmp), this_process=True) as env:
+        bench = Bench(ratio_db, Path(tmp), rng, env, args.phones)
+        for phone in bench.phones.values():
+            phone.start()
         bench.worker.start()
-        deadline = time.monotonic() + 40  # the opening, while the canceller learns the room
-        while time.monotonic() < deadline and not bench.microphone.cancelling:
-            time.sleep(0.2)
+        bench.learn_the_room()
         plan: list[tuple[str, Any]] = (
             [("over", VOICES[i % 2]) for i in range(args.over)]
             + [("quiet", VOICES[i % 2]) for i in range(args.quiet)]
@@ -374,8 +450,7 @@ def run_ratio(ratio_db: float, args: argparse.Namespace, seed: int) -> Tally:
         bar.close()
         bench.phantoms(tally)
         tally.output_latency = float(bench.output._stream.latency)
-        bench.loop.stop()
-        bench.worker.join(timeout=5)
+        bench.close()
     return tally
 
 
@@ -392,11 +467,14 @@ def main() -> None:
     parser.add_argument("--stops", type=int, default=8)
     parser.add_argument("--talk", type=int, default=6)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--phones", action="store_true",
+                        help="each player's phone on the table is their microphone")
     args = parser.parse_args()
     if not audioserver.available():
         raise SystemExit("PulseAudio is not installed: scripts/setup.sh installs it.")
     print(f"`./run bench trust --ratios {' '.join(f'{r:g}' for r in args.ratios)} --over "
-          f"{args.over} --quiet {args.quiet} --stops {args.stops} --talk {args.talk}`; "
+          f"{args.over} --quiet {args.quiet} --stops {args.stops} --talk {args.talk}"
+          f"{' --phones' if args.phones else ''}`; "
           f"voices {', '.join(VOICES)} (held out: {VOICES[1]})\n")
     print("| referee over player | over the referee: played / confirmed / noticed / lost "
           "| in silence: played / confirmed / noticed / lost | invented | echo answered "
@@ -417,6 +495,7 @@ def main() -> None:
               f"{len(tally.echo_answered)} | {cut} | {timing} |", flush=True)
         details += [f"{ratio:+g} dB invented: {x}" for x in tally.invented]
         details += [f"{ratio:+g} dB lost: {x}" for x in tally.lost]
+        details += [f"{ratio:+g} dB noticed: {x}" for x in tally.noticed]
         details += [f"{ratio:+g} dB echo answered: {x}" for x in tally.echo_answered]
         details.append(f"{ratio:+g} dB speaker stream latency {tally.output_latency * 1000:.0f} "
                        "ms (in the stop latency)")

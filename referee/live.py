@@ -29,9 +29,11 @@ import select
 import sys
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+from referee.overheard import TABLE_MIC, Caught, Overheard, loudness
 from referee.protocol import MicBack, MicLost, Say, Tone
 from referee.speech.audio import restart_portaudio
 from referee.speech.hearing.mic import Microphone, MicrophoneError
@@ -157,6 +159,9 @@ class LiveLoop:
         #: and each seat's listener.
         self.phones = phones
         self._ears: dict[str, Listener] = {}
+        #: With phones, one voice may reach several microphones: the closest is heard.
+        self.overheard = None if phones is None else Overheard(self._talking_of,
+                                                               self._sources)
         self._base = table.now
         self._t0 = clock()
         self._mic_ok = False
@@ -209,6 +214,8 @@ class LiveLoop:
                 self._phones()
             if self._mic_ok:
                 self._listen()
+            if self.overheard is not None:
+                self.overheard.hear(self.now())
             if self._mic_ok or self.phones is not None:
                 talking = ((self._mic_ok and self.microphone is not None
                             and self.microphone.in_speech)
@@ -229,8 +236,10 @@ class LiveLoop:
         until = 0.2 if self.microphone is not None else 1.0
         if self.seat_lines is not None:  # a seat page's move is played at once
             until = 0.1
-        if wake is not None:
-            until = min(until, max(0.0, (wake - self.now()) / self.speed))
+        due = None if self.overheard is None else self.overheard.due
+        for at in (wake, due):
+            if at is not None:
+                until = min(until, max(0.0, (at - self.now()) / self.speed))
         return until
 
     # --- keyboard ---------------------------------------------------------------------
@@ -345,9 +354,10 @@ class LiveLoop:
             # Speech over the referee is heard only while the echo canceller
             # really removes its voice (it had learnt the room when the
             # utterance began); else the gate.
-            self.table.hear_audio(u.audio, start, end, at, u.speaker,
-                                  "seat" if u.speaker else "mic", u.over,
-                                  cancels_echo=self.microphone.cancelling_from(u.start))
+            hear = partial(self.table.hear_audio, u.audio, start, end, speaker=u.speaker,
+                           source="seat" if u.speaker else "mic", over=u.over,
+                           cancels_echo=self.microphone.cancelling_from(u.start))
+            self._caught(Caught(TABLE_MIC, start, end, at, loudness(u.audio), hear))
 
     def _phones(self) -> None:
         """What the seat pages' phones heard: speech from those seats, heard
@@ -360,8 +370,30 @@ class LiveLoop:
             at = self.now()
             end = min(at, self._game_time(u.end))
             start = min(end, self._game_time(u.start))
-            self.table.hear_audio(u.audio, start, end, at, u.player, "phone", u.over,
-                                  cancels_echo=u.cancels_echo, ears=self._ears.get(u.player))
+            hear = partial(self.table.hear_audio, u.audio, start, end, speaker=u.player,
+                           source="phone", over=u.over, cancels_echo=u.cancels_echo,
+                           ears=self._ears.get(u.player))
+            self._caught(Caught(u.player, start, end, at, loudness(u.audio), hear))
+
+    def _caught(self, caught: Caught) -> None:
+        """An utterance a stream heard: heard now, or (with phones, when
+        another microphone may have heard the same voice) once it is clear
+        which was closest (:mod:`referee.overheard`)."""
+        if self.overheard is None:
+            caught.hear(caught.decided)
+        else:
+            self.overheard.add(caught)
+
+    def _sources(self) -> list[str]:
+        """The microphones listening now: the table's, and the phones'."""
+        phones = [] if self.phones is None else self.phones.listening
+        return [TABLE_MIC, *phones] if self._mic_ok else phones
+
+    def _talking_of(self, source: str) -> bool:
+        """Whether that microphone hears speech now."""
+        if source == TABLE_MIC:
+            return self.microphone is not None and self.microphone.in_speech
+        return self.phones is not None and self.phones.talking_of(source)
 
     def _seat_ears(self, player: str) -> Listener | None:
         """A listener of the seat's own, decoding its phone's speech ahead."""

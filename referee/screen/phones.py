@@ -247,6 +247,11 @@ class PhoneSeats:
         """Whether a player is speaking into a phone now."""
         return any(stream.talking for stream in list(self._streams.values()))
 
+    def talking_of(self, player: str) -> bool:
+        """Whether that player's phone hears speech now."""
+        stream = self._streams.get(player)
+        return stream is not None and stream.talking
+
     @property
     def listening(self) -> list[str]:
         """The players whose phone is listening now."""
