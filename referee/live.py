@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from referee.overheard import TABLE_MIC, Caught, Overheard, loudness
 from referee.protocol import MicBack, MicLost, Say, Tone
-from referee.speech.audio import restart_portaudio
-from referee.speech.hearing.mic import Microphone, MicrophoneError
+from referee.speech.audio import Audio, restart_portaudio
+from referee.speech.hearing.mic import Microphone, MicrophoneError, OverVoice
 from referee.speech.listen import Listener
 from referee.speech.speaking.tts import VoiceError
 from referee.table import Table
@@ -354,10 +354,9 @@ class LiveLoop:
             # Speech over the referee is heard only while the echo canceller
             # really removes its voice (it had learnt the room when the
             # utterance began); else the gate.
-            hear = partial(self.table.hear_audio, u.audio, start, end, speaker=u.speaker,
-                           source="seat" if u.speaker else "mic", over=u.over,
-                           cancels_echo=self.microphone.cancelling_from(u.start))
-            self._caught(Caught(TABLE_MIC, start, end, at, loudness(u.audio), hear))
+            self._caught(TABLE_MIC, u.audio, start, end, at, speaker=u.speaker,
+                         source="seat" if u.speaker else "mic", over=u.over,
+                         cancels_echo=self.microphone.cancelling_from(u.start))
 
     def _phones(self) -> None:
         """What the seat pages' phones heard: speech from those seats, heard
@@ -370,19 +369,25 @@ class LiveLoop:
             at = self.now()
             end = min(at, self._game_time(u.end))
             start = min(end, self._game_time(u.start))
-            hear = partial(self.table.hear_audio, u.audio, start, end, speaker=u.player,
-                           source="phone", over=u.over, cancels_echo=u.cancels_echo,
-                           ears=self._ears.get(u.player))
-            self._caught(Caught(u.player, start, end, at, loudness(u.audio), hear))
+            self._caught(u.player, u.audio, start, end, at, speaker=u.player, source="phone",
+                         over=u.over, cancels_echo=u.cancels_echo,
+                         ears=self._ears.get(u.player))
 
-    def _caught(self, caught: Caught) -> None:
-        """An utterance a stream heard: heard now, or (with phones, when
-        another microphone may have heard the same voice) once it is clear
-        which was closest (:mod:`referee.overheard`)."""
+    def _caught(self, stream: str, audio: Audio, start: float, end: float, at: float, *,
+                speaker: str | None, source: str, over: OverVoice | None,
+                cancels_echo: bool, ears: Listener | None = None) -> None:
+        """An utterance a stream heard, decoded: heard now, or (with phones,
+        when another microphone may have heard the same voice) once it is
+        clear which was closest (:mod:`referee.overheard`)."""
+        transcript = self.table.transcribe(audio, over, ears)
+        hear = partial(self.table.hear_transcript, transcript, start, end, speaker=speaker,
+                       source=source, over=over, cancels_echo=cancels_echo)
         if self.overheard is None:
-            caught.hear(caught.decided)
-        else:
-            self.overheard.add(caught)
+            hear(at)
+            return
+        listener = ears or self.table.listener
+        urgent = listener is not None and listener.kind(transcript) == "stop"
+        self.overheard.add(Caught(stream, start, end, at, loudness(audio), hear, urgent))
 
     def _sources(self) -> list[str]:
         """The microphones listening now: the table's, and the phones'."""

@@ -21,6 +21,9 @@ the referee with different delays). An utterance waits, at most
 that may be its copy; one that nothing else heard is heard at once, so a
 table with one phone talking, or no phones, loses no time.
 
+A "stop" is never held: it cuts the referee's voice at once, from whichever
+microphone (a second copy finds nothing to cut).
+
 Levels are the utterance's loud part (the 90th percentile of its 10 ms
 energies, after the echo canceller): the same voice through two phones'
 microphones, whose gains differ by a few decibels.
@@ -68,7 +71,7 @@ class Caught:
     """An utterance one stream heard: ``source`` the player whose phone heard
     it (:data:`TABLE_MIC`: the table's microphone); ``start``/``end`` in game
     time; ``decided`` when its stream decided it had ended; ``hear(at)``
-    hears it (at game time ``at``)."""
+    hears it (at game time ``at``); ``urgent``: a "stop", heard at once."""
 
     source: str
     start: float
@@ -76,6 +79,7 @@ class Caught:
     decided: float
     level: float
     hear: Callable[[float], object]
+    urgent: bool = False
 
     def overlaps(self, other: Caught) -> bool:
         """Whether the two are one voice in time (half the shorter, give or take :data:`SKEW`)."""
@@ -117,13 +121,15 @@ class Overheard:
         for caught in list(self._waiting):
             rivals = [c for c in self._waiting + self._done
                       if c.source != caught.source and c.overlaps(caught)]
-            closer = next((c for c in rivals if caught.beaten_by(c)), None)
+            closer = None if caught.urgent else next(
+                (c for c in rivals if caught.beaten_by(c)), None)
             if closer is not None:
                 log.info("dropped %s's copy of a voice: %s's microphone was closer",
                          caught.source or "the table microphone",
                          closer.source or "the table microphone")
                 self.dropped += 1
-            elif now < caught.decided + HOLD and self._may_come(caught, rivals):
+            elif (not caught.urgent and now < caught.decided + HOLD
+                  and self._may_come(caught, rivals)):
                 continue
             else:
                 caught.hear(now)

@@ -374,11 +374,16 @@ class Table:
         referee's voice, if that played; ``cancels_echo``: whether the echo
         canceller had learnt the room when it began (None: as the table was set up);
         ``ears``: the listener that decoded it ahead (a phone's own), else the table's."""
-        if self.listener is None:
-            raise RuntimeError("this table has no recogniser")
-        transcript = (ears or self.listener).transcript(audio, over=over is not None)
+        transcript = self.transcribe(audio, over, ears)
         return self.hear_transcript(transcript, start, end, at, speaker, source, over,
                                     cancels_echo)
+
+    def transcribe(self, audio: Audio, over: OverVoice | None = None,
+                   ears: Listener | None = None) -> Transcript:
+        """What the recogniser heard in an utterance (see :meth:`hear_audio`)."""
+        if self.listener is None:
+            raise RuntimeError("this table has no recogniser")
+        return (ears or self.listener).transcript(audio, over=over is not None)
 
     @property
     def tail(self) -> float:

@@ -123,6 +123,13 @@ class Listener:
             return EXTENDABLE
         return COMPLETE
 
+    def kind(self, transcript: Transcript) -> str:
+        """What kind of command the words are ("stop", "flip", "none"), as
+        far as words alone say (whoever said them)."""
+        if self.matcher is None:
+            return "none"
+        return understand(self.matcher, transcript, self.matcher.players[0]).kind
+
     def transcript(self, audio: Audio, over: bool = False) -> Transcript:
         """What was said in the utterance that ended (the guess, if it holds);
         ``over``: the referee's voice played during it."""
