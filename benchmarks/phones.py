@@ -1,6 +1,7 @@
 """Seat pages as microphones: how soon a phone is answered, and what phones cost.
 
     ./run bench phones [--questions 24] [--phones 1 8] [--cpu-seconds 10]
+                       [--hearing-voices espeak-nyc-m3 espeak-wmids-f5]
 
 * **Answer time**: a live game (the live loop, the screen, Whisper with the
   table's adapter, no voice) with N phones connected by WebSocket, each
@@ -14,6 +15,15 @@
   recording counts.
 * **CPU**: the process's CPU time while N phones stream silence for
   ``--cpu-seconds``, less the same with none, as a share of one core per phone.
+* **Hearing, close up against across the table**: the held-out split (the
+  four games' held-out sentences, in held-out voices: ``--hearing-voices``)
+  mixed with the table's babble as each microphone hears it. The table
+  microphone, a metre or so from everyone, hears the player about as loud
+  as the others' talk (:data:`TABLE_SNR_DB`); the player's own phone, a
+  hand's width from their mouth, hears them :data:`CLOSE_DB` louder
+  against the same babble. Each recording is decoded both ways (the same
+  stretch of babble), and the commands understood right and the table talk
+  taken for a command are counted.
 * **Attribution**: every golden script's moves that say who made them
   (``Bob: flip my 12``), played in order: how many the table microphone
   alone gives to the right player (the referee's rule for words of no known
@@ -31,6 +41,7 @@ import contextlib
 import statistics
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,6 +63,12 @@ QUESTIONS = ["t7c22", "t7c23", "t7c24", "t7c25", "t7c26", "t7c27", "t7c28", "t7c
              "t7c30", "t7c31"]
 FRAME = RATE // 25  # 40 ms, as the seat page sends
 PLAYERS = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal"]
+#: The player's speech over the table's babble at the table microphone (dB),
+#: and how much louder their own phone hears them than a microphone a metre
+#: off (a hand's width against a metre: about 20 dB).
+TABLE_SNR_DB = 5.0
+CLOSE_DB = 20.0
+HEARING_VOICES = ["espeak-nyc-m3", "espeak-wmids-f5"]
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -219,11 +236,54 @@ def attribution() -> tuple[int, int]:
     return right, total
 
 
+def hearing(voices: list[str]) -> dict[str, tuple[int, int, int, int]]:
+    """Per microphone ("table", "phone"): commands understood right, commands,
+    table talk taken for a command, table talk (see the module's doc)."""
+    from harness.fixtures import GAMES, babble_bed, fixture, mix_at_snr, utterances
+    from referee.games import matcher_for
+    from referee.speech.audio import Audio, from_float
+    from referee.speech.listen import hear_audio
+    from training.rooms import as_float
+
+    bed = babble_bed()
+    counts = {"table": [0, 0, 0, 0], "phone": [0, 0, 0, 0]}
+    cases = [(game, players, u) for game, (_, players) in GAMES.items()
+             for u in utterances(game, held_out=True)]
+    bar = Bar(len(cases) * len(voices), "hearing, close up and across the table")
+    done = 0
+    for game in GAMES:
+        players = list(GAMES[game][1])
+        matcher = matcher_for(game, players)
+        recognizer = recognizer_for(matcher.phrases)
+        for voice in voices:
+            for _, _, u in (c for c in cases if c[0] == game):
+                speech = as_float(load_wav(fixture(voice, u, "clean")))
+                start = zlib.crc32(f"{voice}/{u.id}".encode()) % (len(bed) - len(speech))
+                noise = bed[start : start + len(speech)]
+                for where, snr in (("table", TABLE_SNR_DB), ("phone", TABLE_SNR_DB + CLOSE_DB)):
+                    audio: Audio = from_float(mix_at_snr(speech, noise, snr), RATE)
+                    heard, _ = hear_audio(recognizer, matcher, audio, players[0])
+                    row = counts[where]
+                    if u.is_command:
+                        row[0] += heard.intent == u.intent
+                        row[1] += 1
+                    else:
+                        row[2] += heard.intent.kind != "none"
+                        row[3] += 1
+                done += 1
+                bar(done)
+    bar.close()
+    return {where: (r[0], r[1], r[2], r[3]) for where, r in counts.items()}
+
+
 def main() -> None:
+    """Print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=24)
     parser.add_argument("--phones", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--cpu-seconds", type=float, default=10.0)
+    parser.add_argument("--hearing-voices", nargs="*", default=HEARING_VOICES,
+                        help="held-out voices for the hearing comparison (none: skip it)")
     args = parser.parse_args()
     rows = []
     for phones in args.phones:
@@ -231,9 +291,11 @@ def main() -> None:
         rows.append((phones, times, missed))
     idle = cpu_share(0, args.cpu_seconds)
     right, total = attribution()
+    heard = hearing(args.hearing_voices) if args.hearing_voices else {}
     costs = [(n, (cpu_share(n, args.cpu_seconds) - idle) / n) for n in args.phones]
     print(f"`./run bench phones --questions {args.questions} --phones "
-          f"{' '.join(map(str, args.phones))} --cpu-seconds {args.cpu_seconds:g}`\n")
+          f"{' '.join(map(str, args.phones))} --cpu-seconds {args.cpu_seconds:g} "
+          f"--hearing-voices {' '.join(args.hearing_voices)}`\n")
     print("| phones streaming | end of speech to answer, p50 / p95 | answered | "
           "CPU a phone (of one core) |")
     print("|---:|---:|---:|---:|")
@@ -246,6 +308,16 @@ def main() -> None:
     print(f"\nAttribution, the golden scripts' {total} moves that name their player: "
           f"the table microphone alone gives {right} ({100 * right / max(total, 1):.0f} %) "
           "to that player; a phone, all of them (its seat is the speaker).")
+    if heard:
+        print(f"\nHearing, the held-out split ({', '.join(args.hearing_voices)}) in the "
+              f"table's babble:\n")
+        print("| microphone | player over babble | commands understood right "
+              "| table talk taken for a command |")
+        print("|---|---:|---:|---:|")
+        for where, snr in (("table", TABLE_SNR_DB), ("phone", TABLE_SNR_DB + CLOSE_DB)):
+            ok, commands, taken, talk = heard[where]
+            print(f"| {where} | {snr:g} dB | {ok} of {commands} "
+                  f"({100 * ok / max(commands, 1):.0f} %) | {taken} of {talk} |")
 
 
 if __name__ == "__main__":

@@ -373,11 +373,14 @@ class Bench:
             return
         time.sleep(self.rng.uniform(1.0, 3.0))
         cuts = len(self.cuts)
+        mark = len(self.records)
         _, end = self.play(audio)
         deadline = time.monotonic() + 3.0
         while time.monotonic() < deadline and len(self.cuts) == cuts:
             time.sleep(0.01)
         tally.stops.append(self.cuts[cuts] - end if len(self.cuts) > cuts else None)
+        if len(self.cuts) == cuts:
+            tally.lost.append(f"stop: {self.heard(mark)}")
 
     def other(self, audio: Audio | None, tally: Tally, label: str) -> None:
         """Talk, noise or silence: nothing may be played."""

@@ -63,6 +63,9 @@ def _table_options(parser: argparse.ArgumentParser) -> None:
     _ear_options(group)
     group.add_argument("--seat-mics", metavar="NAME=CH,...",
                        help="one microphone channel per player, e.g. Ann=0,Bob=1")
+    group.add_argument("--seat", metavar="NAME=tcp://HOST:PORT", action="append",
+                       help="a Wyoming voice satellite (Home Assistant's, wyoming-satellite) "
+                       "as that player's microphone; once per player")
     group.add_argument(
         "--voice", metavar="VOICE[,wav:DIR]", type=voice_option,
         help="espeak (default when live), piper or none; add ,wav:DIR (or give wav:DIR alone) "

@@ -33,6 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+from referee.ears import Ears
 from referee.overheard import TABLE_MIC, Caught, Overheard, loudness
 from referee.protocol import MicBack, MicLost, Say, Tone
 from referee.speech.audio import Audio, restart_portaudio
@@ -59,15 +60,16 @@ log = logging.getLogger(__name__)
 RETRY_EVERY = 2.0
 
 
-def phone_notice(player: str, what: str, table_mic: bool) -> str:
-    """What the table is told when a seat page's microphone starts, moves or stops."""
+def phone_notice(player: str, what: str, table_mic: bool, device: str = "phone") -> str:
+    """What the table is told when a seat's own microphone (a seat page's
+    phone, a satellite) starts, moves or stops."""
     if what == "listening":
-        return f"{player}'s phone is listening."
+        return f"{player}'s {device} is listening."
     if what == "moved":
         return f"{player}'s microphone moved to another page."
     then = ("I hear them on the table microphone again." if table_mic
             else "They can type or tap on their page.")
-    return f"{player}'s phone stopped listening. {then}"
+    return f"{player}'s {device} stopped listening. {then}"
 
 
 def parse_seats(text: str | None, players: tuple[str, ...]) -> dict[int, str]:
@@ -180,7 +182,7 @@ class LiveLoop:
         if microphone is not None:
             # Decode ahead while the end silence runs, and end at once, or wait
             # longer, by the words; a "stop" over the referee is looked for sooner.
-            microphone.listen_with(table, hurry=table.speaking_now)
+            microphone.listen_with(table.ears, hurry=table.speaking_now)
 
     def now(self) -> float:
         return self._base + (self.clock() - self._t0) * self.speed
@@ -363,9 +365,10 @@ class LiveLoop:
         like the table microphone's; and what changed about them, said."""
         assert self.phones is not None
         for player, what in self.phones.notices():
-            self.table.say([Say(self.now(), phone_notice(player, what, self._mic_ok),
+            notice = phone_notice(player, what, self._mic_ok, self.phones.device_of(player))
+            self.table.say([Say(self.now(), notice,
                                 Tone.ANNOUNCE)])
-        for u in self.phones.hear(self._seat_ears):
+        for u in self.phones.hear(self._seat_ears, hurry=self.table.speaking_now):
             at = self.now()
             end = min(at, self._game_time(u.end))
             start = min(end, self._game_time(u.start))
@@ -400,14 +403,13 @@ class LiveLoop:
             return self.microphone is not None and self.microphone.in_speech
         return self.phones is not None and self.phones.talking_of(source)
 
-    def _seat_ears(self, player: str) -> Listener | None:
-        """A listener of the seat's own, decoding its phone's speech ahead."""
+    def _seat_ears(self, player: str) -> Ears | None:
+        """Ears of the seat's own, decoding its phone's speech ahead."""
         recognizer = self.table.recognizer
         if recognizer is None:
             return None
-        ears = Listener.judging(recognizer)
-        self._ears[player] = ears
-        return ears
+        listener = self._ears[player] = Listener.judging(recognizer)
+        return Ears(listener, self.table.speaking_now)
 
     def _game_time(self, monotonic: float) -> float:
         return self._base + (monotonic - self._t0) * self.speed

@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from referee.ears import Ears
 from referee.gate import ECHO_SLACK, overlapping
 from referee.protocol import (
     Caption,
@@ -64,10 +65,10 @@ from referee.protocol import (
     WakeAt,
 )
 from referee.session import Session
-from referee.speech.audio import SPEECH_MARGIN, Audio, AudioError, load_wav
+from referee.speech.audio import Audio, AudioError, load_wav
 from referee.speech.hearing.interface import Recognizer, Transcript
 from referee.speech.hearing.mic import OverVoice
-from referee.speech.hearing.segmenter import DEFAULT_END_SILENCE, URGENT
+from referee.speech.hearing.segmenter import DEFAULT_END_SILENCE
 from referee.speech.listen import Listener
 from referee.speech.speaking.tts import NullOutput, SilentVoice, Voice
 from referee.speech.speaking.tts import Output as AudioOutput
@@ -143,6 +144,7 @@ class Table:
         self.recognizer = recognizer
         # Decodes ahead at pauses, judging the words with a matcher of its own.
         self.listener = None if recognizer is None else Listener.judging(recognizer)
+        self.ears = Ears(self.listener, self.speaking_now)  # (the table microphone's)
         self.voice = voice or SilentVoice()
         self.output = output or NullOutput()
         #: Each player's own output (headphones) for what only they may hear.
@@ -384,38 +386,6 @@ class Table:
         if self.listener is None:
             raise RuntimeError("this table has no recogniser")
         return (ears or self.listener).transcript(audio, over=over is not None)
-
-    @property
-    def tail(self) -> float:
-        """The quiet after a player's last sound at which their words are
-        decoded ahead (the recogniser's; see the listener)."""
-        return SPEECH_MARGIN if self.listener is None else self.listener.tail
-
-    def pause(self, so_far: Audio, give_up: Callable[[], bool] | None = None,
-              over: bool = False) -> None:
-        """A player's speech paused: decode it ahead, in case they are done
-        (given up midway if ``give_up()`` says they went on); ``over``: the
-        referee is speaking."""
-        if self.listener is None:
-            return
-        try:
-            self.listener.pause(so_far, give_up, over)
-        except Exception:  # a guess is only a guess: the utterance is decoded again
-            log.exception("decoding ahead failed")
-
-    def judge(self) -> str | None:
-        """What a player's words so far are, at a pause (see the listener);
-        "stop" while the referee speaks is acted on at the pause itself."""
-        if self.listener is None:
-            return None
-        try:
-            verdict = self.listener.judge()
-        except Exception:  # a guess is only a guess: leave the end to the detector
-            log.exception("judging the words so far failed")
-            return None
-        if self.listener.guessed_kind == "stop" and self.speaking_now():
-            return URGENT
-        return verdict
 
     def speaking_now(self) -> bool:
         """Whether the referee is talking (a "stop" would cut it)."""

@@ -48,6 +48,7 @@ from referee.records import (
     SaidRecord,
 )
 from referee.replay import Rebuilt, rebuild_start, replay_records
+from referee.satellites import satellites_for, seat_satellites
 from referee.screen.setup import screen_for
 from referee.session import Session
 from referee.speech.audio import PlaybackTrack
@@ -243,12 +244,13 @@ def _run_live(args: argparse.Namespace, spec: GameSpec, session: Session, voice:
     from referee.live import LiveLoop, library_noise_to
 
     track = output.track if isinstance(output, SpeakerOutput) else None
+    satellites = satellites_for(args, spec)
     microphone = _microphone(args, spec, track)
     if microphone is None and sys.stdin.isatty():
         note("Type what you say, one line at a time; 'Bob: ...' says who spoke. "
              "After the game, that's all or Ctrl-D leaves.")
-    with screen_for(args, spec, track) as screen:
-        phones = None if screen is None else screen.phones
+    with screen_for(args, spec, track) as screen, \
+            seat_satellites(satellites, screen, spec, args, track) as phones:
         hearing = microphone is not None or phones is not None
         recognizer = _recognizer(args, spec) if hearing else None
         game_log = make_log()

@@ -18,6 +18,7 @@ open changes nothing), so typed it changes nothing either.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import wave
@@ -42,6 +43,8 @@ from referee.table import Table
 
 FIXTURES = Path(__file__).parent / "audio_fixtures" / "piper-joe"
 CHROMIUM = Path("/usr/bin/chromium")
+ARTEFACTS = Path(os.environ.get("REFEREE_ARTEFACTS",
+                                Path(__file__).parent.parent / "cache" / "artefacts")) / "screen"
 #: Seconds between the end of a line and the start of the next (or of its "yes").
 GAP = 2.2
 #: Seconds of silence before the first line (the pages start listening).
@@ -221,7 +224,8 @@ def spoken(game: Game, directory: Path, expected: list[tuple[str, dict[str, Any]
                 for path in microphone_files(game, directory).values()]
             try:
                 seats = sorted({line.seat for line in game.lines})
-                pages = [browser.new_page() for browser in browsers]
+                pages = [browser.new_page(viewport={"width": 390, "height": 844})
+                         for browser in browsers]
                 for seat, page in zip(seats, pages, strict=True):
                     page.goto(screen.seat_url(seat).replace("localhost", "127.0.0.1"))
                     assert page.get_by_role("button", name="Hold to talk").is_enabled()
@@ -231,6 +235,8 @@ def spoken(game: Game, directory: Path, expected: list[tuple[str, dict[str, Any]
                 while time.monotonic() < deadline and events(list(records)) != expected:
                     time.sleep(0.1)
                 time.sleep(0.5)  # (nothing more comes)
+                ARTEFACTS.mkdir(parents=True, exist_ok=True)  # (docs/playing.md shows one)
+                pages[0].screenshot(path=str(ARTEFACTS / f"seat-page-{game.name}.png"))
             finally:
                 for browser in browsers:
                     browser.close()

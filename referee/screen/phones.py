@@ -39,6 +39,7 @@ Decisions:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import threading
@@ -125,22 +126,27 @@ class _Stream:
     own listener), and its clock."""
 
     def __init__(self, player: str, end_silence: float, judge: Judge | None,
-                 echo: EchoPath | None) -> None:
+                 echo: EchoPath | None, hurry: Callable[[], bool] | None = None) -> None:
         self.player = player
         self.end_silence = end_silence
         self.judge = judge
         self.echo = echo
+        self.hurry = hurry
         self.segmenter = self._segmenter()
         self.anchor = 0.0  # monotonic time of the stream's sample 0
         self.position = 0.0  # seconds of sound since then
         self.last = -GAP - 1.0  # when the last frame arrived
 
     def _segmenter(self) -> Segmenter:
-        judge = self.judge
+        judge, hurry = self.judge, self.hurry
         if judge is None:
             return Segmenter(self.end_silence)
-        return Segmenter(self.end_silence, on_pause=lambda so_far: judge.pause(so_far),
-                         judge=judge.judge, tail=judge.tail)
+
+        def pause(so_far: Audio) -> None:  # (over the referee's voice: its own tail)
+            judge.pause(so_far, None, hurry is not None and hurry())
+
+        return Segmenter(self.end_silence, on_pause=pause, judge=judge.judge, hurry=hurry,
+                         tail=judge.tail)
 
     def take(self, data: bytes, now: float) -> list[PhoneUtterance]:
         """Feed one frame (that arrived at ``now``); the utterances it ended."""
@@ -194,8 +200,9 @@ class PhoneSeats:
         self.clock = clock
         self.track = track
         #: Each seat's page now (the server's side) and its stream (the loop's).
-        self._pages: dict[str, tuple[_Clock, WebSocket]] = {}
+        self._pages: dict[str, tuple[_Clock, Callable[[int, str], object]]] = {}
         self._streams: dict[str, _Stream] = {}
+        self._devices: dict[str, str] = {}
         #: Frames that arrived and the loop has not taken yet: (player, sound
         #: or None for "end", when it arrived), at most :data:`QUEUED` seconds.
         self._frames: deque[tuple[str, bytes | None, float]] = deque()
@@ -213,11 +220,13 @@ class PhoneSeats:
         """A file to wait on (``select``): readable when a phone sent sound."""
         return self._wake_r
 
-    def hear(self, judge_for: Callable[[str], Judge | None] = lambda player: None
-             ) -> list[PhoneUtterance]:
+    def hear(self, judge_for: Callable[[str], Judge | None] = lambda player: None,
+             hurry: Callable[[], bool] | None = None) -> list[PhoneUtterance]:
         """Cut what the phones sent since the last call into utterances; those
         that ended, oldest first. ``judge_for(player)`` decodes that seat's
-        speech ahead at its pauses (the seat's own listener), or None."""
+        speech ahead at its pauses (the seat's own ears), or None; ``hurry()``
+        says the referee is speaking, when an urgent word ("stop") is looked
+        for sooner (see :class:`~referee.speech.hearing.segmenter.Segmenter`)."""
         with contextlib.suppress(BlockingIOError):
             os.read(self._wake_r, 65536)
         with self._lock:
@@ -230,7 +239,7 @@ class PhoneSeats:
             if stream is None:
                 echo = None if self.track is None else EchoPath(self.track)
                 stream = self._streams[player] = _Stream(player, self.end_silence,
-                                                         judge_for(player), echo)
+                                                         judge_for(player), echo, hurry)
             found += stream.end(arrived) if data is None else stream.take(data, arrived)
         return found
 
@@ -252,6 +261,10 @@ class PhoneSeats:
         stream = self._streams.get(player)
         return stream is not None and stream.talking
 
+    def device_of(self, player: str) -> str:
+        """What the seat's microphone is, or was last: "phone" or "satellite"."""
+        return self._devices.get(player, "phone")
+
     @property
     def listening(self) -> list[str]:
         """The players whose phone is listening now."""
@@ -266,46 +279,77 @@ class PhoneSeats:
             with contextlib.suppress(OSError):
                 os.close(fd)
 
-    # --- for the server ----------------------------------------------------------------
+    # --- for the server and the satellites ------------------------------------------------
+    def open(self, player: str, close: Callable[[int, str], object],
+             device: str = "phone") -> object:
+        """A stream for ``player``'s seat starts (a page, a satellite); a token
+        for :meth:`take` and :meth:`closed`. ``close(code, reason)`` ends it
+        (from any thread) when another stream takes the seat over; ``device``
+        is what the table is told it is ("Ann's phone is listening")."""
+        clock = _Clock()
+        with self._lock:
+            self._devices[player] = device
+            previous = self._pages.get(player)
+            self._pages[player] = (clock, close)
+        if previous is not None:
+            previous[1](TAKEN_OVER, f"Another page took {player}'s microphone.")
+            self._notice(player, "moved")
+        else:
+            self._notice(player, "listening")
+        return clock
+
+    def take(self, player: str, stream: object, data: bytes | None) -> str | None:
+        """A frame of ``player``'s stream (None: the player let go); why it is
+        refused (the stream is then to be closed), or None."""
+        if not isinstance(stream, _Clock) or self._pages.get(player, (None,))[0] is not stream:
+            return "Another page took this microphone."
+        now = self.clock()
+        if data is None:
+            stream.last = -GAP - 1.0
+        else:
+            refused = stream.refused(data, now)
+            if refused is not None:
+                return refused
+        self._queue(player, data, now)
+        return None
+
+    def closed(self, player: str, stream: object) -> None:
+        """``player``'s stream ended (closed, dropped, refused, taken over)."""
+        with self._lock:
+            mine = self._pages.get(player, (None,))[0] is stream
+            if mine:
+                del self._pages[player]
+        if mine:
+            self._notice(player, "stopped")
+
     async def serve(self, player: str, websocket: WebSocket) -> None:
         """Take one page's stream for ``player`` until it ends (the page closed,
         the connection dropped, another page took the seat, or it was refused)."""
         await websocket.accept()
-        clock = _Clock()
-        previous = self._pages.get(player)
-        self._pages[player] = (clock, websocket)
-        if previous is not None:
-            await _close(previous[1], TAKEN_OVER,
-                         f"Another page took {player}'s microphone.")
-            self._notice(player, "moved")
-        else:
-            self._notice(player, "listening")
-        try:
-            await self._receive(player, clock, websocket)
-        finally:
-            if self._pages.get(player, (None,))[0] is clock:
-                del self._pages[player]
-                self._notice(player, "stopped")
+        loop = asyncio.get_running_loop()
 
-    async def _receive(self, player: str, clock: _Clock, websocket: WebSocket) -> None:
+        def close(code: int, reason: str) -> None:
+            asyncio.run_coroutine_threadsafe(_close(websocket, code, reason), loop)
+
+        stream = self.open(player, close)
+        try:
+            await self._receive(player, stream, websocket)
+        finally:
+            self.closed(player, stream)
+
+    async def _receive(self, player: str, stream: object, websocket: WebSocket) -> None:
         while True:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
                 return
-            now = self.clock()
             data, text = message.get("bytes"), message.get("text")
-            if data is not None:
-                refused = clock.refused(data, now)
-                if refused is not None:
-                    await _close(websocket, TOO_BIG if "At most" in refused else REFUSED,
-                                 refused)
-                    return
-            elif text == "end":
-                clock.last = -GAP - 1.0
-            else:
+            if data is None and text != "end":
                 await _close(websocket, REFUSED, 'Send sound as binary frames, or "end".')
                 return
-            self._queue(player, data, now)
+            refused = self.take(player, stream, data)
+            if refused is not None:
+                await _close(websocket, TOO_BIG if "At most" in refused else REFUSED, refused)
+                return
 
     def _queue(self, player: str, data: bytes | None, now: float) -> None:
         """A frame for the live loop; the oldest go first when it is
