@@ -138,12 +138,15 @@ class _Stream:
         self.last = -GAP - 1.0  # when the last frame arrived
 
     def _segmenter(self) -> Segmenter:
-        judge, hurry = self.judge, self.hurry
+        judge, hurry, echo = self.judge, self.hurry, self.echo
         if judge is None:
             return Segmenter(self.end_silence)
 
-        def pause(so_far: Audio) -> None:  # (over the referee's voice: its own tail)
-            judge.pause(so_far, None, hurry is not None and hurry())
+        def pause(so_far: Audio) -> None:
+            # Over the referee's voice (which only a stream with an echo
+            # canceller measures) the recogniser keeps a longer tail: the
+            # guess must be prepared as the whole utterance will be.
+            judge.pause(so_far, None, echo is not None and hurry is not None and hurry())
 
         return Segmenter(self.end_silence, on_pause=pause, judge=judge.judge, hurry=hurry,
                          tail=judge.tail)
