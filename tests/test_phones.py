@@ -233,12 +233,13 @@ def test_a_screen_whose_referee_does_not_listen_to_voices_says_so():
         shown.stop()
 
 
-def _fake_microphone(path: Path) -> Path:
-    """A WAV for Chromium's fake microphone: "flip my seven" between silences
-    (Chromium plays it in a loop)."""
-    samples = np.concatenate([np.zeros(RATE, np.int16),
-                              np.frombuffer(pcm("cmd01"), "<i2"),
-                              np.zeros(3 * RATE, np.int16)])
+def _fake_microphone(path: Path, name: str = "cmd01", before: float = 1.0,
+                     after: float = 3.0) -> Path:
+    """A WAV for Chromium's fake microphone: a recording ("flip my seven")
+    between silences (Chromium plays it in a loop)."""
+    samples = np.concatenate([np.zeros(int(before * RATE), np.int16),
+                              np.frombuffer(pcm(name), "<i2"),
+                              np.zeros(int(after * RATE), np.int16)])
     with wave.open(str(path), "wb") as out:
         out.setnchannels(1)
         out.setsampwidth(2)
@@ -529,3 +530,50 @@ def test_a_phone_on_the_table_hears_its_player_through_the_referee_s_voice(tmp_p
         finally:
             phone.close()
             game.close()
+
+
+@pytest.mark.slow
+def test_stop_said_into_a_seat_page_in_chromium_cuts_the_referee(tmp_path):
+    """Real headless Chromium: Ann's seat page, hands-free, asks for the rules
+    (typed on the page) and her fake microphone says "stop" 4 s later, while
+    the referee reads them (eSpeak, to no speaker: the time it takes is
+    real): the voice is cut there, long before the section ends."""
+    if not CHROMIUM.exists():
+        pytest.skip("Chromium is not installed (./run test installs it: scripts/setup.sh)")
+    from playwright.sync_api import sync_playwright
+
+    from referee.protocol import VoiceCut
+
+    wav = _fake_microphone(tmp_path / "stop.wav", "cmd51", before=4.0, after=30.0)
+    game = Game(voice=EspeakVoice())
+    try:
+        game.wait_until_said("Ann starts")
+        time.sleep(max(0.0, game.table.busy_until - game.loop.now()) + 0.2)
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(
+                executable_path=str(CHROMIUM), headless=True,
+                args=["--no-sandbox", "--disable-gpu", "--no-first-run",
+                      "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+                      f"--use-file-for-fake-audio-capture={wav}"])
+            try:
+                page = chromium.new_page()
+                page.goto(game.screen.seat_url("Ann").replace("localhost", "127.0.0.1"))
+                page.get_by_label("Hands-free: listen all the time").check()  # the file starts
+                page.get_by_label("Type what you would say").fill("rules")
+                page.get_by_role("button", name="Send").click()
+                deadline = time.monotonic() + 10
+                while game.table.busy_until < game.loop.now() + 8:
+                    assert time.monotonic() < deadline, game.said()
+                    time.sleep(0.05)
+                reading_until = game.table.busy_until
+                deadline = time.monotonic() + 10
+                while not any(isinstance(r, VoiceCut) for r in list(game.records)):
+                    assert time.monotonic() < deadline, (game.said(), game.heard())
+                    time.sleep(0.05)
+            finally:
+                chromium.close()
+        assert game.table.busy_until < reading_until - 2.0
+        assert any(isinstance(r, Speech) and r.source == "phone" and r.speaker == "Ann"
+                   and "stop" in r.transcript.text for r in list(game.records)), game.heard()
+    finally:
+        game.close()

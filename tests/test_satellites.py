@@ -76,7 +76,7 @@ class StandInSatellite:
 
         server = AsyncTcpServer("127.0.0.1", self.port)
         await server.start(lambda reader, writer: Handler(reader, writer))
-        assert server._server is not None
+        assert isinstance(server._server, asyncio.Server)
         self.port = server._server.sockets[0].getsockname()[1]
         self.stopping = asyncio.Event()
         self.ready.set()
