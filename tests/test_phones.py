@@ -6,7 +6,6 @@ Chromium whose fake microphone plays a WAV file into the seat page."""
 from __future__ import annotations
 
 import os
-import threading
 import time
 import wave
 from collections.abc import Iterator
@@ -18,16 +17,12 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
-from referee.games.race65 import Race65Options, Race65Spec
-from referee.live import LiveLoop
+from harness.phonegame import PhoneGame
 from referee.protocol import Speech
-from referee.records import InputRecord, SaidRecord
 from referee.screen.phones import AHEAD, TAKEN_OVER, PhoneSeats
 from referee.screen.server import Screen
-from referee.session import Session
 from referee.speech.audio import RATE, load_wav
-from referee.speech.speaking.tts import EspeakVoice, NullOutput
-from referee.table import Table
+from referee.speech.speaking.tts import EspeakVoice
 
 FIXTURES = Path(__file__).parent / "audio_fixtures" / "piper-joe"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -68,65 +63,9 @@ def closed_because(socket: Any, frames: list[Any]) -> str:
     raise AssertionError("the stream was not closed")
 
 
-class Game:
-    """A live game of Race to 65 for Ann and Bob with a screen whose seat pages
-    are microphones, heard by the real recogniser; what it logged and said."""
-
-    def __init__(self, hearing: bool = True, voice: Any = None, output: Any = None) -> None:
-        spec = Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven", difficulty="easy"))
-        self.session = Session(spec)
-        self.phones = PhoneSeats(list(spec.players), track=getattr(output, "track", None))
-        self.screen = Screen(spec.players, "127.0.0.1", 0, phones=self.phones)
-        self.screen.start()
-        self.records: list[Any] = []
-        self.printed: list[str] = []
-        recognizer = None
-        if hearing:
-            from harness.ears import recognizer_for
-
-            recognizer = recognizer_for(self.session.matcher.phrases)
-        self.table = Table(self.session, recognizer=recognizer, voice=voice,
-                           output=output or (NullOutput() if voice is not None else None),
-                           show=self.printed.append,
-                           stamp=False, screen=self.screen.publish, record=self.records.extend)
-        self.loop = LiveLoop(self.table, microphone=None, keyboard=None,
-                             seat_lines=self.screen.lines, phones=self.phones,
-                             max_seconds=120.0)
-        self.worker = threading.Thread(target=self.loop.run, daemon=True)
-        self.worker.start()
-
-    def said(self) -> list[str]:
-        """Every sentence so far: the game's (logged) and the table's own (printed)."""
-        return [*(r.text for r in list(self.records) if isinstance(r, SaidRecord)),
-                *self.printed]
-
-    def inputs(self) -> list[InputRecord]:
-        return [r for r in list(self.records) if isinstance(r, InputRecord)]
-
-    def heard(self) -> list[str]:
-        """What the phones heard, and what became of it."""
-        from referee.records import DroppedRecord
-
-        return [f"{r.speaker}: {r.transcript.text!r} {r.start:.2f}-{r.end:.2f} {r.over} "
-                f"{r.room}" if isinstance(r, Speech) else f"  {r}"
-                for r in list(self.records) if isinstance(r, (Speech, DroppedRecord))]
-
-    def wait_until_said(self, text: str, timeout: float = 20.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not any(text in s for s in self.said()):
-            assert time.monotonic() < deadline, (f"never said {text!r}: {self.said()}; "
-                                                 f"heard {self.heard()}")
-            time.sleep(0.05)
-
-    def close(self) -> None:
-        self.loop.stop()
-        self.worker.join(timeout=10)
-        self.screen.stop()
-
-
 @pytest.fixture
-def game() -> Iterator[Game]:
-    played = Game()
+def game() -> Iterator[PhoneGame]:
+    played = PhoneGame()
     yield played
     played.close()
 
@@ -375,7 +314,7 @@ def test_stop_said_into_a_phone_cuts_the_referee_s_voice():
     cut there (the brain is told, and logs it), long before the section ends."""
     from referee.protocol import VoiceCut
 
-    game = Game(voice=EspeakVoice())
+    game = PhoneGame(voice=EspeakVoice())
     try:
         game.wait_until_said("Ann starts")
         time.sleep(max(0.0, game.table.busy_until - game.loop.now()) + 0.2)
@@ -480,7 +419,7 @@ def test_a_phone_on_the_table_hears_its_player_through_the_referee_s_voice(tmp_p
         pytest.skip("PulseAudio or libspeexdsp is not installed (scripts/setup.sh installs them)")
     with audioserver.audio_server(tmp_path, this_process=True) as env:
         restart_portaudio()
-        game = Game(voice=EspeakVoice(), output=SpeakerOutput(track=PlaybackTrack()))
+        game = PhoneGame(voice=EspeakVoice(), output=SpeakerOutput(track=PlaybackTrack()))
         phone = Phone(listen_url(game.screen, "Ann"), env, room_gain=0.5, latency=0.2)
         try:
             phone.start()
@@ -545,7 +484,7 @@ def test_stop_said_into_a_seat_page_in_chromium_cuts_the_referee(tmp_path):
     from referee.protocol import VoiceCut
 
     wav = _fake_microphone(tmp_path / "stop.wav", "cmd51", before=4.0, after=30.0)
-    game = Game(voice=EspeakVoice())
+    game = PhoneGame(voice=EspeakVoice())
     try:
         game.wait_until_said("Ann starts")
         time.sleep(max(0.0, game.table.busy_until - game.loop.now()) + 0.2)

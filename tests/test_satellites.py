@@ -22,13 +22,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from referee.games.race65 import Race65Options, Race65Spec
-from referee.records import EventRecord, SaidRecord
-from referee.satellites import Satellite, Satellites, parse_satellites
-from referee.screen.phones import PhoneSeats
-from referee.session import Session
+from harness.phonegame import PhoneGame
+from referee.records import EventRecord
+from referee.satellites import Satellite, parse_satellites
 from referee.speech.audio import RATE, load_wav
-from referee.table import Table
 
 FIXTURES = Path(__file__).parent / "audio_fixtures" / "piper-joe"
 #: What the stand-in satellite's microphone sends: 22,050 Hz, 16-bit, stereo.
@@ -103,44 +100,6 @@ class StandInSatellite:
         self.thread.join(timeout=5)
 
 
-class Game:
-    """A live game of Race to 65 for Ann and Bob, no screen, Ann's microphone
-    a Wyoming satellite."""
-
-    def __init__(self, satellites: list[Satellite]) -> None:
-        from harness.ears import recognizer_for
-        from referee.live import LiveLoop
-
-        spec = Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven", difficulty="easy"))
-        self.session = Session(spec)
-        self.phones = PhoneSeats(list(spec.players))
-        self.records: list[Any] = []
-        self.printed: list[str] = []
-        self.table = Table(self.session, recognizer=recognizer_for(self.session.matcher.phrases),
-                           show=self.printed.append, stamp=False, record=self.records.extend)
-        self.loop = LiveLoop(self.table, microphone=None, keyboard=None, phones=self.phones,
-                             max_seconds=120.0)
-        self.satellites = Satellites(satellites, self.phones)
-        self.worker = threading.Thread(target=self.loop.run, daemon=True)
-        self.worker.start()
-        self.satellites.start()
-
-    def said(self) -> list[str]:
-        return [*(r.text for r in list(self.records) if isinstance(r, SaidRecord)),
-                *self.printed]
-
-    def wait_until_said(self, text: str, timeout: float = 20.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not any(text in s for s in self.said()):
-            assert time.monotonic() < deadline, f"never said {text!r}: {self.said()}"
-            time.sleep(0.05)
-
-    def close(self) -> None:
-        self.satellites.stop()
-        self.loop.stop()
-        self.worker.join(timeout=10)
-
-
 @pytest.fixture
 def satellite() -> Iterator[StandInSatellite]:
     running = StandInSatellite(sent_as_satellite("cmd01"))  # "flip my seven"
@@ -153,7 +112,7 @@ def test_a_wyoming_satellite_is_its_player_s_microphone(satellite):
     """The referee connects, says run-satellite, and hears what the satellite
     streams (22,050 Hz stereo, converted) as Ann's: "flip my seven" flips
     Ann's seven; the table is told when the satellite listens and stops."""
-    game = Game([Satellite("Ann", "127.0.0.1", satellite.port)])
+    game = PhoneGame(satellites=[Satellite("Ann", "127.0.0.1", satellite.port)])
     try:
         game.wait_until_said("Ann's satellite is listening.")
         game.wait_until_said("Ann, 7 down", timeout=30)
@@ -177,7 +136,7 @@ def test_a_satellite_that_is_not_there_yet_is_tried_until_it_is():
     with socket.socket() as probe:  # a port nothing listens on (yet)
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    game = Game([Satellite("Ann", "127.0.0.1", port)])
+    game = PhoneGame(satellites=[Satellite("Ann", "127.0.0.1", port)])
     satellite = None
     try:
         time.sleep(3.0)
