@@ -17,10 +17,13 @@ The sets (every one of them kept out of training, checked in ``tests/test_ears.p
   shipped adapter's training (:func:`~training.real.held_back`;
   ``--held-back DIR``, the v0.02 test set's folder: docs/hearing.md).
 
-And one that is no measurement: ``tuning``, the training speakers' other
-recordings, never trained on (:func:`~training.real.unused`
-of the shipped recipe's folders, ``--tuning-from DIR ...`` in its order), at
-most 40 of a word: what ``./run bench calibrate --real`` fits on.
+And one that is no measurement: ``tuning``, recordings of the folders
+``--tuning-from DIR ...`` names (the real recipe's, in its order) that the
+adapter being heard never trained on, at most 40 of a word, from speakers of
+no measurement set: what ``./run bench calibrate --real`` fits on. For an
+adapter trained on real speech, the training speakers' other recordings
+(:func:`~training.real.unused`); for one that learnt from none (the shipped,
+synthetic-voice adapter; ``--model base``), any of them.
 
 At a Race to 65 table (players Ann and Bob, Ann speaking) a bare "seven" is
 Ann's flip of her seven; "yes", "no" and "stop" are commands; words that are
@@ -47,11 +50,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.recognition import Row, best_meaning
-from harness.ears import recognizer_for
+from harness.ears import candidate_adapter, recognizer_for
 from harness.fixtures import ROOT, apply_condition
 from referee.games import matcher_for
 from referee.progress import Bar
 from referee.speech.audio import load_wav
+from referee.speech.hearing.adapter import ADAPTER, load
 from referee.speech.listen import understand
 from referee.wording import SURE_SCORE
 from training.real import (
@@ -101,9 +105,20 @@ def recordings(word: str) -> list[Path]:
     return sorted((VOICES / word).glob("*.wav"))
 
 
-def members(name: str, held_folder: Path | None,
-            tuning: Sequence[Path] = ()) -> Iterator[tuple[str, Path]]:
-    """A set's (word, recording) pairs that are counted."""
+def learnt_real(model: str | None) -> bool:
+    """Whether the adapter a measurement hears with was trained on real
+    recordings (its report says what it learnt from)."""
+    if model is not None:
+        return False
+    adapter = load(candidate_adapter() or ADAPTER)
+    data = adapter.report.get("data", {})
+    return bool(isinstance(data, dict) and data.get("real"))
+
+
+def members(name: str, held_folder: Path | None, tuning: Sequence[Path] = (),
+            real_trained: bool = True) -> Iterator[tuple[str, Path]]:
+    """A set's (word, recording) pairs that are counted (``real_trained``:
+    whether the adapter heard with learnt from the ``tuning`` folders)."""
     if name == "speech-commands":
         for word in [*DIGITS, *COMMANDS, *NOT_COMMANDS]:
             yield from ((word, path) for path in recordings(word))
@@ -114,7 +129,8 @@ def members(name: str, held_folder: Path | None,
     elif name == "tuning":
         found = [r for folder in tuning for r in read_folder(folder)]
         kept, _ = keep_apart(found, measured_speakers(ROOT.parent / "shared"))
-        left = [r for r in unused(kept, RECIPE_PER_WORD, RECIPE_SEED) if group_of(r.words)]
+        left = [r for r in (unused(kept, RECIPE_PER_WORD, RECIPE_SEED) if real_trained
+                            else kept) if group_of(r.words)]
         for recording in balanced(left, TUNING_PER_WORD, RECIPE_SEED + 1):
             yield recording.words, recording.path
     elif held_folder is not None:
@@ -205,7 +221,8 @@ def main() -> None:
     print("| set | room | digits: at once / heard right | yes, no, stop: at once / heard "
           "right | non-command words taken (acted on) | wrong acted on | digits: ceiling |")
     print("|---|---|---:|---:|---:|---:|---:|")
-    chosen = {name: list(members(name, args.held_back, args.tuning_from))
+    real_trained = "tuning" in args.sets and learnt_real(args.model)
+    chosen = {name: list(members(name, args.held_back, args.tuning_from, real_trained))
               for name in args.sets}
     bar = Bar(len(args.rooms) * sum(map(len, chosen.values())), "recordings")
     done, dumped = 0, []

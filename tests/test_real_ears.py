@@ -22,6 +22,7 @@ from referee.speech.hearing.adapter import (
     ADAPTER_SHA256,
     PROJECTIONS,
     load,
+    save,
 )
 from training.adapters import stack
 from training.cli import main as train
@@ -209,3 +210,39 @@ def test_the_tuning_recordings_are_those_training_left_out(tmp_path: Path) -> No
     assert {r.path for r in chosen}.isdisjoint(r.path for r in left)
     assert len(left) == 7
     assert {r.words for r in left} == {"yes"}
+
+
+@needs_real
+def test_an_adapter_that_learnt_no_real_speech_is_tuned_on_any_kept_speaker(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``bench realvoices --sets tuning``: for the shipped adapter (synthetic
+    voices only) every recording of a speaker in no measurement set may tune
+    its calibration, at most 40 of a word; a benchmark speaker's and a
+    held-back speaker's never. For an adapter trained on real speech, only
+    what its recipe left out."""
+    from benchmarks.realvoices import learnt_real, members
+
+    measured = next((REAL / "speech_commands_v0.01" / "yes").glob("*.wav")).name
+    for n in range(45):
+        _wav(tmp_path / "seven" / f"{n + 0xa0000000:08x}_nohash_0.wav")
+    _wav(tmp_path / "seven" / measured)
+    _wav(tmp_path / "seven" / "0badcafe_nohash_0.wav")  # held back (0 or 1 first)
+    _wav(tmp_path / "tree" / "a1234567_nohash_0.wav")
+    monkeypatch.delenv("REFEREE_WHISPER_ADAPTER", raising=False)
+    assert not learnt_real(None)
+    assert not learnt_real("base")
+    chosen = [p.name for _, p in members("tuning", None, [tmp_path], real_trained=False)]
+    assert len(chosen) == 41  # 40 of "seven", the one "tree"
+    assert measured not in chosen
+    assert "0badcafe_nohash_0.wav" not in chosen
+    left = [p.name for _, p in members("tuning", None, [tmp_path], real_trained=True)]
+    assert left == []  # the recipe (150 a word) trained on all of them
+    start = load(ADAPTER, ADAPTER_SHA256)
+    arrays = {f"decoder/layer_{i}/{ct2}/lora_{x}": np.asarray(ab, np.float16)
+              for i, layer in enumerate(start.layers) for name, ct2 in PROJECTIONS.items()
+              for x, ab in zip("ab", layer[name], strict=True)}
+    real = tmp_path / "real.npz"
+    save(real, arrays, {"data": {"real": {"speakers": ["george"]}}})
+    monkeypatch.setenv("REFEREE_WHISPER_ADAPTER", str(real))
+    assert learnt_real(None)
+
