@@ -56,6 +56,7 @@ from referee.games import matcher_for
 from referee.progress import Bar
 from referee.speech.audio import load_wav
 from referee.speech.hearing.adapter import ADAPTER, load
+from referee.speech.hearing.recognizers import BASE_MODEL
 from referee.speech.listen import understand
 from referee.wording import SURE_SCORE
 from training.real import (
@@ -107,8 +108,9 @@ def recordings(word: str) -> list[Path]:
 
 def learnt_real(model: str | None) -> bool:
     """Whether the adapter a measurement hears with was trained on real
-    recordings (its report says what it learnt from)."""
-    if model is not None:
+    recordings (its report says what it learnt from); ``--model base`` hears
+    with none, any other model with the table's adapter."""
+    if model == BASE_MODEL:
         return False
     adapter = load(candidate_adapter() or ADAPTER)
     data = adapter.report.get("data", {})

@@ -245,4 +245,3 @@ def test_an_adapter_that_learnt_no_real_speech_is_tuned_on_any_kept_speaker(
     save(real, arrays, {"data": {"real": {"speakers": ["george"]}}})
     monkeypatch.setenv("REFEREE_WHISPER_ADAPTER", str(real))
     assert learnt_real(None)
-
