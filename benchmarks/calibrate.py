@@ -90,7 +90,7 @@ def rows_of(path: str, game: str, voices: tuple[str, ...] = DEV_VOICES
             continue
         extra = row["extra"]
         if "gap" not in extra:  # dumps made before the gap was recorded
-            extra["gap"] = _gap(extra.get("nbest", []), matcher, players[0])
+            extra["gap"] = _gap(extra.get("options", extra.get("nbest", [])), matcher, players[0])
         features = whisper_features(extra)
         if not features:
             continue

@@ -44,21 +44,26 @@ Nothing was tuned on these recordings.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from benchmarks.recognition import Row, best_meaning
 from harness.ears import candidate_adapter, recognizer_for
 from harness.fixtures import ROOT, apply_condition
+from harness.judging import Situations, outcome, transcript_of
 from referee.games import matcher_for
+from referee.games.race65 import Race65Spec
 from referee.progress import Bar
 from referee.speech.audio import load_wav
 from referee.speech.hearing.adapter import ADAPTER, load
 from referee.speech.hearing.recognizers import BASE_MODEL
 from referee.speech.listen import understand
-from referee.wording import SURE_SCORE
+from referee.speech.understanding.intents import IntentMatcher
 from training.real import (
     FSDD_MEASURED,
     balanced,
@@ -157,45 +162,77 @@ def dump_rows(path: Path, wanted: str) -> list[Row]:
     return rows
 
 
+#: Who says each recording: the player the referee waits for (Ann, on her
+#: turn, through the table's microphone) and another player off-turn (Bob,
+#: through his own seat microphone, on Ann's turn).
+SPEAKERS: dict[str, str | None] = {"awaited": None, "off-turn": "Bob"}
+SPEAKER_NAMES = {"awaited": "Ann", "off-turn": "Bob"}
+
+
+def wanted(word: str, speaker: str) -> dict[str, object]:
+    """What a recording means said by ``speaker`` ("seven": their own seven)."""
+    want = expected(word)
+    return {**want, "owner": speaker} if want.get("kind") == "flip" else want
+
+
 @dataclass
 class Counts:
-    """One set in one room: per group, [acted on at once and right, heard right, of]."""
+    """One set in one room said by one speaker: per group, the count of each
+    outcome (:data:`harness.judging.OUTCOMES`), and the digits' ceiling."""
 
-    groups: dict[str, list[int]] = field(default_factory=lambda: {
-        "digits": [0, 0, 0], "commands": [0, 0, 0], "not": [0, 0, 0]})
-    wrong: list[int] = field(default_factory=lambda: [0, 0])
+    groups: dict[str, Counter[str]] = field(default_factory=lambda: {
+        "digits": Counter(), "commands": Counter(), "not": Counter()})
     ceiling: list[int] = field(default_factory=lambda: [0, 0])
 
-    def add(self, group: str, want: dict[str, object], got: dict[str, object], sure: bool,
-            best: dict[str, object]) -> bool:
-        """Count one hearing; whether it went as it should."""
-        cell = self.groups[group]
-        cell[2] += 1
-        if group == "not":
-            taken = got.get("kind") != "none"
-            cell[0] += taken and sure
-            cell[1] += taken
-            return not taken
-        right = got == want
-        cell[0] += right and sure
-        cell[1] += right
-        self.wrong[0] += (not right) and sure and got.get("kind") != "none"
-        self.wrong[1] += 1
+    def add(self, group: str, result: str, best_right: bool) -> None:
+        self.groups[group][result] += 1
         if group == "digits":
-            self.ceiling[0] += best == want
+            self.ceiling[0] += best_right
             self.ceiling[1] += 1
-        return right
 
     def cells(self) -> list[str]:
         out = []
         for group in ("digits", "commands"):
-            acted, heard, of = self.groups[group]
-            out.append(f"{acted} / {heard} of {of}" if of else "-")
-        acted, taken, of = self.groups["not"]
-        out.append(f"{taken} ({acted}) of {of}" if of else "-")
-        out.append(f"{self.wrong[0]} of {self.wrong[1]}")
+            c, of = self.groups[group], sum(self.groups[group].values())
+            wrong = c["acted wrong"] + c["asked wrong"]
+            out.append(f"{c['acted'] + c['asked']} ({c['acted']}) / {c['prompted']} / "
+                       f"{c['silent']} / {wrong} of {of}" if of else "-")
+        c, of = self.groups["not"], sum(self.groups["not"].values())
+        out.append(f"{c['acted wrong']} / {c['asked wrong']} / {c['prompted']} of {of}"
+                   if of else "-")
         out.append(f"{self.ceiling[0]} of {self.ceiling[1]}" if self.ceiling[1] else "-")
         return out
+
+
+HEADER = ("| set | room | said by | digits: heard right (at once) / prompted / silent / "
+          "wrong | yes, no, stop: the same | non-command words: acted on / asked about / "
+          "prompted | digits: best sentence right |")
+
+
+def judge_rows(rows: Sequence[dict[str, Any]], situations: Situations,
+               matcher: IntentMatcher, errors: bool = False) -> None:
+    """Judge dumped hearings as said by each speaker and print a row of the
+    table per set, room and speaker (the judgement is cheap: a dump can be
+    judged again after a change to the decision, without decoding)."""
+    for (name, room), group in itertools.groupby(rows, key=lambda r: (r["set"], r["room"])):
+        mine = list(group)
+        for said_by, seat in SPEAKERS.items():
+            counts = Counts()
+            who = SPEAKER_NAMES[said_by]
+            for row in mine:
+                kind = group_of(row["word"]) or "not"
+                want = wanted(row["word"], who)
+                transcript = transcript_of(row)
+                judged = situations.judge(transcript, seat)
+                result = outcome(judged, want)
+                best = best_meaning(matcher, transcript.extra, transcript.text, who)
+                counts.add(kind, result, best == want)
+                good = result == "silent" if kind == "not" else result in ("acted", "asked")
+                if errors and not good:
+                    print(f"  {name} {room} {said_by} {row['word']:7} {row['file']}: {result} "
+                          f"{judged.intent} best={transcript.extra.get('best')!r} "
+                          f"p={transcript.extra.get('probability')}")
+            print(f"| {name} | {room} | {said_by} | " + " | ".join(counts.cells()) + " |")
 
 
 def main() -> None:
@@ -211,18 +248,25 @@ def main() -> None:
     parser.add_argument("--rooms", nargs="+", default=["clean", "babble20", "babble10"])
     parser.add_argument("--errors", action="store_true", help="print every miss")
     parser.add_argument("--dump", type=Path, help="write every hearing to this JSON file")
+    parser.add_argument("--report", type=Path, nargs="+", metavar="DUMP",
+                        help="judge earlier runs' dumps again (the referee's decision as it "
+                        "is now) instead of hearing")
     args = parser.parse_args()
+    matcher = matcher_for("race65", ["Ann", "Bob"])
+    situations = Situations(lambda: Race65Spec(["Ann", "Bob"]), matcher)
+    if args.report:
+        print(HEADER)
+        print("|---|---|---|---:|---:|---:|---:|")
+        for dump in args.report:
+            judge_rows(json.loads(dump.read_text())["rows"], situations, matcher, args.errors)
+        return
     if not VOICES.is_dir():
         raise SystemExit(f"The real voices are not here ({SHARED}).")
     if "held-back" in args.sets and (args.held_back is None or not args.held_back.is_dir()):
         raise SystemExit("--sets held-back needs --held-back DIR (the v0.02 test set's folder).")
-    matcher = matcher_for("race65", ["Ann", "Bob"])
     recognizer = recognizer_for(matcher.phrases, args.engine, args.model)
     print(f"Engine: {recognizer.describe()}")
     print()
-    print("| set | room | digits: at once / heard right | yes, no, stop: at once / heard "
-          "right | non-command words taken (acted on) | wrong acted on | digits: ceiling |")
-    print("|---|---|---:|---:|---:|---:|---:|")
     real_trained = "tuning" in args.sets and learnt_real(args.model)
     chosen = {name: list(members(name, args.held_back, args.tuning_from, real_trained))
               for name in args.sets}
@@ -230,7 +274,6 @@ def main() -> None:
     done, dumped = 0, []
     for name, pairs in chosen.items():
         for room in args.rooms:
-            counts = Counts()
             for word, path in pairs:
                 bar(done, f"{name} {room}")
                 done += 1
@@ -240,20 +283,16 @@ def main() -> None:
                     audio = apply_condition(audio, room, f"real/{path.name}")
                 transcript = recognizer.decode(recognizer.prepare(audio))
                 heard = understand(matcher, transcript, "Ann")
-                group = group_of(word) or "not"
-                got = heard.intent.to_json()
-                best = best_meaning(matcher, transcript.extra, transcript.text, "Ann")
-                ok = counts.add(group, expected(word), got, heard.score >= SURE_SCORE, best)
                 dumped.append({"set": name, "room": room, "word": word, "file": path.name,
-                               "heard": transcript.text, "intent": got,
-                               "score": heard.score, "best": best,
+                               "heard": transcript.text, "confidence": transcript.confidence,
+                               "intent": heard.intent.to_json(), "score": heard.score,
+                               "best": best_meaning(matcher, transcript.extra, transcript.text,
+                                                    "Ann"),
                                "extra": transcript.extra})
-                if args.errors and not ok:
-                    print(f"  {name} {room} {word:7} {path.name}: {transcript.text!r} "
-                          f"{heard.score} {transcript.extra.get('best')!r} "
-                          f"p={transcript.extra.get('probability')}")
-            print(f"| {name} | {room} | " + " | ".join(counts.cells()) + " |")
     bar.close()
+    print(HEADER)
+    print("|---|---|---|---:|---:|---:|---:|")
+    judge_rows(dumped, situations, matcher, args.errors)
     if args.dump:
         args.dump.write_text(json.dumps({"engine": recognizer.describe(), "rows": dumped}))
 

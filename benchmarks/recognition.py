@@ -40,6 +40,7 @@ the acoustic model and the grammar.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import resource
@@ -429,6 +430,92 @@ def confusions(rows: list[Row]) -> None:
         print(f"| {said} | {heard} | {len(wrong) - asked} | {asked} | {len(mine)} |")
 
 
+#: Who says each utterance when it is judged by the brain (``--judge``): the
+#: player the referee waits for (Ann, from her seat, in a situation where her
+#: command is a move the referee expects: :mod:`harness.situations`) and
+#: another player off-turn (Bob, from his seat, in the same situation).
+JUDGED_BY = (("awaited", "Ann"), ("off-turn", "Bob"))
+
+
+def _swapped(intent: dict[str, object], one: str, other: str) -> dict[str, object]:
+    """``intent`` with the players ``one`` and ``other`` swapped in its values."""
+    def swap(value: object) -> object:
+        return other if value == one else one if value == other else value
+    return {k: [swap(v) for v in value] if isinstance(value, list) else swap(value)
+            for k, value in intent.items()}
+
+
+def judged(rows: list[Row], game: str, before: bool = False) -> None:
+    """The rows judged by the referee's brain as said by the awaited player and
+    off-turn (:data:`JUDGED_BY`), each outcome counted (``before``: with the
+    decision as it was before the referee knew what it waits for, #72): by
+    split and room, commands (acted on at once and right, asked about and
+    right, prompted to say it again, nothing said, acted on or asked about as
+    another move), the paraphrases heard right, and the table talk taken or
+    prompted."""
+    from harness.judging import as_before, outcome, transcript_of
+    from harness.situations import Placer
+
+    players = GAMES[game][1]
+    matcher = table_matcher(game)
+    placer = Placer(game, tuple(players), matcher)
+    counts: dict[tuple[str, str, str, str], dict[str, int]] = {}
+    bar = Bar(len(rows) * len(JUDGED_BY), f"{game} judged")
+    done = 0
+    with as_before() if before else contextlib.nullcontext():
+        for row in rows:
+            split = ("held out" if row.voice in HELD_OUT_VOICES else
+                     "unmet" if row.voice in UNMET_VOICES else "tuning")
+            talk = row.kind in ("talk", "talk-test")
+            group = ("talk" if talk else "paraphrases" if row.kind.startswith("paraphrase")
+                     else "commands")
+            place = placer.place(row.text, row.expected)
+            judge = placer.judges(place)
+            transcript = transcript_of({"heard": row.heard, "confidence": (
+                1.0 if row.heard and not row.asked else 0.75 if row.heard else 0.0),
+                "extra": row.extra})
+            for said_by, seat in JUDGED_BY:
+                bar(done, f"{row.voice} {row.condition}")
+                done += 1
+                want = row.expected
+                if seat != players[0] and not talk:
+                    read = matcher.match(row.text, players[0]).intent.to_json()
+                    want = (matcher.match(row.text, seat).intent.to_json() if read == want
+                            else _swapped(want, players[0], seat))
+                result = outcome(judge.judge(transcript, seat), want)
+                cell = counts.setdefault((split, row.condition, said_by, group), {})
+                cell[result] = cell.get(result, 0) + 1
+    bar.close()
+    print()
+    print(f"Judged by the referee{' as before #72' if before else ''}: commands heard right "
+          "(acted on at once) / prompted / silent / wrong (acted on); paraphrases heard right; "
+          "talk acted on / asked about / prompted:")
+    print()
+    print("| split | room | said by | commands | paraphrases | talk |")
+    print("|---|---|---|---:|---:|---:|")
+    keys = sorted({k[:3] for k in counts}, key=lambda k: (k[0], CONDITIONS.index(k[1])
+                                                         if k[1] in CONDITIONS else 99, k[2]))
+    for split, room, said_by in keys:
+        cells = []
+        for group in ("commands", "paraphrases", "talk"):
+            c = counts.get((split, room, said_by, group), {})
+            of = sum(c.values())
+            heard = c.get("acted", 0) + c.get("asked", 0)
+            if not of:
+                cells.append("-")
+            elif group == "commands":
+                cells.append(f"{100 * heard / of:.1f} % ({100 * c.get('acted', 0) / of:.1f}) / "
+                             f"{c.get('prompted', 0)} / {c.get('silent', 0)} / "
+                             f"{c.get('acted wrong', 0) + c.get('asked wrong', 0)} "
+                             f"({c.get('acted wrong', 0)}) of {of}")
+            elif group == "paraphrases":
+                cells.append(f"{100 * heard / of:.1f} % of {of}")
+            else:
+                cells.append(f"{c.get('acted wrong', 0)} / {c.get('asked wrong', 0)} / "
+                             f"{c.get('prompted', 0)} of {of}")
+        print(f"| {split} | {room} | {said_by} | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="recognition benchmark")
     parser.add_argument("--game", choices=list(GAMES), default="race65")
@@ -446,6 +533,12 @@ def main() -> None:
     parser.add_argument("--report", metavar="DUMP", nargs="+",
                         help="print the tables of earlier runs' --dump files (together: "
                         "a tuning run's and a held-out run's, say) instead of running")
+    parser.add_argument("--judge", action="store_true",
+                        help="also judge every hearing by the referee's brain, as said by the "
+                        "player it waits for and by another player off-turn")
+    parser.add_argument("--before", action="store_true",
+                        help="with --judge: the referee's decision as it was before it knew "
+                        "what it waits for (#72)")
     parser.add_argument("--calibration", choices=list(CALIBRATIONS),
                         help="with --report: judge the dump's Whisper hearings again with "
                         "this calibration (the base model's or the table adapter's)")
@@ -460,10 +553,14 @@ def main() -> None:
                                                    for r in rows)]
         report(rows, args.game, f"from {' '.join(args.report)}", voices, conditions,
                measured=False)
+        if args.judge:
+            judged(rows, args.game, args.before)
         return
     rows, engine = run(args.game, args.engine, args.model, args.voices, args.conditions,
                        args.paraphrase_conditions, args.only)
     report(rows, args.game, engine, args.voices, args.conditions)
+    if args.judge:
+        judged(rows, args.game, args.before)
     if args.errors:
         print()
         for r in rows:

@@ -58,6 +58,7 @@ from referee.session import Session
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.mic import Microphone, SeatUtterance
 from referee.speech.hearing.segmenter import BLOCK, DEFAULT_END_SILENCE, Segmenter
+from referee.speech.hearing.segmenter import Utterance as SegmentedUtterance
 from referee.speech.listen import Listener, understand
 from referee.speech.speaking.tts import Output, make_voice, sound_span
 from referee.table import ECHO_TAIL, Table
@@ -104,13 +105,8 @@ ENGINE: str | None = None
 def response_times(voice_name: str, condition: str) -> tuple[list[Response], int]:
     """Each command's response in one room, and the number of commands.
 
-    The stream is fed in 10 ms blocks, as the microphone delivers it, to a loop
-    of one thread: when the speech pauses, the listener decodes ahead (wall
-    clock) and the loop reads nothing meanwhile; the blocks that arrived in
-    the meantime are read after it, and if they hold speech again (the
-    player went on) the decode is given up as soon as one has arrived, as
-    the microphone does. The loop's lag when the end is decided is the wait.
-    A command whose end is not detected within the second of room noise that
+    The stream is cut as the live loop cuts it (:func:`heard_as_live`); the
+    loop's lag when the end is decided is the wait. A command whose end is not detected within the second of room noise that
     follows it (babble keeps a voice detector busy) has no time.
     """
     matcher = matcher_for("race65", PLAYERS)
@@ -131,42 +127,11 @@ def response_times(voice_name: str, condition: str) -> tuple[list[Response], int
             stream = np.concatenate([audio.samples, noise])
         else:
             stream = np.concatenate([audio.samples, tail])
-        data = stream.astype("<i2").tobytes()
         listener = Listener(recognizer, matcher)
-        #: The loop's clock (audio time it has worked up to), the samples read so
-        #: far, and the seconds spent decoding ahead while reading the last block.
-        clock = {"now": 0.0, "read": 0.0, "spent": 0.0}
-        segmenter = Segmenter(DEFAULT_END_SILENCE, judge=listener.judge, tail=listener.tail)
-
-        def paused(so_far: Audio, listener: Listener = listener, clock: dict[str, float] = clock,
-                   stream: np.ndarray = stream, segmenter: Segmenter = segmenter) -> None:
-            start = time.perf_counter()
-
-            def went_on() -> bool:  # speech among the samples arrived since
-                arrived = clock["now"] + time.perf_counter() - start
-                waiting = stream[int(clock["read"]) : int(arrived * RATE)]
-                return segmenter.speech_in(waiting)
-
-            listener.pause(so_far, went_on)
-            clock["spent"] += time.perf_counter() - start
-
-        segmenter.on_pause = paused
-        found = None
-        step = BLOCK * 2
-        arrived = 0.0
-        for i in range(0, len(data), step):
-            arrived = (i + step) / 2 / RATE
-            clock["now"] = max(clock["now"], arrived)  # read once here and the loop is free
-            clock["read"] = (i + step) / 2
-            clock["spent"] = 0.0
-            got = list(segmenter.feed(data[i : i + step]))
-            clock["now"] += clock["spent"]
-            if got:
-                found = got[-1]
-                break
-        if found is None:
+        cut = heard_as_live(stream, listener, first_only=True)
+        if not cut:
             continue
-        decided = arrived
+        found, decided, waited = cut[0]
         kept = listener.kept
         session = Session(spec, matcher=matcher)
         start = time.perf_counter()
@@ -179,11 +144,57 @@ def response_times(voice_name: str, condition: str) -> tuple[list[Response], int
             lead = first_sound(voice.render(sentences(said[0].text)[0]))
         found_times.append(Response(
             detect=max(0.0, decided - speech_end(audio)),
-            wait=clock["now"] - decided,
+            wait=waited,
             process=time.perf_counter() - start + lead,
             ahead=listener.kept > kept,
         ))
     return found_times, commands
+
+
+def heard_as_live(stream: np.ndarray, listener: Listener, first_only: bool = False
+                  ) -> list[tuple[SegmentedUtterance, float, float]]:
+    """The utterances a stream (16 kHz samples) is cut into as the live loop
+    cuts it, each with when its end was decided (audio time) and how long the
+    loop then still lagged behind (decoding ahead; wall clock).
+
+    The stream is fed in 10 ms blocks, as the microphone delivers it, to a
+    loop of one thread: when the speech pauses, the listener decodes ahead
+    (wall clock) and the loop reads nothing meanwhile; the blocks that arrived
+    in the meantime are read after it, and if they hold speech again (the
+    player went on) the decode is given up as soon as one has arrived, as the
+    microphone does.
+    """
+    data = stream.astype("<i2").tobytes()
+    #: The loop's clock (audio time it has worked up to), the samples read so
+    #: far, and the seconds spent decoding ahead while reading the last block.
+    clock = {"now": 0.0, "read": 0.0, "spent": 0.0}
+    segmenter = Segmenter(DEFAULT_END_SILENCE, judge=listener.judge, tail=listener.tail)
+
+    def paused(so_far: Audio) -> None:
+        start = time.perf_counter()
+
+        def went_on() -> bool:  # speech among the samples arrived since
+            arrived = clock["now"] + time.perf_counter() - start
+            waiting = stream[int(clock["read"]) : int(arrived * RATE)]
+            return segmenter.speech_in(waiting)
+
+        listener.pause(so_far, went_on)
+        clock["spent"] += time.perf_counter() - start
+
+    segmenter.on_pause = paused
+    found: list[tuple[SegmentedUtterance, float, float]] = []
+    step = BLOCK * 2
+    for i in range(0, len(data), step):
+        arrived = (i + step) / 2 / RATE
+        clock["now"] = max(clock["now"], arrived)  # read once here and the loop is free
+        clock["read"] = (i + step) / 2
+        clock["spent"] = 0.0
+        got = list(segmenter.feed(data[i : i + step]))
+        clock["now"] += clock["spent"]
+        found += [(u, arrived, clock["now"] - arrived) for u in got]
+        if found and first_only:
+            return found[:1]
+    return found + [(u, len(stream) / RATE, 0.0) for u in segmenter.close()]
 
 
 class Clocked(Output):

@@ -180,7 +180,11 @@ def _hear_command(commands: argparse._SubParsersAction[Any]) -> None:
                           help="any phrase file instead of a game's (try a new game's or a "
                                "house rule's phrases: docs/phrases.md)")
     _players_option(hear)
-    hear.add_argument("--speaker", metavar="NAME", help="who spoke (default: the first player)")
+    hear.add_argument("--speaker", metavar="NAME",
+                      help="the player whose own seat microphone heard it (default: the "
+                      "table's microphone, heard as the player the game waits for)")
+    hear.add_argument("--turn", metavar="NAME",
+                      help="whose move the referee waits for (default: the first player's)")
     source = hear.add_mutually_exclusive_group(required=True)
     source.add_argument("--text", help="the words, as typed or recognised")
     source.add_argument("files", nargs="*", default=[], metavar="FILE.wav",

@@ -1,6 +1,16 @@
 """``referee hear``: what the referee understands of a typed line, of WAV files
 (a long recording cut into utterances as the microphone would), or of the
-microphone, one line (or JSON object) each."""
+microphone, one line (or JSON object) each.
+
+Speech is heard as at a table: each utterance goes to the referee's brain at
+the start of a fresh game, while it waits for the first player's move
+(``--turn NAME``: for that player's), from the table's microphone (its
+player is whoever the game waits for) or, with ``--speaker NAME``, from that
+player's own seat. The brain's decision is printed with it ("act", "ask",
+"repeat", "none": :mod:`referee.speech.hearing.decision`). Every utterance
+meets the same fresh game: what one of them would play is not played for
+the next. With ``--phrases`` (no game) nothing is waited for.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +24,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.games import SetupError
-from referee.games.base import COMMAND_NAME_SCORE, check_players
+from referee.games.base import COMMAND_NAME_SCORE, GameSpec, check_players
 from referee.options import MOST_PLAYERS, make_spec
+from referee.speech.hearing.interface import Transcript
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.phrase_files import load_phrases
+from referee.wording import SURE_SCORE
 
 if TYPE_CHECKING:
     from referee.speech.listen import Listener
@@ -28,6 +40,7 @@ LONG_FILE = 30.0
 
 
 def cmd_hear(args: argparse.Namespace) -> int:
+    spec: GameSpec | None = None
     if args.phrases is not None:  # any phrase file, no game
         players = check_players(args.players, 1, MOST_PLAYERS)
         phrases = load_phrases(args.phrases, players)
@@ -43,6 +56,8 @@ def cmd_hear(args: argparse.Namespace) -> int:
                                  "player called so would be heard in every sentence with it. "
                                  "Please choose another name.")
     else:
+        if args.turn is not None:
+            args.first = args.turn  # (the game's own option: who starts)
         spec = make_spec(args, args.game)  # checks the names and the options
         # The players as named, not as the game would seat them (Shut the Box
         # rolls for the order): who speaks by default, who "player one" is and
@@ -50,18 +65,51 @@ def cmd_hear(args: argparse.Namespace) -> int:
         # every run.
         players = check_players(args.players, spec.min_players, spec.max_players)
         phrases = load_phrases(spec.phrase_file, players)
-    speaker = args.speaker or players[0]
-    match = [p for p in players if p.casefold() == speaker.casefold()]
+    match = [p for p in players if p.casefold() == (args.speaker or players[0]).casefold()]
     if not match:
-        raise SetupError(f"The speaker {speaker} is not one of the players.")
+        raise SetupError(f"The speaker {args.speaker} is not one of the players.")
     matcher = IntentMatcher(phrases, players)
     show = _json_line if args.json else _readable
     if args.text is not None:
         show(matcher.match(args.text, match[0]).to_json())
         return 0
+    table = Situation(matcher, spec, match[0] if args.speaker else None)
     if args.mic:
-        return hear_microphone(args, matcher, match[0], show)
-    return hear_files(args.files, matcher, match[0], args.engine, args.model, show)
+        return hear_microphone(args, table, show)
+    return hear_files(args.files, table, args.engine, args.model, show)
+
+
+class Situation:
+    """Where ``referee hear`` hears: a fresh game's brain at the start, told
+    each utterance from the table's microphone (``speaker`` None) or from a
+    player's seat; without a game (a phrase file alone), the recogniser's own
+    decision for the first player."""
+
+    def __init__(self, matcher: IntentMatcher, spec: GameSpec | None,
+                 speaker: str | None) -> None:
+        self.matcher, self.spec, self.speaker = matcher, spec, speaker
+
+    def judge(self, transcript: Transcript, seconds: float) -> dict[str, Any]:
+        """What the referee makes of one utterance: its intent (with score and
+        message), the words it took, and its decision."""
+        from referee.protocol import Judged, Speech, Start
+        from referee.session import Session
+        from referee.speech.listen import understand
+
+        if self.spec is None:
+            who = self.speaker or self.matcher.players[0]
+            heard = understand(self.matcher, transcript, who)
+            decision = ("none" if not transcript.text else
+                        "act" if heard.score >= SURE_SCORE else "ask")
+            return {**heard.to_json(), "text": transcript.text, "decision": decision}
+        brain = Session(self.spec, matcher=self.matcher)
+        brain.step(Start(0.0))
+        said = brain.step(Speech(seconds + 0.3, 0.0, seconds, self.speaker, "mic", transcript))
+        judged = next((o for o in said if isinstance(o, Judged)), None)
+        if judged is None:  # (the step failed, and said so)
+            return {"intent": {"kind": "none"}, "score": 0.0, "text": "", "decision": "none"}
+        return {**judged.heard.to_json(), "text": judged.transcript,
+                "decision": judged.decision}
 
 
 def _json_line(heard: dict[str, Any]) -> None:
@@ -90,7 +138,7 @@ def _readable(heard: dict[str, Any]) -> None:
     print(f"{where + ': ' if where else ''}{said}: {meaning} ({'; '.join(details)})", flush=True)
 
 
-def hear_microphone(args: argparse.Namespace, matcher: IntentMatcher, speaker: str,
+def hear_microphone(args: argparse.Namespace, table: Situation,
                     show: Callable[[dict[str, Any]], None] = _json_line) -> int:
     """Print the intent of each utterance heard live, until Ctrl-C."""
     from referee.speech.hearing.interface import RecognizerError
@@ -101,21 +149,21 @@ def hear_microphone(args: argparse.Namespace, matcher: IntentMatcher, speaker: s
         parse_device,
     )
     from referee.speech.hearing.recognizers import make_recognizer
-    from referee.speech.listen import Listener, understand
+    from referee.speech.listen import Listener
 
     device = parse_device(args.device)
     try:
         input_device(device)
-        recognizer = make_recognizer(matcher.phrases, args.engine, args.model)
+        recognizer = make_recognizer(table.matcher.phrases, args.engine, args.model)
     except (MicrophoneError, RecognizerError) as error:
         raise SetupError(str(error)) from error
     print(f"Listening ({recognizer.name}); Ctrl-C stops.", file=sys.stderr, flush=True)
     try:
-        listener = Listener(recognizer, matcher)  # decodes ahead and judges pauses, as in a game
+        # (decodes ahead and judges pauses, as in a game)
+        listener = Listener(recognizer, table.matcher)
         for utterance in microphone_utterances(device, args.end_silence, listener):
             transcript = listener.transcript(utterance.audio)
-            heard = understand(matcher, transcript, speaker)
-            show({**heard.to_json(), "text": transcript.text, "engine": recognizer.name,
+            show({**table.judge(transcript, utterance.audio.seconds), "engine": recognizer.name,
                   "audio_s": round(utterance.audio.seconds, 3),
                   "decode_s": round(transcript.decode_s, 4)})
     except MicrophoneError as error:  # the stream could not open, or died
@@ -124,7 +172,7 @@ def hear_microphone(args: argparse.Namespace, matcher: IntentMatcher, speaker: s
 
 
 def hear_files(
-    files: Sequence[str], matcher: IntentMatcher, speaker: str,
+    files: Sequence[str], table: Situation,
     engine: str | None, model: Path | str | None,
     show: Callable[[dict[str, Any]], None] = _json_line,
 ) -> int:
@@ -136,22 +184,21 @@ def hear_files(
     from referee.speech.audio import Audio, AudioError
     from referee.speech.hearing.interface import RecognizerError
     from referee.speech.hearing.recognizers import make_recognizer
-    from referee.speech.listen import Listener, hear_audio, understand
+    from referee.speech.listen import Listener
 
     try:
-        recognizer = make_recognizer(matcher.phrases, engine, model)
+        recognizer = make_recognizer(table.matcher.phrases, engine, model)
     except RecognizerError as error:
         raise SetupError(str(error)) from error
 
-    listener = Listener(recognizer, matcher)
+    listener = Listener(recognizer, table.matcher)
 
     def decode(audio: Audio, name: str, **where: Any) -> None:
         if where:  # an utterance of a recording, cut with the words' help (as live)
             transcript = listener.transcript(audio)
-            heard = understand(matcher, transcript, speaker)
         else:
-            heard, transcript = hear_audio(recognizer, matcher, audio, speaker)
-        show({"file": name, **where, **heard.to_json(), "text": transcript.text,
+            transcript = recognizer.decode(recognizer.prepare(audio))
+        show({"file": name, **where, **table.judge(transcript, audio.seconds),
               "engine": recognizer.name, "audio_s": round(audio.seconds, 3),
               "decode_s": round(transcript.decode_s, 4)})
 

@@ -308,6 +308,13 @@ class Judged:
     heard: Heard
     transcript: str
     dropped: str | None = None
+    #: The referee's decision on the hearing (:mod:`referee.speech.hearing.decision`):
+    #: "act" (heard surely), "ask" (heard, unsure: a move is asked about),
+    #: "repeat" (the awaited player is asked to say it again) or "none".
+    decision: str = "none"
+    #: The sentence decided on was one the referee expected of the player it
+    #: waits for (a legal move of theirs, an answer to its question).
+    expected: bool = False
 
 
 @dataclass(frozen=True)

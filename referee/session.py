@@ -62,6 +62,7 @@ import logging
 from dataclasses import replace
 
 from referee.brain.clock import HEARTBEAT, Clock
+from referee.brain.hearing import awaited, expectation
 from referee.brain.moves import Moves
 from referee.brain.questions import Questions
 from referee.brain.shared import Question
@@ -94,12 +95,14 @@ from referee.protocol import (
     WakeAt,
 )
 from referee.records import DroppedRecord, ErrorRecord, InputRecord, SaidRecord
+from referee.speech.hearing.decision import REPEAT, Expectation
 from referee.speech.listen import understand
 from referee.speech.understanding.intents import ADDRESSEE, FLOOR, Heard
 from referee.speech.understanding.meaning import Intent
 from referee.wording import (
     ADDRESSED,
     ALL_READ,
+    ASKED_AGAIN,
     DID_NOT_CATCH,
     HELP_AFTER_THE_END,
     MAX_CHARS,
@@ -107,6 +110,7 @@ from referee.wording import (
     NOT_CAUGHT,
     NOT_MOVES,
     NOTHING_TO_ANSWER,
+    SAY_AGAIN,
     SOMEONE,
     SORRY,
     SURE_SCORE,
@@ -267,13 +271,17 @@ class Session(Moves, Questions, Clock):
                    default=None)
         turn_then = self.game.current_player() if then is None else then[2]
         self._emit(self._tick(m.at))
-        text = m.transcript.text
-        heard = understand(self.matcher, m.transcript, self.attribute(m.speaker))
+        who = self.attribute(m.speaker)
+        decision = self._judge.decide(m.transcript, who, self._expecting(who))
+        text = decision.text
+        heard = understand(self.matcher, replace(m.transcript, text=text,
+                                                 confidence=decision.confidence), who)
         utterance = Utterance(heard, text, m.start, m.end, m.speaking, m.over, m.speaker,
                               turn_then, self.game.current_player())
         verdict = judge(utterance, m.room, barge_in=self.spec.barge_in(heard.intent),
                         moves=heard.kind not in NOT_MOVES)
-        self._out.append(Judged(m.at, m.speaker, heard, text, verdict.dropped))
+        self._out.append(Judged(m.at, m.speaker, heard, text, verdict.dropped,
+                                decision.decision, decision.expected))
         if verdict.dropped is not None:
             self._drop(m, verdict.dropped)
             if verdict.notice is not None:  # (about hearing, not the game: not logged)
@@ -284,6 +292,9 @@ class Session(Moves, Questions, Clock):
         if heard.kind == "stop":
             self._out.append(CutVoice(m.at, since=m.start))
             return
+        if decision.decision == REPEAT:
+            self._say_again(m, who, over_voice=verdict.over_voice)
+            return
         if heard.kind == "none" and not heard.message and heard.score < FLOOR:
             self._drop(m, "not a command")
             if ADDRESSED.match(text):
@@ -292,6 +303,27 @@ class Session(Moves, Questions, Clock):
         # Said over the referee's voice: never a sure move, whatever the score.
         sure = self.is_sure(heard, named=False) and not verdict.over_voice
         self._emit(self._respond(heard, m.speaker, m.at, sure=sure, source=m.source))
+
+    def _expecting(self, who: str) -> Expectation:
+        """What the referee expects of ``who`` now (:mod:`referee.brain.hearing`)."""
+        question = self.question
+        waiting = awaited(self.spec, self.game, None if question is None else question.answerers,
+                          self._paused)
+        return expectation(self.spec, self.game, self.matcher, who, waiting,
+                           question is not None, self.now)
+
+    def _say_again(self, m: Speech, who: str, over_voice: bool) -> None:
+        """The awaited player said what looks like an attempt at a command, not
+        heard well enough to ask about: "Sorry, Ann?", once a wait (the same
+        turn, question and state of the game), never over the referee's voice
+        (where it may be that voice's leftover). About hearing, not the game:
+        said, not logged; the utterance is logged as dropped."""
+        wait = (who, self.game.depth, None if self.question is None else self.question.text)
+        prompt = not over_voice and wait != self._prompted
+        self._drop(m, ASKED_AGAIN if prompt else "not caught (asked once already)")
+        if prompt:
+            self._prompted = wait
+            self._out.append(Say(m.at, SAY_AGAIN.format(who=who), Tone.PROBLEM))
 
     def _drop(self, m: Speech, reason: str) -> None:
         log.info("not acted on: %r (%s)", m.transcript.text, reason)

@@ -49,6 +49,13 @@ NOT_SPEAKING = "I wasn't speaking."
 GOODBYE = "Good game, everyone. Goodbye."
 #: Said for what was nearly a command but not one.
 DID_NOT_CATCH = "Sorry, I didn't catch that. Say help for what you can say."
+#: What the player the referee waits for hears when they said what looks like
+#: an attempt at a command that was not heard well enough to ask about
+#: (:mod:`referee.speech.hearing.decision`): once a wait, short, with their
+#: name so that they know it was theirs.
+SAY_AGAIN = "Sorry, {who}?"
+#: Why such an utterance is logged as not acted on.
+ASKED_AGAIN = "not caught: asked to say it again"
 #: Words addressed to the referee that are not a command.
 NOT_CAUGHT = "Sorry, I didn't catch that."
 ADDRESSED = re.compile(r"^\W*(?:(?:hey|ok|okay|so|um|uh)\W+)?referee\b", re.IGNORECASE)

@@ -468,7 +468,7 @@ def test_base_stays_available_and_table_talk_is_compared_with_the_base_model(
         assert (plain.extra["model"], adapted.extra["model"]) == ("tiny.en", "tiny.en+table")
         assert plain.extra["free"] == adapted.extra["free"]
         assert plain.extra["primed"] == adapted.extra["primed"]
-        changed += plain.extra["nbest"] != adapted.extra["nbest"]
+        changed += plain.extra["options"] != adapted.extra["options"]
     assert changed  # the sentences' scores are the adapter's
     assert main(["doctor"]) == 0
     assert "tiny.en+table" in capsys.readouterr().out

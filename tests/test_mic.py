@@ -533,7 +533,7 @@ def test_a_guess_given_up_is_no_guess_and_the_utterance_is_decoded_whole():
     longer = Audio(np.concatenate([audio.samples, audio.samples]))
     listener.pause(longer, give_up=lambda: True)  # a later pause, and the speaker went on
     assert (listener.guessed, listener.given_up) == (1, 1)
-    assert listener.judge() is None  # the earlier guess is gone too
+    assert listener.judge() == "went on"  # the earlier guess is gone: they went on
     transcript = listener.transcript(audio)
     assert listener.kept == 0
     assert transcript.text == "what's my score"
@@ -637,3 +637,52 @@ def test_over_the_referee_a_pause_waits_for_the_longer_tail():
         assert len(last) - bounds[1] >= int(OVER_TAIL * RATE) + FRAME
         assert np.array_equal(trailing_cut(paused[-1], OVER_TAIL).samples,
                               trailing_cut(utterance.audio, OVER_TAIL).samples)
+
+
+def _utterances(data: bytes, verdict: str | None) -> list[tuple[float, float]]:
+    """(start, end) of each utterance the segmenter cuts ``data`` into when
+    every pause's words are judged ``verdict`` (the listener's judgement)."""
+    segmenter = Segmenter(on_pause=lambda audio: None, judge=lambda: verdict)
+    found = [(u.start, u.end) for chunk in chunks(data, 320) for u in segmenter.feed(chunk)]
+    return found + [(u.start, u.end) for u in segmenter.close()]
+
+
+@pytest.mark.parametrize(("verdict", "pause", "parts"), [
+    ("went on", 0.4, 1),  # the decode ahead was given up: they went on
+    ("read-out", 0.5, 1),  # "I lay down my phase ... three fives"
+    ("extendable", 0.4, 2),  # "flip my seven ... " the end silence ends it
+    (None, 0.4, 2),  # nothing decoded ahead: the endpointer decides
+])
+def test_a_pause_is_held_where_the_words_say_more_is_coming(verdict, pause, parts):
+    """A pause longer than the end silence ends the utterance, unless the words
+    decoded ahead say more is coming: the speaker went on while they were
+    decoded, or a read-out of cards may go on."""
+    data = _joined(0.5, "let me think", pause, "flip my seven", 1.0)
+    assert len(_utterances(data, verdict)) == parts
+
+
+def test_a_decode_ahead_given_up_is_judged_as_the_speaker_going_on():
+    from referee.speech.hearing.segmenter import WENT_ON
+    from referee.speech.listen import Listener
+
+    matcher = matcher_for("race65", ["Ann", "Bob"])
+    listener = Listener(PocketSphinxRecognizer(matcher.phrases), matcher)
+    audio = load_wav(clean_path(COMMITTED_VOICE, {c.text: c for c in utterances()}["let me think"]))
+    listener.pause(audio, give_up=lambda: True)
+    assert listener.judge() == WENT_ON
+    listener.pause(audio)
+    assert listener.judge() == "incomplete"
+
+
+def test_a_phase10_read_out_is_judged_as_one_that_may_go_on():
+    from referee.speech.hearing.interface import Transcript
+    from referee.speech.hearing.segmenter import READ_OUT
+    from referee.speech.listen import Listener
+
+    matcher = matcher_for("phase10-twist", ["Ann", "Bob", "Cy"])
+    listener = Listener(PocketSphinxRecognizer(matcher.phrases), matcher)
+    for said, verdict in (("i lay down my phase", READ_OUT),
+                          ("i lay down my phase three fives", READ_OUT),
+                          ("where am i", "complete")):
+        listener._guess = (Audio(np.zeros(1600, dtype=np.int16)), Transcript(said, 1.0))
+        assert listener.judge() == verdict

@@ -747,3 +747,22 @@ def test_the_calibration_learns_from_real_recordings_of_the_tuning_set(tmp_path)
     rows = real_rows(str(dump))
     assert [r["label"] for r in rows] == [1.0, 0.0, 0.0]
     assert [r["kind"] for r in rows] == ["command", "command", "talk"]
+
+
+def test_sentences_scored_packed_score_as_each_alone(whisper):
+    """The base model's scores of the best sentences, packed in one pass
+    (:meth:`~referee.speech.hearing.decoder.Decoder.logprobs_after`), are each
+    sentence's score alone: the referee's expectation weighs them."""
+    scorer = whisper.scorer
+    samples = (committed("cmd07").samples / 32768).astype(np.float32)  # "Bob, flip your ten down"
+    result = scorer.score(samples, whisper.phrases)
+    decoder = scorer.decoder
+    memory = decoder.memory(scorer.encode(samples))
+    logp, cache = decoder.prefix(scorer._prompt(scorer.context), memory)
+    start = (logp[0], cache)
+    sequences = [n.tokens for n in result.nbest]
+    assert len(sequences) >= 2
+    packed = decoder.logprobs_after(start, sequences, memory)
+    alone = [decoder.logprob_after(start, tokens, memory) for tokens in sequences]
+    assert np.allclose(packed, alone, atol=1e-4)
+    assert result.base_logprobs[0] == result.base_logprob == result.nbest[0].logprob

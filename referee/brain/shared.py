@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from referee.brain.hearing import Judge
 from referee.engine.core import Event, TurnStarted
 from referee.games.base import GameSpec, spoken_list
 from referee.protocol import Output, Say, Tone
@@ -72,6 +73,11 @@ class Shared:
         self._resume_at: float | None = None
         #: The player last named (see :meth:`_addressed`).
         self._named: str | None = None
+        #: The referee's decisions on what it hears (:mod:`referee.brain.hearing`).
+        self._judge = Judge(self.matcher)
+        #: The wait in which the awaited player was last asked to say it again
+        #: (who, the game's depth, the open question): once a wait.
+        self._prompted: tuple[str, int, str | None] | None = None
         #: Outcomes of chance steps read from a log being replayed, oldest first.
         self._replayed_chance: list[str] = []
         #: The sections of a long answer not read yet ("more").

@@ -25,7 +25,13 @@ import numpy as np
 from referee.speech.audio import OVER_TAIL, Audio
 from referee.speech.hearing.grammar import Prefixes
 from referee.speech.hearing.interface import Recognizer, Transcript
-from referee.speech.hearing.segmenter import COMPLETE, EXTENDABLE, INCOMPLETE
+from referee.speech.hearing.segmenter import (
+    COMPLETE,
+    EXTENDABLE,
+    INCOMPLETE,
+    READ_OUT,
+    WENT_ON,
+)
 from referee.speech.understanding.intents import Heard, IntentMatcher
 from referee.speech.understanding.meaning import NONE
 
@@ -69,6 +75,8 @@ class Listener:
         self.guessed = 0
         self.kept = 0
         self.given_up = 0
+        #: The last decode ahead was given up: the speaker went on.
+        self._went_on = False
 
     @classmethod
     def judging(cls, recognizer: Recognizer) -> Listener:
@@ -89,15 +97,17 @@ class Listener:
         speaking (the recogniser keeps :data:`~referee.speech.audio.OVER_TAIL`).
         """
         if not self.recognizer.can_guess(so_far):
-            self._guess = None
+            self._guess, self._went_on = None, False
             return
         audio = self.recognizer.prepare(so_far, OVER_TAIL if over else None)
         if self._guess is not None and np.array_equal(self._guess[0].samples, audio.samples):
             return  # what the last pause decoded (a quick look, then the pause): it stands
         self._guess = None
+        self._went_on = False
         transcript = self.recognizer.guess(audio, give_up)
         if transcript is None:
             self.given_up += 1
+            self._went_on = True
             return
         self._guess = (audio, transcript)
         self.guessed += 1
@@ -108,18 +118,26 @@ class Listener:
         :data:`~referee.speech.hearing.segmenter.COMPLETE`: a command nothing can follow
         ("what's my score": answer at once); :data:`~referee.speech.hearing.segmenter.EXTENDABLE`:
         one that more words could change ("flip my seven" could become "flip
-        my seven up"); :data:`~referee.speech.hearing.segmenter.INCOMPLETE`: no command yet
-        ("Bob, ..." decodes to nothing). None: nothing was decoded ahead.
+        my seven up"); :data:`~referee.speech.hearing.segmenter.READ_OUT`: one
+        a read-out of cards may follow or go on ("I lay down my phase ...");
+        :data:`~referee.speech.hearing.segmenter.INCOMPLETE`: no command yet
+        ("Bob, ..." decodes to nothing); :data:`~referee.speech.hearing.segmenter.WENT_ON`:
+        the speaker went on while the words were being decoded (the pause was
+        not the end). None: nothing was decoded ahead.
         """
         self.guessed_kind = None
+        if self._guess is None and self._went_on:
+            return WENT_ON
         if self._guess is None or self.matcher is None:
             return None
         heard = understand(self.matcher, self._guess[1], self.matcher.players[0])
         self.guessed_kind = heard.kind
         if heard.kind == "none":
             return INCOMPLETE
-        if self._prefixes is not None and self._prefixes.extendable(
-                self._guess[1].text.split()):
+        said = self._guess[1].text.split()
+        if self._prefixes is not None and self._prefixes.reads_out(said):
+            return READ_OUT
+        if self._prefixes is not None and self._prefixes.extendable(said):
             return EXTENDABLE
         return COMPLETE
 

@@ -166,6 +166,12 @@ class Race65Spec(GameSpec):
         ``--confirm-calls`` says: it ends the turn or the game."""
         return intent.kind == "call"
 
+    def penalised(self, events: Sequence[Event]) -> bool:
+        """A flip of a tile flipped last turn loses the turn, and a call of a
+        total the caller does not have resets their tray: neither is a move
+        the referee expects (a call is expected only at the target)."""
+        return any(isinstance(e, ConsecutiveViolation | CallIncorrect | TurnLost) for e in events)
+
     def agreement(self, intent: Intent) -> str | None:
         """A tray correction needs another player's yes, like undo."""
         if intent.kind == "correction":

@@ -310,6 +310,36 @@ class Decoder:
             total += float(logp[np.arange(len(rows)), rows].sum())
         return total
 
+    def logprobs_after(self, start: tuple[Floats, Cache], sequences: Sequence[Sequence[int]],
+                       memory: Memory) -> list[float]:
+        """:meth:`logprob_after` for several token sequences after the same
+        prompt, in one pass: the sequences run packed one after the other,
+        each seeing the prompt's cache and its own earlier steps only (so each
+        scores exactly as alone, tested), at about the cost of the longest."""
+        first, cache = start
+        totals = [float(first[self.row[tokens[0]]]) for tokens in sequences]
+        pieces = [list(tokens[:-1]) for tokens in sequences]
+        if not any(len(tokens) > 1 for tokens in sequences):
+            return totals
+        length = cache[0][0].shape[2]
+        ids = np.asarray([t for piece in pieces for t in piece], dtype=np.int64)
+        at = np.concatenate([np.arange(length, length + len(p)) for p in pieces])
+        x = (self.embeddings[ids].astype(np.float32) + self.positions[at])[None]
+        starts = np.cumsum([0, *(len(p) for p in pieces)])
+        seen = np.zeros((len(ids), length + len(ids)), dtype=bool)
+        seen[:, :length] = True
+        for i, piece in enumerate(pieces):
+            span = slice(length + starts[i], length + starts[i + 1])
+            seen[starts[i] : starts[i + 1], span] = np.tril(np.ones((len(piece),) * 2, bool))
+        mask = np.where(seen, 0.0, -np.inf).astype(np.float32)[None, None]
+        hidden, _ = self._hidden(x, cache, memory, mask, 0)
+        logp = self._normalised(hidden[0] @ self.output)
+        for i, tokens in enumerate(sequences):
+            rows = [self.row[t] for t in tokens[1:]]
+            steps = np.arange(starts[i], starts[i] + len(rows))
+            totals[i] += float(logp[steps, rows].sum())
+        return totals
+
     def sequence_logprob(self, prompt: Sequence[int], tokens: Sequence[int],
                          memory: Memory) -> float:
         """The log-probability of ``tokens`` after ``prompt`` under the base

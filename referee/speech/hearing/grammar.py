@@ -14,6 +14,9 @@ call is one of the targets).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+
 from referee.speech.understanding.network import Node, compile_phrases, said_as
 from referee.speech.understanding.network import sentences as network_sentences
 from referee.speech.understanding.numbers import join_numbers
@@ -21,6 +24,7 @@ from referee.speech.understanding.templates import (
     _LEX,
     PhraseSet,
     Slot,
+    SlotRef,
     normalise_words,
     slot_values,
     spoken_word,
@@ -131,25 +135,52 @@ class Prefixes:
         self.root = network.start
         self._said = {unit: [tuple(w.split()) for w in said_as(unit, phrases.slots, True)]
                       for unit in network.units()}
+        #: The slots a read-out in parts is made of (Phase 10 Twist's cards,
+        #: ``[slots.NAME.said]``, and the slots of those parts: count, colour ...).
+        self._read_out = {name for slot in phrases.slots.values() if slot.said
+                          for name in (slot.name, *re.findall(r"\{(\w+)", " ".join(slot.said)))}
 
     def extendable(self, words: list[str]) -> bool:
         """Whether ``words`` is a sentence's start that can go on."""
+        return bool(words) and any(True for _ in self._ends(words))
+
+    def reads_out(self, words: list[str]) -> bool:
+        """Whether what may follow ``words`` is a read-out in parts ("I lay down
+        my phase" ... "three fives" ... "and three sevens"), where a player
+        pauses to look at their cards.
+
+        >>> from referee.games import matcher_for
+        >>> prefixes = Prefixes(matcher_for("phase10-twist", ["Ann", "Bob"]).phrases)
+        >>> said = "i lay down my phase".split()
+        >>> prefixes.reads_out(said), prefixes.reads_out([*said, "three", "fives"])
+        (True, True)
+        >>> prefixes.reads_out("where am i".split())
+        False
+        """
+        return any(node is not None and any(
+            isinstance(unit, SlotRef) and unit.name in self._read_out
+            for unit, _ in node.arcs) for node in self._ends(words))
+
+    def _ends(self, words: list[str]) -> Iterator[Node | None]:
+        """The network's nodes with arcs on at which ``words`` end (None: they
+        end inside an arc's words)."""
         seen: set[tuple[int, int]] = set()
 
-        def walk(node: Node, at: int) -> bool:
+        def walk(node: Node, at: int) -> Iterator[Node | None]:
             if at == len(words):
-                return bool(node.arcs)
+                if node.arcs:
+                    yield node
+                return
             if (id(node), at) in seen:
-                return False
+                return
             seen.add((id(node), at))
             for unit, child in node.arcs:
                 for said in self._said[unit]:
                     rest = words[at:at + len(said)]
                     if tuple(rest) == said[:len(rest)]:
                         if len(rest) < len(said):  # the words end inside this unit
-                            return True
-                        if walk(child, at + len(said)):
-                            return True
-            return False
+                            yield None
+                        else:
+                            yield from walk(child, at + len(said))
 
-        return bool(words) and walk(self.root, 0)
+        return walk(self.root, 0)

@@ -72,16 +72,32 @@ COMPLETE, EXTENDABLE, INCOMPLETE = "complete", "extendable", "incomplete"
 #: A command to act on at once ("stop" while the referee speaks): the utterance
 #: ends at the pause itself. If more words follow, they are an utterance of their own.
 URGENT = "urgent"
+#: A command that a read-out may follow or go on ("I lay down my phase" ...
+#: "three fives" ... "and three sevens"): players pause there to look at
+#: their cards, so the end waits :data:`QUIET_READ_OUT`.
+READ_OUT = "read-out"
+#: The words so far were being decoded ahead when the speaker went on: the
+#: pause was not the end, whatever the endpointer's end silence says (a name,
+#: then a pause a little longer than it: "Bob, ... flip your four down").
+WENT_ON = "went on"
 #: Quiet after the pause margin before a command that more words could
 #: change ends; extra silence after the endpointer's end for words that are
 #: no command yet.
 HOLD_INCOMPLETE = 0.3
 #: ... renewed while the speech is loud again before the endpointer notices.
 HOLD_RECHECK = 0.1
+#: ... that loud: within this of the utterance's loudest frame (dB) and this
+#: far above the room's noise (a soft onset: "Bob, ... flip ...").
+ONSET_BELOW_PEAK = 30.0
+ONSET_ABOVE_FLOOR = 12.0
+#: Extra silence after the endpointer's end where a read-out of cards may go on
+#: (:data:`READ_OUT`).
+HOLD_READ_OUT = 0.45
 #: Quiet (every 20 ms frame within QUIET_DB of the room's noise floor) that
 #: ends a whole command at once, and one that more words could change.
 QUIET_COMPLETE = 0.15
 QUIET_EXTENDABLE = 0.25
+QUIET_READ_OUT = 0.7
 #: While the referee speaks, the start of an utterance (up to QUICK_SPEECH of
 #: speech: "stop" is one word) is looked at after only QUICK_MARGIN of quiet,
 #: not the full margin: a "stop" then cuts the voice about 0.1 s sooner. Only
@@ -216,6 +232,8 @@ class Segmenter:
         self._paused_at = -1  # the last loud frame when the last pause was reported
         self._looked_at = -1  # ... when it was last looked at quickly
         self._verdict: str | None = None  # what the words at that pause were
+        #: ... kept when the speech goes on after it (a soft onset is no background).
+        self._judged_last: str | None = None
         #: Quiet after which the utterance ends by its words (None: the endpointer decides).
         self._quiet_for: float | None = None
         self._floor = 0.0  # the room's noise level (dB) at the last pause
@@ -267,8 +285,9 @@ class Segmenter:
             if handed_over:
                 self._reset(self.now)
                 return None
-            if self._verdict == INCOMPLETE:
-                self._hold_until = self.now + HOLD_INCOMPLETE
+            hold = self._hold_for(self._verdict)
+            if hold:
+                self._hold_until = self.now + hold
                 return None
             return self._utterance(self._end)
         if holding and not speaking and self.now >= (self._hold_until or 0.0):
@@ -318,7 +337,7 @@ class Segmenter:
         self._energies = []
         self._start = self._audio_start = audio_start
         self._paused_at = self._looked_at = -1
-        self._verdict = None
+        self._verdict = self._judged_last = None
         self._quiet_for = self._hold_until = None
 
     def _handed_over(self) -> bool:
@@ -355,8 +374,8 @@ class Segmenter:
         (see :data:`BACKGROUND_DB`); if so, it paused at its last loud frame."""
         self._update_energies()
         n = round(self._background_after * 50)
-        if self._verdict == INCOMPLETE:  # "Bob, ...": wait as the endpointer would
-            n += round(HOLD_INCOMPLETE * 50)
+        # "Bob, ...": wait as the endpointer would (and when they went on, a soft onset too)
+        n += round(self._hold_for(self._judged_last) * 50)
         if len(self._energies) <= n:
             return False
         loud = max(self._energies) - BACKGROUND_DB
@@ -365,11 +384,23 @@ class Segmenter:
         self._paused_at = int(np.nonzero(np.asarray(self._energies) > loud)[0][-1])
         return True
 
+    @staticmethod
+    def _hold_for(verdict: str | None) -> float:
+        """How long after the endpointer's end the words at the last pause hold
+        the utterance open (0: not at all)."""
+        return {INCOMPLETE: HOLD_INCOMPLETE, WENT_ON: HOLD_INCOMPLETE,
+                READ_OUT: HOLD_READ_OUT}.get(verdict or "", 0.0)
+
     def _sounding(self) -> bool:
-        """Whether the last 100 ms hold a frame as loud as the utterance's speech."""
+        """Whether the last 100 ms hold the start of more speech: a frame within
+        :data:`ONSET_BELOW_PEAK` of the utterance's loudest (a word that starts
+        with "f" or "sh" is quiet at first) and :data:`ONSET_ABOVE_FLOOR` above
+        the room's noise."""
         self._update_energies()
-        return bool(self._energies) and max(self._energies[-5:]) >= (
-            max(self._energies) - SPEECH_DB)
+        if not self._energies:
+            return False
+        loud = max(max(self._energies) - ONSET_BELOW_PEAK, self._noise_floor() + ONSET_ABOVE_FLOOR)
+        return max(self._energies[-5:]) >= loud
 
     def _update_energies(self) -> None:
         done = len(self._energies)
@@ -423,9 +454,9 @@ class Segmenter:
     def _pause(self, last_loud: int, verdict: str | None) -> None:
         """The speech paused after frame ``last_loud``, its words judged ``verdict``."""
         self._paused_at = last_loud
-        self._verdict = verdict
+        self._verdict = self._judged_last = verdict
         self._quiet_for = {COMPLETE: QUIET_COMPLETE, EXTENDABLE: QUIET_EXTENDABLE,
-                           URGENT: 0.0}.get(verdict or "")
+                           READ_OUT: QUIET_READ_OUT, URGENT: 0.0}.get(verdict or "")
         self._floor = self._noise_floor()
 
     def _noise_floor(self) -> float:

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from referee.speech.hearing.decision import PRIOR
 from referee.speech.hearing.decoder import (
     VOCABULARY,
     Cache,
@@ -102,6 +103,10 @@ class Result:
     #: The best sentence's log-probability under the base model, without the
     #: table's adapter (its own ``logprob`` when there is none).
     base_logprob: float | None = None
+    #: The same for each sentence of :attr:`nbest` that the referee's
+    #: expectation could put first (within :data:`~referee.speech.hearing.decision.PRIOR`
+    #: of the best); None for the others.
+    base_logprobs: tuple[float | None, ...] = ()
 
     @property
     def margin(self) -> float:
@@ -289,11 +294,22 @@ class WhisperScorer:
         _advance_together(decoder, memory, beam, transcripts, (logp, cache, pads), adapted, check)
         said = [greedy.result(self.tokens) for greedy in transcripts]
         nbest = beam.finished()
-        base_logprob = nbest[0].logprob if nbest else None
-        if nbest and adapted:
-            base_logprob = decoder.logprob_after(base_start, nbest[0].tokens, memory)
+        bases = _base_logprobs(decoder, base_start, nbest, memory, adapted)
         return Result(nbest, said[0], transcripts[0].ends[0],
-                      said[1] if len(said) > 1 else None, base_logprob)
+                      said[1] if len(said) > 1 else None, bases[0] if bases else None, bases)
+
+
+def _base_logprobs(decoder: Decoder, start: tuple[Floats, Cache], nbest: Sequence[Scored],
+                   memory: Memory, adapted: int) -> tuple[float | None, ...]:
+    """What Whisper as shipped makes of the best sentences: the best one's and
+    those within the referee's prior of it (the ones its expectation may put
+    first), in one pass; without an adapter their own log-probabilities."""
+    if not adapted:
+        return tuple(n.logprob for n in nbest)
+    contenders = [i for i, n in enumerate(nbest) if i == 0 or n.score >= nbest[0].score - PRIOR]
+    scored = decoder.logprobs_after(start, [nbest[i].tokens for i in contenders], memory)
+    found = dict(zip(contenders, scored, strict=True))
+    return tuple(found.get(i) for i in range(len(nbest)))
 
 
 def _advance_together(decoder: Decoder, memory: Memory, beam: _Beam, transcripts: list[_Greedy],

@@ -149,8 +149,12 @@ class WhisperRecognizer(Recognizer):
             "primed_similarity": round(similarity(primed.words, best.words), 1)
             if best else 0.0,
             "gap": round(self._gap(result), 3),
-            "nbest": [[n.words, round(n.score, 3), round(n.logprob, 3), n.length]
-                      for n in result.nbest],
+            # The best sentences: words, score, log-probability, tokens, and the
+            # base model's log-probability where the referee's expectation
+            # may put it first (referee.speech.hearing.decision).
+            "options": [[n.words, round(n.score, 3), round(n.logprob, 3), n.length,
+                         None if base is None else round(base, 3)]
+                        for n, base in zip(result.nbest, result.base_logprobs, strict=True)],
             "scores": [round(best.logprob, 3) if best else None, best.length if best else 0,
                        round(result.free.logprob, 3), result.free.length],
             "nothing": round(result.nothing, 3),

@@ -1,0 +1,183 @@
+"""Pauses benchmark: commands said with a natural pause inside, and whether the
+referee waits for their end.
+
+Run: ``./run bench pauses [--voices ...] [--pauses 0.2 0.35 0.5]``.
+
+A player pauses inside a command: after a name ("Bob, ... flip your four
+down"), before a direction ("flip my seven ... up"), between the parts of a
+Phase 10 Twist read-out ("I lay down my phase ... three fives ... and three
+sevens"). Each command of :data:`SAID` is rendered a part at a time in each
+voice (the held-out voices by default: nothing was tuned on them), the parts
+joined with a pause of each length and a whisper of room noise, and the
+stream cut into utterances exactly as the live loop cuts it
+(:func:`benchmarks.table.heard_as_live`: the voice detector, the words
+decoded ahead at each pause and judged against the grammar). A command is
+*cut* when an utterance ends before its last part has begun: the referee
+answered before the player had finished. It is *heard right* when its first
+utterance, as the brain judges it from the awaited player, means what was
+said. The table also gives the delay from the end of the last part's
+speech to the end being decided (audio time, as the benchmark's table rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from benchmarks.recognition import moment_of, percentile
+from benchmarks.table import heard_as_live, speech_end
+from harness.ears import recognizer_for
+from harness.fixtures import HELD_OUT_VOICES, VOICES, Utterance
+from harness.judging import outcome
+from harness.situations import Placer
+from referee.games import matcher_for
+from referee.progress import Bar
+from referee.speech.audio import RATE, speech_bounds
+from referee.speech.audio import frame_energies as energies
+from referee.speech.listen import Listener
+
+#: Commands said in parts (a pause between each two), by game: Race to 65 at
+#: Ann and Bob's table, the others at Ann, Bob and Cy's.
+SAID: dict[str, list[tuple[str, ...]]] = {
+    "race65": [("flip my seven", "up"), ("flip my twelve", "down"),
+               ("Bob,", "flip your four down"), ("Bob", "flip your ten up"),
+               ("flip my", "nine"), ("I call", "sixty-five")],
+    "turn7": [("lock", "Bob"), ("give the lock", "to Cy"), ("hit", "me")],
+    "shut-the-box": [("shut", "four and five"), ("shut four", "and five"),
+                     ("I rolled", "five and three")],
+    "phase10-twist": [("I lay down my phase", "three fives", "and three sevens"),
+                      ("I lay down my phase", "a run of four from six to nine",
+                       "and three eights"),
+                      ("I hit a four", "on Bob's run")],
+}
+PAUSES = (0.2, 0.35, 0.5)
+#: The room's whisper of noise between the parts (dBFS): digital silence is no room.
+NOISE_DBFS = -65.0
+
+
+@dataclass
+class Result:
+    cut: bool
+    right: bool
+    #: From the end of the last part's speech to the end decided (s), when not cut.
+    delay: float | None
+
+
+def stream_of(parts: list[np.ndarray], pause: float, seed: int) -> tuple[np.ndarray, float, float]:
+    """The parts joined with ``pause`` seconds of room noise, a little before
+    and a second after; where the last part begins and where its speech ends."""
+    rng = np.random.default_rng(seed)
+
+    def room(seconds: float) -> np.ndarray:
+        return rng.normal(0.0, 32768 * 10 ** (NOISE_DBFS / 20), int(seconds * RATE))
+
+    pieces: list[np.ndarray] = [room(0.3)]
+    last_start = 0.0
+    for i, part in enumerate(parts):
+        if i:
+            pieces.append(room(pause))
+        last_start = sum(len(p) for p in pieces) / RATE
+        pieces.append(part.astype(np.float64) + room(len(part) / RATE))
+    pieces.append(room(1.2))
+    stream = np.clip(np.concatenate(pieces), -32768, 32767).astype(np.int16)
+    end = last_start + speech_end_of(parts[-1])
+    return stream, last_start, end
+
+
+def speech_end_of(part: np.ndarray) -> float:
+    from referee.speech.audio import Audio
+
+    return speech_end(Audio(part))
+
+
+def trimmed(samples: np.ndarray) -> np.ndarray:
+    """A rendered part without the silence the voice puts around it."""
+    frame = RATE // 50
+    bounds = speech_bounds(energies(samples, frame), frame, len(samples), below_peak_db=35.0,
+                           margin=frame)
+    return samples if bounds is None else samples[bounds[0] : bounds[1]]
+
+
+def run(voices: list[str], pauses: list[float], games: list[str], errors: bool = False
+        ) -> dict[tuple[str, float], list[Result]]:
+    results: dict[tuple[str, float], list[Result]] = {}
+    total = len(voices) * len(pauses) * sum(len(SAID[g]) for g in games)
+    bar = Bar(total, "commands with a pause")
+    done = 0
+    for game in games:
+        players = ("Ann", "Bob") if game == "race65" else ("Ann", "Bob", "Cy")
+        matcher = matcher_for(game, players)
+        recognizer = recognizer_for(matcher.phrases)
+        placer = Placer(game, players, matcher)
+        for voice in voices:
+            speak = VOICES[voice]
+            for parts_text in SAID[game]:
+                parts = [trimmed(speak(t).samples) for t in parts_text]
+                whole = " ".join(parts_text)
+                want = matcher.match(whole, "Ann").intent.to_json()
+                # (heard at the moment it is said at: "lock Bob" when a Lock waits)
+                recognizer.follow(moment_of(matcher.phrases, Utterance(
+                    whole, whole, matcher.match(whole, "Ann").intent)))
+                judge = placer.judges(placer.place(whole, want))
+                for pause in pauses:
+                    bar(done, f"{game} {voice}")
+                    done += 1
+                    stream, last_start, end = stream_of(parts, pause, done)
+                    cut = heard_as_live(stream, Listener(recognizer, matcher))
+                    ends = [u.end for u, _, _ in cut]  # (where each one's speech ended)
+                    is_cut = bool(cut) and ends[0] < last_start
+                    listener = Listener(recognizer, matcher)
+                    right = False
+                    if cut:
+                        transcript = listener.recognizer.decode(
+                            listener.recognizer.prepare(cut[0][0].audio))
+                        right = outcome(judge.judge(transcript, "Ann"), want) in (
+                            "acted", "asked")
+                    delay = None if is_cut or not cut else max(0.0, cut[0][1] - end)
+                    if errors and (is_cut or not right):
+                        print(f"  {voice} {pause:g} s {' | '.join(parts_text)!r}: "
+                              f"{'cut' if is_cut else 'whole'} at "
+                              f"{', '.join(f'{e - last_start:+.2f}' for e in ends)} s "
+                              f"(last part begins at 0); heard {right}")
+                    results.setdefault((game, pause), []).append(Result(is_cut, right, delay))
+    bar.close()
+    return results
+
+
+def report(results: dict[tuple[str, float], list[Result]]) -> None:
+    print("| game | pause | cut before the end | heard right | end decided after the speech, "
+          "p50 / p95 |")
+    print("|---|---:|---:|---:|---:|")
+    everything: list[Result] = []
+    for (game, pause), rows in results.items():
+        everything += rows
+        print(f"| {game} | {pause:g} s | {_cells(rows)} |")
+    print(f"| all | | {_cells(everything)} |")
+
+
+def _cells(rows: list[Result]) -> str:
+    counts = Counter(r.cut for r in rows)
+    delays = [r.delay for r in rows if r.delay is not None]
+    timing = (f"{1000 * statistics.median(delays):.0f} / {1000 * percentile(delays, 0.95):.0f}"
+              " ms" if delays else "-")
+    right = sum(r.right for r in rows)
+    return (f"{counts[True]} of {len(rows)} ({100 * counts[True] / len(rows):.1f} %) | "
+            f"{right} of {len(rows)} | {timing}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="commands said with a pause inside")
+    parser.add_argument("--voices", nargs="+", default=list(HELD_OUT_VOICES))
+    parser.add_argument("--pauses", nargs="+", type=float, default=list(PAUSES))
+    parser.add_argument("--games", nargs="+", choices=list(SAID), default=list(SAID))
+    parser.add_argument("--errors", action="store_true", help="print each command cut")
+    args = parser.parse_args()
+    report(run(args.voices, args.pauses, args.games, args.errors))
+
+
+if __name__ == "__main__":
+    main()

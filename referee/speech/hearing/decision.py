@@ -1,0 +1,163 @@
+"""What the referee decides about one Whisper hearing, knowing what it waits for.
+
+The recogniser measures (:mod:`referee.speech.hearing.confidence`); the
+referee decides, with what only it knows: who it is waiting for and what
+they may do now. :func:`decide_expecting` turns a hearing's measures (the
+transcript's ``extra``) and an :class:`Expectation` into one of four
+decisions:
+
+* ``act``: at :data:`~referee.speech.hearing.confidence.SURE_PROBABILITY`
+  (0.95), exactly as without an expectation. The expectation never makes a
+  sentence sure: what would only have been asked about is still asked about.
+* ``ask``: "Ann, did you say: flip Ann's 7?" From the sentence's own
+  threshold (0.6; 0.5 for a lenient intent) as before; and, for the player
+  the referee waits for, from :data:`EXPECTED_HEARD` when the sentence is
+  one it expects of them (a legal move of theirs, an answer to its open
+  question). Before that, each expected sentence of the n-best is given
+  :data:`PRIOR` nats more (a prior: on her turn, Ann's "seven" is likelier
+  her move than "pause"), and the sentence that comes first then is judged
+  with the calibration as the best one is.
+* ``repeat``: the awaited player said what looks like an attempt at a
+  command (an expected sentence above :data:`REPEAT_FLOOR`, below its
+  threshold): the referee says "Sorry, Ann?" (once a wait: the brain
+  keeps count).
+* ``none``: nothing the referee should act on (table talk, a cough).
+
+Someone else than the awaited player (a seat microphone's player on another's
+turn) is judged exactly as without an expectation: no prior, no lower
+threshold, no prompt. With one table microphone every utterance is the
+awaited player's unless its words name another (the brain attributes it).
+
+Thresholds fitted on the tuning split only (real tuning speakers and the
+synthetic tuning voices, with the game's state): docs/hearing.md, "What the
+referee expects".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from referee.speech.hearing.confidence import (
+    UNSURE_CONFIDENCE,
+    name_checked,
+    primer_checked,
+    probability,
+    similarity,
+    whisper_features,
+)
+
+ACT, ASK, REPEAT, NONE = "act", "ask", "repeat", "none"
+DECISIONS = (ACT, ASK, REPEAT, NONE)
+#: Nats added to the score of a sentence the referee expects of the awaited player.
+PRIOR = 3.0
+#: The probability from which an expected sentence of the awaited player is asked about.
+EXPECTED_HEARD = 0.1
+#: The probability from which an expected sentence of the awaited player, not
+#: heard, gets "Sorry, Ann?".
+REPEAT_FLOOR = 0.02
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What the referee waits for, for one utterance: whether its speaker is
+    the player it waits for (``awaited``), and which sentences, said by them,
+    it expects (``expects``: a legal move of theirs, an answer to the open
+    question)."""
+
+    awaited: bool
+    expects: Callable[[str], bool]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The referee's decision on one hearing."""
+
+    decision: str
+    #: The sentence decided on ('' for none; the sentence not heard for repeat).
+    sentence: str
+    #: Its calibrated probability.
+    probability: float
+    #: Whether the sentence was one the referee expected of the awaited player.
+    expected: bool = False
+
+    @property
+    def text(self) -> str:
+        """What the referee takes as said ('' unless it acts or asks)."""
+        return self.sentence if self.decision in (ACT, ASK) else ""
+
+    @property
+    def confidence(self) -> float:
+        """As a transcript's confidence: 1 sure, unsure, or 0."""
+        return {ACT: 1.0, ASK: UNSURE_CONFIDENCE}.get(self.decision, 0.0)
+
+
+def options(extra: dict[str, Any]) -> list[list[Any]]:
+    """The hearing's sentences, best first: ``[words, score, logprob, length,
+    base_logprob or None]`` (empty for a hearing without them: an older log,
+    another recogniser)."""
+    found = extra.get("options")
+    return list(found) if isinstance(found, list) else []
+
+
+def option_measures(extra: dict[str, Any], index: int, adjusted: Sequence[float],
+                    meaning: Callable[[str], object]) -> dict[str, Any]:
+    """The measures of the hearing as if sentence ``index`` of its options
+    were the best one, with scores ``adjusted`` (the prior added): what the
+    calibration weighs (:func:`~referee.speech.hearing.confidence.whisper_features`)."""
+    found = options(extra)
+    words, _, logprob, length, base = found[index][:5]
+    free_logprob, free_length = extra["scores"][2], extra["scores"][3]
+    mine = meaning(words)
+    others = [adjusted[j] for j, other in enumerate(found)
+              if j != index and meaning(other[0]) != mine]
+    primed = extra.get("primed") or extra.get("free") or ""
+    return {
+        **extra,
+        "best": words,
+        "scores": [logprob, length, free_logprob, free_length],
+        "margin": logprob / length - free_logprob / free_length,
+        "similarity": similarity(str(extra.get("free") or ""), words),
+        "primed_similarity": similarity(str(primed), words),
+        "gap": adjusted[index] - max(others) if others else math.inf,
+        "base_logprob": logprob if base is None else base,
+    }
+
+
+def decide_expecting(extra: dict[str, Any], own: Decision, weights: dict[str, float],
+                     names: Callable[[str], Collection[str]] | None,
+                     meaning: Callable[[str], object],
+                     expectation: Expectation | None) -> Decision:
+    """The decision on a Whisper hearing (its transcript's ``extra``) given
+    what the referee expects (None: nothing, as ``referee hear`` without a
+    game), over the recogniser's ``own`` decision (what it acts on at once,
+    or asks about, without an expectation: it stands, but for a sentence
+    heard more readily as expected)."""
+    as_before = replace(own, expected=_expects(expectation, own.sentence))
+    found = options(extra)
+    if as_before.decision == ACT or expectation is None or not expectation.awaited or not found:
+        return as_before
+    expected = [expectation.expects(str(o[0])) for o in found]
+    adjusted = [float(o[1]) + PRIOR * e for o, e in zip(found, expected, strict=True)]
+    first = max(range(len(found)), key=lambda i: (adjusted[i], -i))
+    if not expected[first]:
+        return as_before
+    measures = option_measures(extra, first, adjusted, meaning)
+    sentence = str(found[first][0])
+    chance = primer_checked(probability(whisper_features(measures), weights), measures, weights)
+    if names is not None:
+        chance = name_checked(chance, measures, names(sentence))
+    if chance >= EXPECTED_HEARD:
+        return Decision(ASK, sentence, chance, True)
+    if as_before.decision == ASK:
+        return as_before
+    if chance >= REPEAT_FLOOR:
+        return Decision(REPEAT, sentence, chance, True)
+    return as_before
+
+
+def _expects(expectation: Expectation | None, sentence: str) -> bool:
+    return (bool(sentence) and expectation is not None and expectation.awaited
+            and expectation.expects(sentence))
