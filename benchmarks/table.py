@@ -106,8 +106,9 @@ def response_times(voice_name: str, condition: str) -> tuple[list[Response], int
     """Each command's response in one room, and the number of commands.
 
     The stream is cut as the live loop cuts it (:func:`heard_as_live`); the
-    loop's lag when the end is decided is the wait. A command whose end is not detected within the second of room noise that
-    follows it (babble keeps a voice detector busy) has no time.
+    loop's lag when the end is decided is the wait. A command whose end is not
+    detected within the second of room noise that follows it (babble keeps a
+    voice detector busy) has no time.
     """
     matcher = matcher_for("race65", PLAYERS)
     recognizer = recognizer_for(matcher.phrases, ENGINE)
