@@ -18,10 +18,17 @@ from typing import Any, NoReturn
 
 from referee import __version__
 from referee.doctor import cmd_doctor
-from referee.games import GAMES, SetupError
+from referee.games import GAMES, SetupError, find_game
 from referee.games.base import GameSpec, Tool, check_players
 from referee.hear import cmd_hear
-from referee.options import MOST_PLAYERS, make_spec, model_option, voice_option, within
+from referee.options import (
+    MOST_PLAYERS,
+    make_spec,
+    model_option,
+    screen_address,
+    voice_option,
+    within,
+)
 from referee.session import Session
 from referee.speech.hearing.segmenter import DEFAULT_END_SILENCE
 from referee.speech.understanding.templates import TemplateError
@@ -84,7 +91,7 @@ def _table_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--echo-cancel", choices=["on", "off"], default="on",
                        help="live games: clean the microphone of the referee's voice so "
                        "players can speak over it (default on when speexdsp is installed)")
-    group.add_argument("--screen", metavar="[HOST:]PORT",
+    group.add_argument("--screen", metavar="[HOST:]PORT", type=screen_address,
                        help="live games: show the board, the clock and captions at "
                        "http://HOST:PORT/, and a page per player (default host 127.0.0.1; "
                        "0.0.0.0 for phones at the table)")
@@ -105,9 +112,37 @@ class Parser(argparse.ArgumentParser):
     so a bad option is the first line said, then a one-line hint; the full
     usage is for ``--help``."""
 
-    def error(self, message: str) -> NoReturn:
+    def error(self, message: str, hint: str | None = None) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n"
-                     f"Say {self.prog} --help for the options.\n")
+                     f"{hint or f'Say {self.prog} --help for the options.'}\n")
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        """As argparse's, but an option a game does not have is told with where
+        that game's options are (and what it has instead, where it says)."""
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            game = getattr(parsed, "game", None) if parsed.command == "play" else None
+            if game is None:
+                self.error(f"unrecognized arguments: {' '.join(extra)}")
+            spec = find_game(game)
+            title = spec.summary.partition(":")[0] or spec.name
+            said = [spec.option_hints.get(o.lstrip("-").replace("-", "_")) for o in extra]
+            elsewhere = [f"{o} is an option of {' and '.join(others)}." for o in extra
+                         if o.startswith("--") for others in [_games_with(o)] if others]
+            self.error(f"{title} has no option {' '.join(extra)}.",
+                       " ".join([*(s for s in said if s), *elsewhere,
+                                 f"Say {self.prog} play {game} --help for its options."]))
+        return parsed
+
+
+def _games_with(flag: str) -> list[str]:
+    """The games that have the command-line option ``flag`` ("--turn-timer")."""
+    import dataclasses
+
+    name = flag.lstrip("-").replace("-", "_")
+    return [spec.summary.partition(":")[0] or spec.name for spec in GAMES.values()
+            if name in {f.name for f in dataclasses.fields(spec.options_type)}]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -163,7 +198,7 @@ def _log_commands(commands: argparse._SubParsersAction[Any]) -> None:
     replay = commands.add_parser("replay", help="print a game from its log")
     replay.add_argument("log_file", type=Path, metavar="LOG", help="the game's log (.jsonl)")
     replay.add_argument("--json", action="store_true", help="end with the final state as JSON")
-    replay.add_argument("--screen", metavar="[HOST:]PORT",
+    replay.add_argument("--screen", metavar="[HOST:]PORT", type=screen_address,
                         help="step through the game on the table's screen at http://HOST:PORT/")
     replay.add_argument("--pace", type=within(float, 0.0, 60.0, "seconds"), default=2.0,
                         help="seconds between moves on the screen (default 2; 0 at a "

@@ -30,7 +30,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -40,6 +40,7 @@ from referee.protocol import (
     Resume,
     Speech,
     SpokenUntil,
+    Start,
     Tick,
     Typed,
     Understood,
@@ -57,7 +58,9 @@ from referee.records import (
     SaidRecord,
 )
 
-READABLE_VERSIONS = (1, 2, VERSION)
+READABLE_VERSIONS = (1, 2, 3, VERSION)
+#: The first format whose turn clock waits for each turn's own sentence.
+CLOCK_WAITS = 4
 LOGS_DIR = Path(os.environ.get("REFEREE_LOGS", "logs"))
 
 
@@ -180,7 +183,7 @@ class LoggedGame:
     @property
     def converted(self) -> bool:
         """Written by an older referee (format 1 or 2) and converted."""
-        return self.header.version < VERSION
+        return self.header.version < 3
 
     def line_of(self, record: Entry) -> int | None:
         """The line ``record`` was read from (None: not one of this log's records)."""
@@ -272,8 +275,8 @@ def read_log(path: Path | str) -> LoggedGame:
             continue
         if game is None:
             game = _header(path, data, number)
-            if game.converted:
-                game.records.append(oldlogs.converted([])[0])  # (they began without a start)
+            if game.converted:  # (they began without a start)
+                game.records.append(Start(0.0, legacy_clock=True))
                 game.lines.append(number)
             continue
         try:
@@ -286,6 +289,8 @@ def read_log(path: Path | str) -> LoggedGame:
             if isinstance(entry, GameHeader):
                 game.skipped.append(f"line {number}: a second game line")
                 continue
+            if isinstance(entry, Start) and game.header.version < CLOCK_WAITS:
+                entry = replace(entry, legacy_clock=True)  # (rebuilt as it was played)
             game.records.append(entry)
             game.lines.append(number)
     if game is None and damaged:

@@ -70,3 +70,15 @@ def make_spec(args: argparse.Namespace, game: str) -> GameSpec:
     read from an argparse namespace."""
     spec_class = find_game(game)
     return spec_class(args.players, spec_class.options_type.from_arguments(args))
+
+
+def screen_address(text: str) -> str:
+    """``--screen``: a port, or HOST:PORT, checked as the command line is read
+    (a bad one is refused before anything starts)."""
+    from referee.screen.server import ScreenError, parse_address
+
+    try:
+        parse_address(text)
+    except ScreenError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text

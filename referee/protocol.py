@@ -76,11 +76,14 @@ class Tone(StrEnum):
 class Start:
     """The game begins: the opening and any chance it starts with. ``rebuild``:
     the game is rebuilt from a log whose chance steps had these outcomes, in
-    order; nothing is said."""
+    order; nothing is said. ``legacy_clock``: the log is of a format before 4,
+    whose turn clock could start a new turn while an earlier sentence was
+    still being said or read (it is rebuilt, and goes on, as it was played)."""
 
     type: ClassVar[str] = "start"
     at: float
     rebuild: tuple[str, ...] | None = None
+    legacy_clock: bool = False
 
 
 @dataclass(frozen=True)

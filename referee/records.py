@@ -26,10 +26,13 @@ import numpy as np
 
 from referee.speech.understanding.meaning import Intent
 
-#: The log format. 3: the inputs as the protocol's messages, exact times; 2:
-#: typed records that mirrored the inputs; 1: events as ``repr`` strings.
-#: 1 and 2 are still read (:mod:`referee.oldlogs` converts them).
-VERSION = 3
+#: The log format. 4: as 3, the turn clock waiting for each turn's own
+#: sentence (#73; a log of an earlier format is rebuilt with the clock as it
+#: was: :attr:`~referee.protocol.Start.legacy_clock`); 3: the inputs as the
+#: protocol's messages, exact times; 2: typed records that mirrored the
+#: inputs; 1: events as ``repr`` strings. 1 and 2 are still read
+#: (:mod:`referee.oldlogs` converts them).
+VERSION = 4
 
 
 class LogError(ValueError):

@@ -211,7 +211,8 @@ class Session(Moves, Questions, Clock):
                 self._emit(self._release(at, text))
             case Stop(at=at):
                 self._emit(self._stop(at))
-            case Start(at=at, rebuild=rebuild):
+            case Start(at=at, rebuild=rebuild, legacy_clock=legacy_clock):
+                self._legacy_clock = legacy_clock
                 self._start(at, rebuild)
             case Resume(at=at):
                 self._replaying = False
@@ -382,6 +383,9 @@ class Session(Moves, Questions, Clock):
             return self._read_more(at)
         if kind == "answer" and self.question is not None:
             return self._reply(intent, speaker, at, sure)
+        asked = self.spec.waiting_for(self.game, who) if kind == "answer" else None
+        if asked is not None:  # the game's own question, which a yes or no cannot answer
+            return self._problem(asked, at)
         if kind == "answer" and typed:  # no question open (a spoken one is table talk)
             return self._say([NOTHING_TO_ANSWER], at, Tone.ANSWER)
         if kind in ("answer", "stop"):  # no question open; "stop" is the table's

@@ -266,7 +266,7 @@ class Table:
             if self.screen is not None:  # when its sound starts
                 self.screen(said, max(0.0, start - self.now))
             end = self._speak(said, start)
-            if end is None:
+            if end is None and show:  # (a start-up problem, printed already, is no turn's)
                 end = self._read(said)
             if end is not None and said.tone in TIMED:
                 self.tell(SpokenUntil(said.at, end, said.tone))

@@ -176,8 +176,20 @@ def game_log_for(args: argparse.Namespace, spec: GameSpec, live: bool) -> GameLo
 
 def play_table(args: argparse.Namespace, spec: GameSpec) -> int:
     live = args.audio_script is None
+    check_table_options(args)
     check_log_path(args)
     return _run(args, spec, Session(spec), lambda: game_log_for(args, spec, live), live=live)
+
+
+def check_table_options(args: argparse.Namespace) -> None:
+    """Options that go with another one, refused before anything starts: the
+    pages' HTTPS (``--tls``, ``--tls-cert``) only serves a ``--screen``."""
+    screen = getattr(args, "screen", None)
+    for flag in ("tls", "tls_cert", "tls_key", "no_qr"):
+        if getattr(args, flag, None) and not screen:
+            name = "--" + flag.replace("_", "-")
+            raise SetupError(f"{name} goes with --screen (the table's pages): add --screen "
+                             f"PORT, or leave {name} out.")
 
 
 def check_log_path(args: argparse.Namespace, resuming: Path | None = None) -> None:
@@ -187,6 +199,8 @@ def check_log_path(args: argparse.Namespace, resuming: Path | None = None) -> No
     if args.log is None or args.no_log:
         return
     path = Path(args.log)
+    if path.is_dir():
+        raise SetupError(f"{path} is a folder: --log takes a file, as {path / 'game.jsonl'}.")
     if not path.parent.is_dir():
         raise SetupError(f"There is no folder {path.parent} for the game log.")
     same = resuming is not None and path.exists() and path.samefile(resuming)
@@ -469,6 +483,7 @@ def _locked(path: Path) -> GameLog:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
+    check_table_options(args)
     check_log_path(args, resuming=args.log_file)
     # The log is locked before it is read: a second resume of the same game
     # stops here, before it reads, says or writes anything.

@@ -112,8 +112,10 @@ def test_hear_unknown_speaker_is_a_clear_error():
     ("args", "message"),
     [
         (["play", "chess"], "invalid choice: 'chess'"),
-        (["play", "race65", "--tiles", "9"], "unrecognized arguments: --tiles"),
-        (["play", "shut-the-box", "--rules", "phase-one"], "unrecognized arguments: --rules"),
+        (["play", "race65", "--tiles", "9"], "Race to 65 has no option --tiles"),
+        (["play", "race65", "--turn-timer", "10"], "timer comes from --difficulty"),
+        (["play", "shut-the-box", "--rules", "phase-one"], "--rules is an option of Race to 65"),
+        (["play", "race65", "--log", "."], "is a folder: --log takes a file"),
         (["hint", "race65", "--open", "1"], "invalid choice: 'race65'"),
         (["play", "race65", "--rules", "phase-nine"], "invalid choice"),
         (["play", "race65", "--difficulty", "brutal"], "invalid choice"),
@@ -121,6 +123,8 @@ def test_hear_unknown_speaker_is_a_clear_error():
         (["play", "race65", "--players", "Ann"], "for 2 players, not 1"),
         (["play", "race65", "--players", "Ann", "ann"], "different name"),
         (["play", "race65", "--players", "Ann", "Seven"], "sounds like a number"),
+        (["play", "race65", "--players", "player two", "Ann"], "names a seat at any table"),
+        (["play", "race65", "--players", "Ann", "Everyone"], "means all the players"),
         (["play", "race65", "--players", "Ann", "B0b!"], "cannot be a player's name"),
         (["play", "race65", "--first", "Carl"], "Carl is not one of the players"),
         (["play", "race65", "--house", "partial_turn=maybe"], "partial_turn takes"),
@@ -301,7 +305,9 @@ def test_a_game_alias_plays_the_game():
     (["--end-silence", "9"], "--end-silence: 9 is out of range: give 0.1 to 2 seconds"),
     (["--voice", "robot"], "unknown voice 'robot': choose espeak, piper, none, or wav:DIR"),
     (["--model", "/no/such/model"], "--model: /no/such/model is not a folder"),
-    (["--tiles", "9"], "unrecognized arguments: --tiles 9"),  # a Shut the Box option
+    (["--tiles", "9"], "--tiles is an option of Shut the Box"),
+    (["--screen", "127.0.0.1:99999"], "--screen takes a port, or HOST:PORT"),
+    (["--tls"], "--tls goes with --screen"),
 ])
 def test_bad_option_values_are_refused_before_anything_starts(option, message):
     result = referee("play", "race65", *option, "--no-log", stdin=b"")

@@ -104,10 +104,10 @@ def test_hint_heard_as_hit_is_asked_as_another_card_and_a_no_takes_nothing():
     spec = _spec("turn7")
     session = Drive(spec)
     session.start()
-    hit = IntentMatcher.for_phrases(spec.phrase_file, PLAYERS).match("hit", "Ann")
-    said = session.respond(Heard("hit", hit.intent, 0.75), "Ann", 1.0, sure=False,
-                           source="mic")
-    assert [s.text for s in said] == ["Ann, do you want another card?"]
+    hit = IntentMatcher.for_phrases(spec.phrase_file, PLAYERS).match("hit", "Bob")
+    said = session.respond(Heard("hit", hit.intent, 0.75), "Bob", 1.0, sure=False,
+                           source="mic")  # (Bob decides first: Ann deals)
+    assert [s.text for s in said] == ["Bob, do you want another card?"]
     depth = session.game.depth
-    session.hear("no", "Ann", 2.0)
+    session.hear("no", "Bob", 2.0)
     assert session.game.depth == depth  # no card was dealt

@@ -165,3 +165,16 @@ def test_a_named_no_refuses_an_agreement():
     assert texts(s.hear("no, it's Ann", None, 2.0))[0] == (
         "The game goes on. It's Ann's turn, 2 flips left.")
     assert not s.over
+
+
+def test_an_unsure_move_the_rules_would_refuse_is_refused_without_asking():
+    """Ann, unsure, on Bob's turn: no "did you say" question to block Bob for
+    six seconds; the refusal it would get after a yes, at once (#73 item 5).
+    An unsure move the rules would take is still asked about."""
+    s = session(difficulty="easy")
+    s.hear("flip my twelve", "Ann", 1.0)
+    s.hear("flip my eleven", "Ann", 2.0)
+    assert unsure(s, "flip my ten", "Ann", 3.0) == ["It's Bob's turn, not Ann's."]
+    assert s.question is None
+    assert texts(s.hear("flip my three", "Bob", 4.0)) == ["Bob, 3 down. One more flip."]
+    assert unsure(s, "flip my four", "Bob", 5.0) == ["Bob, did you say: flip Bob's 4?"]

@@ -24,6 +24,7 @@ from referee.gamelog import GameLog, read_log
 from referee.protocol import Entry, SpokenUntil, Tick, Tone
 from referee.records import (
     RECORD_TYPES,
+    VERSION,
     EventRecord,
     GameHeader,
     InputRecord,
@@ -135,10 +136,9 @@ def test_a_line_cut_by_a_crash_is_skipped_and_the_rest_replays(tmp_path):
     assert final["players"]["Bob"]["down"] == [4]
 
 
-def test_a_log_that_cannot_be_written_is_announced_and_the_game_goes_on(tmp_path):
-    taken = tmp_path / "game.jsonl"
-    taken.mkdir()  # the log's path is a folder: it cannot be opened for writing
-    result = referee("play", *HARD, *QUIET, "--log", str(taken), "--json",
+def test_a_log_that_cannot_be_written_is_announced_and_the_game_goes_on():
+    # (a full disk: /dev/full takes no byte; a folder is refused before the game)
+    result = referee("play", *HARD, *QUIET, "--log", "/dev/full", "--json",
                      stdin="flip my seven\n")
     assert result.returncode == 0
     assert "I cannot write the game log" in result.stderr
@@ -286,11 +286,13 @@ LIVE_SCRIPT = [
     (0.3, "Ann: flip my 7"), (0.6, "Ann: flip my 3"), (1.0, "Bob: flip my 12"),
     (1.4, "Bob: pause"), (2.6, "Bob: what's the score"), (3.2, "Bob: resume"),
     (3.6, "Bob: take that back"), (4.0, "Ann agrees"), (4.4, "Bob: read my board"),
-    # Bob's 15 seconds (given back by the undo) run out at about 18.6 s.
-    (20.0, "Ann: flip my 9"), (20.4, "Ann: flip my 5"), (20.8, "Bob: flip my 12"),
-    (21.2, "Bob: end the game"), (21.6, "Ann: yes"),
+    # Bob's 15 seconds (given back by the undo) start once what was printed
+    # has been read (160 words a minute: the opening, the answers) and run out
+    # at about 48 s.
+    (50.0, "Ann: flip my 9"), (50.4, "Ann: flip my 5"), (50.8, "Bob: flip my 12"),
+    (51.2, "Bob: end the game"), (51.6, "Ann: yes"),
     # The table stays after the end until it leaves (the keyboard is still open).
-    (22.0, "Bob: that's all"),
+    (52.0, "Bob: that's all"),
 ]
 
 
@@ -455,11 +457,11 @@ def test_a_game_killed_at_a_random_point_resumes_as_last_announced(tmp_path, see
     import random
 
     # Among the first moves, the pause and the undo; around the timeout; the last moves.
-    window = [(0.2, 4.6), (4.6, 20.0), (17.0, 22.0)][seed - 1]
+    window = [(0.2, 4.6), (4.6, 50.0), (46.0, 52.0)][seed - 1]
     kill_at = random.Random(seed).uniform(*window)
     log = tmp_path / "game.jsonl"
     game = _live_scripted(log, kill_at)
-    game.wait(timeout=60)
+    game.wait(timeout=90)
     assert game.returncode == -signal.SIGKILL
     _resumes_as_announced(log)
 
@@ -510,7 +512,7 @@ def test_a_whole_live_game_replays_to_the_same_end(tmp_path):
     game = _live_scripted(log, None)
     assert game.stdout is not None
     out = game.stdout.read()  # (the opening was read already)
-    game.wait(timeout=60)
+    game.wait(timeout=90)
     assert game.returncode == 0
     live = json.loads(out.splitlines()[-1])
     session, _, logged, replayed = _replayed(log)
@@ -992,7 +994,7 @@ def test_a_log_is_the_brain_s_inputs_and_replay_steps_them_again(tmp_path):
         log = tmp_path / f"{script.stem}.jsonl"
         assert main(["play", game, *args, "--script", str(script), "--log", str(log)]) == 0
         logged = read_log(log)
-        assert logged.header.version == 3
+        assert logged.header.version == VERSION
         assert not logged.skipped
         assert isinstance(logged.records[0], Start)
         assert all(isinstance(e, (Record, *INPUTS)) for e in logged.records)

@@ -644,6 +644,19 @@ def test_the_end_of_a_hand_by_voice_asks_each_player_and_moves_the_pawns():
     assert says(s, "phase three", "Cy") == ["Cy plays phase 3, a set of 4 and a run of 4."]
 
 
+def test_a_yes_to_a_twist_spaces_choice_is_told_what_it_accepts():
+    """The Twist space's question is open, and a yes cannot answer it: the
+    player is told what can (not "There is no question to answer just now")."""
+    s, _, _ = session()
+    says(s, "I lay down my phase", "Cy")
+    says(s, "Bob went out", "Ann")
+    says(s, "no", "Ann")  # Cy to a Twist space, between phase 2 and phase 3
+    assert says(s, "yes", "Cy") == ["Cy, say phase 2, phase 3, or twist card."]
+    assert says(s, "no", "Cy") == ["Cy, say phase 2, phase 3, or twist card."]
+    assert s.moments() == {"choose"}
+    assert says(s, "yes", "Ann") == ["There is no question to answer just now."]
+
+
 def test_yes_answers_the_question_of_the_player_asked_only():
     s, _, _ = session()
     says(s, "I'm out", "Bob")

@@ -364,7 +364,7 @@ def golden_table(stem: str, lines: int, private: dict[str, str] | None = None
     args = build_parser().parse_args(["play", game, *argv])
     spec = make_spec(args, args.game)
     session = Session(spec)
-    screen = Screen(spec.players, "127.0.0.1", 0, title=spec.summary.partition(":")[0])
+    screen = Screen(spec.players, "127.0.0.1", 0, title=spec.title)
     screen.start()
     printed: list[str] = []
     table = Table(session, show=printed.append, stamp=False, screen=screen.publish)
@@ -823,3 +823,18 @@ def test_every_move_a_seat_page_offers_is_heard_as_a_move_the_rules_take(script)
                     pytest.fail(f"{player}: {sentence!r} offered, refused: {refused.sentence}")
                 offered += 1
     assert offered > 0
+
+
+@pytest.mark.parametrize(("level", "title"), [("easy", "Race to 65"), ("medium", "Race to 67"),
+                                              ("hard", "Race to 70")])
+def test_the_screen_is_headed_with_the_games_real_target(level: str, title: str) -> None:
+    """The captions say "Race to 67" in a medium game: so does the screen's heading."""
+    from referee.screen.setup import screen_for
+
+    args = build_parser().parse_args(["play", "race65", "--difficulty", level, "--screen",
+                                      "127.0.0.1:0", "--input", "text", "--no-qr"])
+    with screen_for(args, make_spec(args, "race65")) as shown:
+        assert shown is not None
+        status, page = fetch(shown.url)
+    assert status == 200
+    assert f"<h1>{title}</h1>" in page.decode()

@@ -490,6 +490,7 @@ def test_a_whole_game_by_voice_ends_with_the_box_shut(tmp_path):
     assert "Ann is playing: 14 open so far." in said, shown
     assert "Ann shut the box!" in said, shown
     win = said.index("Ann shut the box!")
+    assert said[win - 1] == "3 shut."  # not "Open: none. Roll again ..." first
     assert said[win + 1] == "Ann wins!"
     assert said[win + 2:] == [AFTER_THE_END]  # and nothing else
     assert session.final_state() == {"winner": ["Ann"],
@@ -536,3 +537,15 @@ def test_a_logged_game_without_a_seed_replays_the_same_rolls():
     assert again.players == first.players
     assert copy.game.state == session.game.state
     assert again.dice(2) == first.dice(2)  # and the dice go on alike
+
+
+def test_the_last_tiles_shut_are_not_followed_by_roll_again():
+    """"Open: none. Roll again and tell me." made no sense once the box is shut:
+    the last tiles are said, then "Ann shut the box!" (#73 item 8)."""
+    from referee.engine.shutbox import TilesShut
+
+    spec = ShutBoxSpec(["Ann", "Bob"], ShutBoxOptions(tiles=9, dice="physical", order="given"))
+    game: Game[Any] = spec.begin(0.0)
+    assert spec.announce(TilesShut("Ann", (1, 2), ()), game) == "1 and 2 shut."
+    assert spec.announce(TilesShut("Ann", (1, 2), (3,)), game) == (
+        "1 and 2 shut. Open: 3. Roll again and tell me.")

@@ -379,8 +379,9 @@ def test_the_referees_own_words_from_a_player_over_it_are_the_players(tmp_path):
         assert result.dropped == expected
     more = session.matcher.match("go on", "Ann")
     assert more.kind == "more"
-    table.hear_text("rules", "Bob", table.busy_until + 3.0)
-    reading = table.spoken[-1]
+    asked = table.busy_until + 3.0
+    table.hear_text("rules", "Bob", asked)
+    reading = next(s for s in table.spoken if s.start >= asked and s.end - s.start > 2.0)
     result = table.hear_transcript(Transcript("go on", 1.0), reading.start + 1,
                                reading.start + 1.5, reading.start + 1.8, None, "mic",
                                over=OverVoice(12.0))

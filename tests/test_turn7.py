@@ -962,3 +962,14 @@ def test_a_bare_name_is_heard_only_when_a_target_is_asked_for(model):
     assert heard("t7c12", frozenset()).kind != "target"
     assert heard("t7c13", frozenset({"card"})) == cases["t7c13"].intent  # "nine"
     assert heard("t7c13", frozenset()).kind != "card"
+
+
+def test_a_timeout_that_deals_a_card_says_time_first():
+    """A timeout that gives the player a card (nothing to stay with, or the
+    house rule expiry=hit) says "Time!" as a timeout that stays does (#73 item 10)."""
+    s = Drive(Turn7Spec(["Ann", "Bob"], Turn7Options(turn_timer=10, seed=3,
+                                                      house=("expiry=hit",))))
+    s.start()
+    said = [x.text for x in s.tick(11.5)]
+    assert said[said.index("One.") + 1] == "Time! Bob takes a card."
+    assert said[said.index("One.") + 2].startswith("Bob: a ")

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from referee.brain.shared import Shared
-from referee.engine.core import Event, PauseClock, ResumeClock, StopGame, Timeout
+from referee.engine.core import Event, PauseClock, ResumeClock, StopGame, Timeout, TurnStarted
 from referee.protocol import Say, Tone
 from referee.wording import countdown_marks, mark_text
 
@@ -67,6 +67,9 @@ class Clock(Shared):
                 break
             events = self.game.apply(Timeout(), deadline)
             said += self._after_move(events, deadline)  # a timeout may draw a card
+            if (self._told_spoken and not self._legacy_clock
+                    and any(isinstance(e, TurnStarted) for e in events)):
+                break  # (the next turn's clock waits for its sentence: told after this step)
         self.now = max(self.now, at)
         return said
 
@@ -79,13 +82,20 @@ class Clock(Shared):
             self.game.apply(PauseClock(), at)
             return True
         if self._resume_at is not None:  # the turn's clock had not started yet
+            if not self._legacy_clock:
+                self._delayed_to = self._resume_at
             self._resume_at = None
             return True
         return False
 
     def _restart_clock(self, at: float) -> list[Event]:
-        """Start a held turn timer again, with the time it had left."""
+        """Start a held turn timer again, with the time it had left; one held
+        before it had started waits for its sentence's end, if still to come."""
+        delayed_to, self._delayed_to = self._delayed_to, None
         if self.over or self.game.deadline() is not None:
+            return []
+        if delayed_to is not None and delayed_to > at:
+            self._resume_at = delayed_to
             return []
         return self.game.apply(ResumeClock(), at)
 
@@ -95,18 +105,26 @@ class Clock(Shared):
         The table says when it has said a new turn or an answer
         (:class:`~referee.protocol.SpokenUntil`), so a player's time is never
         spent listening to the referee.
+        The first such report tells that the table's sentences take time
+        (spoken, or read): from then on a turn that a timeout begins waits for
+        its own sentence's report, however late the clock is told the time.
         Called again while a delay is on, it moves the delay's end (``until``
-        <= ``at`` ends it now: the referee was cut short).
+        <= ``at`` ends it now: the referee was cut short). A new turn that
+        began while an earlier sentence's delay was on has a clock of its own,
+        running: it is held too, until its own sentence has been said.
         """
-        if self._resume_at is not None:
+        self._told_spoken = True
+        running = (not self.over and self.question is None
+                   and self.game.deadline() is not None)
+        if self._legacy_clock and self._resume_at is not None:  # (a log of format 3)
             self._resume_at = max(at, until)
-            return
-        if self.over or self.question is not None or self.game.deadline() is None:
-            return
-        if until <= at:
-            return
-        self.game.apply(PauseClock(), at)
-        self._resume_at = until
+        elif running and until > at:
+            self.game.apply(PauseClock(), at)
+            self._resume_at = max(until, self._resume_at or until)
+        elif self._resume_at is not None:
+            self._resume_at = max(at, until)
+        elif self._delayed_to is not None:  # (held meanwhile: it waits for this one too)
+            self._delayed_to = max(self._delayed_to, until)
 
     def _question_spoken(self, at: float, until: float) -> None:
         """The open question finished being said at ``until``: the answer time counts from then."""

@@ -72,8 +72,24 @@ class Moves(Shared):
         if likelier is not None:  # the words read another way make the move: ask
             return self._ask(self.spec.confirmation(likelier, who), (who,), likelier, who, at)
         if not sure and kind not in NOT_MOVES:
+            refused = self._refusal(intent, who, at)
+            if refused is not None:  # (refused either way: no question to block the table)
+                return self._say([refused], at, Tone.PROBLEM)
             return self._ask(self.spec.confirmation(intent, who), (who,), intent, who, at)
         return self._act(intent, who, at)
+
+    def _refusal(self, intent: Intent, who: str, at: float) -> str | None:
+        """What the rules would say to refuse this move now ("It's Bob's turn,
+        not Ann's."), tried on the game as it stands (nothing changes); None
+        when they would take it (with a penalty or not)."""
+        try:
+            action = self.spec.action_for(intent, who, self.game)
+            self.game.rules.apply(self.game.state, action, at)
+        except Rejection as rejection:
+            return rejection.sentence
+        except ValueError:
+            return None
+        return None
 
     def _act(self, intent: Intent, speaker: str, at: float) -> list[Say]:
         if self.over and intent.kind not in NOT_MOVES:
@@ -129,10 +145,8 @@ class Moves(Shared):
         self.game = self.spec.begin(at)
         self._ended = False
         self.question = None
-        self._moves, self._fired, self._more = [], set(), []
-        self._resume_at, self._paused, self._paused_clock, self._named = None, False, False, None
-        deadline = self.game.deadline()
-        self._turn_limit = None if deadline is None else deadline - at
+        self._moves, self._more, self._named = [], [], None
+        self._fresh_clock(at)
         self._log(EventRecord(at, "NewGame"))
         said = self._say([f"New game. {reset}".strip(), self.spec.opening(self.game)], at,
                          Tone.TURN)

@@ -92,7 +92,11 @@ class Questions(Shared):
             self._fired = set()
             self._log(EventRecord(at, "Undone"))
             self._ended = self.over
-            return self._say([self.spec.undone(before, self.game)], at)
+            said = self._say([self.spec.undone(before, self.game)], at)
+            if question.paused_clock:  # (a turn still waiting for its sentence waits on)
+                said += self._events([e for e in self._restart_clock(at)
+                                      if isinstance(e, ClockResumed)], at)
+            return said
         if not yes:
             refused = self._refused(question, at)
             said += self._say([f"No answer, so no. {refused}" if unanswered else refused], at,

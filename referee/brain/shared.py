@@ -65,12 +65,15 @@ class Shared:
         self.last: list[str] = []
         self.question: Question | None = None
         self.answer_seconds = answer_seconds
-        self._turn_limit: float | None = None
-        self._fired: set[float] = set()
         #: (stack depth before the move, what the move was), oldest first.
         self._moves: list[tuple[int, str]] = []
         self._held = False
-        self._resume_at: float | None = None
+        self._fresh_clock(at)
+        #: The table reports when its sentences end (they take time).
+        self._told_spoken = False
+        #: A game rebuilt from a log of format 3 or older keeps the clock it
+        #: was played with (:attr:`~referee.protocol.Start.legacy_clock`).
+        self._legacy_clock = False
         #: The player last named (see :meth:`_addressed`).
         self._named: str | None = None
         #: The referee's decisions on what it hears (:mod:`referee.brain.hearing`).
@@ -82,9 +85,6 @@ class Shared:
         self._replayed_chance: list[str] = []
         #: The sections of a long answer not read yet ("more").
         self._more: list[str] = []
-        #: The players paused the game ("pause"); the clock was running then.
-        self._paused = False
-        self._paused_clock = False
         #: The end of the game was announced, with :data:`AFTER_THE_END`.
         self._ended = False
         #: The table said it is done ("that's all"): the table loop ends.
@@ -105,9 +105,21 @@ class Shared:
         #: Whose turn it was after each of the latest steps, by the time each was
         #: told (see :meth:`~referee.session.Session._speech`).
         self._turns: deque[tuple[float, str | None]] = deque(maxlen=128)
+
+    def _fresh_clock(self, at: float) -> None:
+        """The turn clock of a game that begins ``at`` (a new game, a rematch)."""
         deadline = self.game.deadline()
-        if deadline is not None:
-            self._turn_limit = deadline - at
+        self._turn_limit: float | None = None if deadline is None else deadline - at
+        #: The countdown marks said this turn.
+        self._fired: set[float] = set()
+        #: When a turn's clock held while its sentence is said starts.
+        self._resume_at: float | None = None
+        #: When a clock held before it had started would have started (its
+        #: turn's sentence still being said): it starts no sooner on release.
+        self._delayed_to: float | None = None
+        #: The players paused the game ("pause"); the clock was running then.
+        self._paused = False
+        self._paused_clock = False
 
     @property
     def players(self) -> tuple[str, ...]:

@@ -324,6 +324,14 @@ class Stayed(Event):
 
 
 @dataclass(frozen=True)
+class TimeUpHit(Event):
+    """A player's time ran out with nothing to stay with (or the house rule
+    makes a timeout a hit): they take a card."""
+
+    player: str
+
+
+@dataclass(frozen=True)
 class DeckShuffled(Event):
     cards: int
 
@@ -837,7 +845,7 @@ class Turn7(Rules[Turn7State]):
         if player is None or deadline is None or at < deadline:
             raise TimeNotUp("Time is not up yet.")
         if self.config.expiry == "hit" or not state.hand(player).row:
-            return replace(state, drawing=player), []
+            return replace(state, drawing=player), [TimeUpHit(player)]
         return self._stay(state, player, at, timed_out=True)
 
     # the flow of a round ---------------------------------------------------------------------
@@ -936,6 +944,7 @@ __all__ = [
     "Stay",
     "Stayed",
     "Target",
+    "TimeUpHit",
     "Turn7",
     "Turn7Config",
     "Turn7State",

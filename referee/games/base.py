@@ -44,6 +44,9 @@ class GameCore(ABC):
 
     #: Name on the command line and of the phrase file.
     name: ClassVar[str]
+    #: What to say of an option the game does not have, by its name, where the
+    #: game has it another way (Race to 65's timer comes with its difficulty).
+    option_hints: ClassVar[dict[str, str]] = {}
     #: What players can say: the game folder's ``phrases.toml`` (see
     #: :mod:`referee.speech.understanding.templates`).
     phrase_file: ClassVar[Path]
@@ -161,6 +164,13 @@ class Talk(GameCore):
         ambiguous ones and to confirm: the phrase file's ``[describe]``."""
         return self.wording.describe(intent)
 
+    @property
+    def title(self) -> str:
+        """The game's name as the table's screen heads it: the summary's
+        (``summary``, before its colon); a game whose name depends on its
+        options says so ("Race to 67")."""
+        return str(getattr(type(self), "summary", "")).partition(":")[0] or self.name
+
     def public_state(self, game: Game[Any]) -> dict[str, Any]:
         """What everyone at the table may see of the game now, as JSON (the
         table's screen draws it): by default the final state (``--json``); a
@@ -259,6 +269,13 @@ class Policy(GameCore):
         """A yes or no that answers the game's own question (Phase 10 Twist: "Bob,
         did you make your phase?"), as the move it stands for; None when the
         game asks nothing (the answer is then ignored, as table talk)."""
+        return None
+
+    def waiting_for(self, game: Game[Any], player: str) -> str | None:
+        """What the game itself asked ``player`` and waits for, when that is no
+        yes or no (Phase 10 Twist's Twist space: "phase 2, phase 3, or a Twist
+        card?"): said to a yes or a no, which cannot answer it ("Say phase 2,
+        phase 3, or twist card."); None when it waits for nothing such."""
         return None
 
     def barge_in(self, intent: Intent) -> bool:

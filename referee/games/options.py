@@ -49,11 +49,20 @@ COMMAND_NAME_SCORE = 0.9
 _NAME = re.compile(r"^[^\W\d_][\w' -]{0,29}$")
 
 
+#: Words that stand for all the players ("everyone's score"): no player's name.
+EVERYONE = frozenset({"everyone", "everybody", "anyone", "anybody", "all"})
+
+
 def check_players(players: Sequence[str], least: int, most: int) -> tuple[str, ...]:
-    """Names a referee can say and hear: letters first, distinct, not numbers.
+    """Names a referee can say and hear: letters first, distinct, not numbers,
+    not a seat's alias ("player two") nor a word for all the players.
 
     >>> check_players(["Ann", "Bob"], 2, 2)
     ('Ann', 'Bob')
+    >>> check_players(["player two", "Ann"], 2, 2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    referee.games.options.SetupError: 'player two' is how the referee names a seat ...
     """
     names = tuple(" ".join(p.split()) for p in players)
     if not least <= len(names) <= most:
@@ -66,6 +75,13 @@ def check_players(players: Sequence[str], least: int, most: int) -> tuple[str, .
             )
         if words_to_number(name.casefold().replace("-", " ")) is not None:
             raise SetupError(f"{name!r} sounds like a number; please choose another name.")
+        words = name.casefold().split()
+        if len(words) == 2 and words[0] == "player" and words_to_number(words[1]) is not None:
+            raise SetupError(f"{name!r} is how the referee names a seat at any table "
+                             "(\"player two's score\"); please choose another name.")
+        if name.casefold() in EVERYONE:
+            raise SetupError(f"{name!r} means all the players to the referee "
+                             "(\"everyone's score\"); please choose another name.")
     if len({n.casefold() for n in names}) != len(names):
         raise SetupError("Every player needs a different name.")
     return names

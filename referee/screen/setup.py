@@ -34,7 +34,7 @@ def screen_for(args: argparse.Namespace, spec: GameSpec,
         phones = (None if getattr(args, "input", "text") == "text"
                   else PhoneSeats(list(spec.players), getattr(args, "end_silence", 0.25),
                                   track=track))
-        screen = Screen(spec.players, host, port, title=spec.summary.partition(":")[0],
+        screen = Screen(spec.players, host, port, title=spec.title,
                         example=spec.example(), phones=phones, tls=_tls(args, host))
         screen.start()
     except ScreenError as error:

@@ -391,6 +391,14 @@ class Phase10Spec(GameSpec):
             return []
         return ["I'm out"] if state.seat(player).laid else ["I laid down my phase"]
 
+    def waiting_for(self, game: Game[Any], player: str) -> str | None:
+        """A Twist space's choice: a yes or no does not say which."""
+        state: Phase10State = game.state
+        if state.over or state.stage != "choose" or player not in state.choosing:
+            return None
+        low, high = self.words.neighbours(state, player)
+        return f"{player}, say phase {low}, phase {high}, or twist card."
+
     def answer_move(self, intent: Intent, speaker: str, game: Game[Any]) -> Intent | None:
         """ "yes" or "no" to "Bob, did you make your phase?"."""
         state: Phase10State = game.state

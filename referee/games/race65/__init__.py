@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from referee.engine.core import (
     Action,
@@ -165,6 +165,16 @@ class Race65Spec(GameSpec):
         """A call tapped on a seat page is asked about first, whatever
         ``--confirm-calls`` says: it ends the turn or the game."""
         return intent.kind == "call"
+
+    option_hints: ClassVar[dict[str, str]] = {
+        "turn_timer": "Race to 65's timer comes from --difficulty: medium 30 seconds a turn, "
+                      "hard 15 (phase-seven); easy has none.",
+    }
+
+    @property
+    def title(self) -> str:
+        """ "Race to 67" in a medium game, as the captions say it."""
+        return f"Race to {self.config.target}"
 
     def penalised(self, events: Sequence[Event]) -> bool:
         """A flip of a tile flipped last turn loses the turn, and a call of a

@@ -248,7 +248,7 @@ class ShutBoxSpec(GameSpec):
             return f"{said} Shut tiles that make {event.total}."
         if isinstance(event, TilesShut):
             shut = spoken_list(event.tiles)
-            if self.brief:
+            if self.brief or not event.open:  # (the box is shut: that is said next)
                 return f"{shut} shut."
             again = "Roll again and tell me." if self.physical else "Roll again."
             return f"{shut} shut. Open: {tiles_text(event.open)}. {again}"

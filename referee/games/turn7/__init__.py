@@ -67,6 +67,7 @@ from referee.engine.turn7 import (
     Stay,
     Stayed,
     Target,
+    TimeUpHit,
     Turn7,
     Turn7Config,
     Turn7State,
@@ -326,6 +327,8 @@ class Turn7Spec(GameSpec):
         if isinstance(event, Stayed):
             time = "Time! " if event.timed_out else ""
             return f"{time}{event.player} stays with {event.score}."
+        if isinstance(event, TimeUpHit):
+            return f"Time! {event.player} takes a card."
         if isinstance(event, DeckShuffled):
             if self.physical:
                 return (f"The deck is out: shuffle the discard pile, {event.cards} cards, "
