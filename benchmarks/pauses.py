@@ -36,7 +36,7 @@ from harness.judging import outcome
 from harness.situations import Placer
 from referee.games import matcher_for
 from referee.progress import Bar
-from referee.speech.audio import RATE, speech_bounds
+from referee.speech.audio import RATE, SPEECH_DB, speech_bounds
 from referee.speech.audio import frame_energies as energies
 from referee.speech.listen import Listener
 
@@ -169,13 +169,37 @@ def _cells(rows: list[Result]) -> str:
             f"{right} of {len(rows)} | {timing}")
 
 
+def as_before() -> None:
+    """The end of an utterance decided as before #72: a pause whose decode was
+    given up is no hold, no read-out waits longer, a held utterance goes on
+    only when loud again (for the "before" column)."""
+    from referee.speech.hearing import segmenter
+    from referee.speech.hearing.grammar import Prefixes
+    from referee.speech.listen import Listener
+
+    judge = Listener.judge
+
+    def judged(self: Listener) -> str | None:
+        verdict = judge(self)
+        return None if verdict == segmenter.WENT_ON else verdict
+
+    setattr(Listener, "judge", judged)  # noqa: B010
+    setattr(Prefixes, "reads_out", lambda self, words: False)  # noqa: B010
+    segmenter.ONSET_BELOW_PEAK = SPEECH_DB
+    segmenter.ONSET_ABOVE_FLOOR = -1000.0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="commands said with a pause inside")
     parser.add_argument("--voices", nargs="+", default=list(HELD_OUT_VOICES))
     parser.add_argument("--pauses", nargs="+", type=float, default=list(PAUSES))
     parser.add_argument("--games", nargs="+", choices=list(SAID), default=list(SAID))
     parser.add_argument("--errors", action="store_true", help="print each command cut")
+    parser.add_argument("--before", action="store_true",
+                        help="the end of an utterance decided as before #72 (as_before)")
     args = parser.parse_args()
+    if args.before:
+        as_before()
     report(run(args.voices, args.pauses, args.games, args.errors))
 
 

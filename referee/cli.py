@@ -220,7 +220,7 @@ def _hear_command(commands: argparse._SubParsersAction[Any]) -> None:
                       "table's microphone, heard as the player the game waits for)")
     hear.add_argument("--turn", metavar="NAME",
                       help="whose move the referee waits for (default: the first player's)")
-    source = hear.add_mutually_exclusive_group(required=True)
+    source = hear.add_mutually_exclusive_group()  # (one of them: cmd_hear checks)
     source.add_argument("--text", help="the words, as typed or recognised")
     source.add_argument("files", nargs="*", default=[], metavar="FILE.wav",
                         help="WAV files, one utterance each")

@@ -34,6 +34,9 @@ from referee.wording import SURE_SCORE
 if TYPE_CHECKING:
     from referee.speech.listen import Listener
 
+#: The decisions as a line to read says them.
+DECIDED = {"act": "acted on", "ask": "asked about", "repeat": "asked to say it again",
+           "none": "not acted on"}
 #: Files longer than this (seconds) are recordings of a game: ``referee hear``
 #: cuts them into utterances instead of decoding them as one.
 LONG_FILE = 30.0
@@ -41,6 +44,14 @@ LONG_FILE = 30.0
 
 def cmd_hear(args: argparse.Namespace) -> int:
     spec: GameSpec | None = None
+    # "--players Ann Bob move.wav": the files after the names are files, not names
+    # (argparse gives them all to --players).
+    recordings = [name for name in args.players if _a_file(name)]
+    if recordings and args.text is None and not args.mic:
+        args.players = [name for name in args.players if not _a_file(name)]
+        args.files = [*recordings, *args.files]
+    if args.text is None and not args.mic and not args.files:
+        raise SetupError("Say what to hear: --text WORDS, WAV files, or --mic.")
     if args.phrases is not None:  # any phrase file, no game
         players = check_players(args.players, 1, MOST_PLAYERS)
         phrases = load_phrases(args.phrases, players)
@@ -132,6 +143,8 @@ def _readable(heard: dict[str, Any]) -> None:
     if intent["kind"] == "none":
         meaning = "no command" + (f": {heard['message']}" if heard.get("message") else "")
     details = [f"score {heard['score']:.2f}"]
+    if "decision" in heard:
+        details.append(DECIDED.get(str(heard["decision"]), str(heard["decision"])))
     if "decode_s" in heard:
         details.append(f"{heard['decode_s']:.2f} s to decode")
     said = f'"{heard["text"]}"' if heard.get("text") else "(nothing heard)"
@@ -239,3 +252,7 @@ def _decode_file(name: str, listener: Listener, decode: Callable[..., None]) -> 
     for utterance in segmenter.close():
         decode(utterance.audio, start=round(utterance.start, 2), end=round(utterance.end, 2))
 
+
+def _a_file(word: str) -> bool:
+    """Whether a word given among the players is a recording: a WAV file's name."""
+    return word.lower().endswith(".wav") or Path(word).is_file()

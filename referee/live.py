@@ -357,7 +357,7 @@ class LiveLoop:
             # really removes its voice (it had learnt the room when the
             # utterance began); else the gate.
             self._caught(TABLE_MIC, u.audio, start, end, at, speaker=u.speaker,
-                         source="seat" if u.speaker else "mic", over=u.over,
+                         source="seat mic" if u.speaker else "mic", over=u.over,
                          cancels_echo=self.microphone.cancelling_from(u.start))
 
     def _phones(self) -> None:
@@ -372,7 +372,8 @@ class LiveLoop:
             at = self.now()
             end = min(at, self._game_time(u.end))
             start = min(end, self._game_time(u.start))
-            self._caught(u.player, u.audio, start, end, at, speaker=u.player, source="phone",
+            self._caught(u.player, u.audio, start, end, at, speaker=u.player,
+                         source=self.phones.device_of(u.player),  # "phone", "satellite"
                          over=u.over, cancels_echo=u.cancels_echo,
                          ears=self._ears.get(u.player))
 

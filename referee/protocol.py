@@ -141,7 +141,9 @@ class Speech:
     end: float
     #: The seat it came from (seat microphones), or None.
     speaker: str | None
-    #: "mic", "seat", "echo" (a test's loudspeaker), ...
+    #: Where it was heard: "mic" (the table's), "seat mic" (a seat's channel of
+    #: ``--seat-mics``), "phone" (a seat page), "satellite" (a Wyoming
+    #: satellite), "audio script", "echo" (a test's loudspeaker).
     source: str
     #: What the recogniser heard: its words and how sure it is.
     transcript: Transcript

@@ -227,10 +227,14 @@ class Table:
     def caption(self, caption: Caption) -> None:
         """Print what a player said, as the referee took it: a seat page's line
         as it came ("Ann (seat page): flip my 7"), speech as heard ("Ann: (flip
-        my seven)"); a typed line is on the screen already."""
+        my seven)"), from a microphone of the player's own with what it was
+        ("Ann (satellite): (flip my seven)"); a typed line is on the screen
+        already."""
         at, who, text = caption.at, caption.who, caption.text
         if caption.source in ("seat", "tap"):
             self._print(at, f"{who} (seat page): {text}")
+        elif caption.source in ("phone", "satellite", "seat mic"):
+            self._print(at, f"{who} ({caption.source}): ({text})")
         elif caption.source != "text":
             self._print(at, f"{who}: ({text})")
 
@@ -540,7 +544,7 @@ class AudioScript:
         if audio is None or table.left:
             return item.at
         end = item.at + audio.seconds
-        self._pending.append(_Pending(end, item.at, audio, speaker, "seat" if speaker else "mic"))
+        self._pending.append(_Pending(end, item.at, audio, speaker, "audio script"))
         self._flush(table, end + self.end_silence)
         table.player_talking(None)
         return max(item.at, end + self.end_silence)

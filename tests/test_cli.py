@@ -616,3 +616,16 @@ def test_each_games_help_shows_its_own_example_moves(game, capsys):
     assert f"Ann: {example}'" in shown
     if game != "race65":
         assert "flip" not in shown
+
+
+@pytest.mark.slow
+def test_hear_takes_recordings_after_the_players_names():
+    """docs/architecture.md's recipe for a new game, as written: the files after
+    ``--players Ann Bob`` are files (#73 item 14)."""
+    result = referee("hear", "--game", "race65", "--players", "Ann", "Bob",
+                     "tests/audio_fixtures/piper-joe/cmd01.wav")
+    assert result.returncode == 0, result.stderr
+    assert '"flip my seven": flip, owner Ann, tile 7' in result.stdout
+    assert "acted on" in result.stdout
+    nothing = referee("hear", "--game", "race65")
+    assert_clean_error(nothing, "Say what to hear: --text WORDS, WAV files, or --mic.")

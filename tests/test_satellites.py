@@ -121,6 +121,8 @@ def test_a_wyoming_satellite_is_its_player_s_microphone(satellite):
                  if isinstance(r, EventRecord) and r.event == "TileFlipped"]
         assert [(f.fields["owner"], f.fields["tile"], f.fields["by"]) for f in flips] == [
             ("Ann", 7, "Ann")]
+        # (logged as what it came from, not "phone": #73 item 11)
+        assert [r.source for r in game.inputs() if r.speaker == "Ann"] == ["satellite"]
         satellite.close()  # the satellite goes away
         game.wait_until_said("Ann's satellite stopped listening.", timeout=10)
     finally:

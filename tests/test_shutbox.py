@@ -549,3 +549,20 @@ def test_the_last_tiles_shut_are_not_followed_by_roll_again():
     assert spec.announce(TilesShut("Ann", (1, 2), ()), game) == "1 and 2 shut."
     assert spec.announce(TilesShut("Ann", (1, 2), (3,)), game) == (
         "1 and 2 shut. Open: 3. Roll again and tell me.")
+
+
+def test_an_undone_roll_comes_again_the_same():
+    """Chance is not undone: the roll an undo took back is the next roll's (as
+    Turn 7's undone card stays on top); the log replays to the same (#73 item 9)."""
+    records: list[Entry] = []
+    spec = ShutBoxSpec(["Ann", "Bob"], ShutBoxOptions(seed=7, order="given"))
+    s = Drive(spec, record=records.append)
+    s.start()
+    first = [x.text for x in s.hear("roll", "Ann", 1.0)]
+    s.hear("undo", "Ann", 2.0)
+    assert next(x.text for x in s.hear("yes", "Bob", 3.0)).startswith("Undone.")
+    assert [x.text for x in s.hear("roll", "Ann", 4.0)] == first
+    s.hear("shut five", "Ann", 5.0)
+    again = Drive(ShutBoxSpec(["Ann", "Bob"], ShutBoxOptions(seed=7, order="given")))
+    again.replay(records)
+    assert again.final_state() == s.final_state()

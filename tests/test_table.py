@@ -98,6 +98,9 @@ def test_a_hard_game_is_won_by_a_confirmed_call_with_the_referee_hearing_itself(
     texts = said(out)
     assert "Ann, did you call 70?" in texts
     assert texts[-3:] == ["70! Ann has exactly 70.", "Ann wins!", AFTER_THE_END]
+    # Bob's lines of the script are his speech, not lines of a seat page (#73 item 11)
+    assert not any("(seat page)" in line for line in out)
+    assert any("] Bob: (" in line for line in out)
     # Every sentence spoken is a real recording of it (each sentence of an
     # announcement rendered and played in turn), listed with its start time.
     rows = [r.split("\t") for r in (voice_dir / "said.tsv").read_text().splitlines()]

@@ -5,6 +5,9 @@
   surely (:mod:`referee.brain.questions`); else it is played, and the chance
   steps after it (a roll, a draw) are resolved while the referee holds the
   dice or the deck, or asked of the table.
+* Chance is not undone: a roll or a card that an undo took back comes again
+  the same at the next chance step it can come at (undo is no re-roll; Turn
+  7's deck keeps the card on top anyway).
 * "new game" / "rematch": the same players and options start again, at once
   when the game is over, else once another player agrees; the referee first
   says what to put back on the table ("Everyone, flip all your tiles back
@@ -132,8 +135,13 @@ class Moves(Shared):
                 logged = self._replayed_chance.pop(0)
                 outcome = next((a for a, _ in chance.outcomes
                                 if self.game.describe(a) == logged), outcome)
+            elif self._undone_chance and outcome is not None:  # what an undo took back
+                again = self._undone_chance.pop(0)
+                outcome = next((a for a, _ in chance.outcomes
+                                if self.game.describe(a) == again), outcome)
             if outcome is None:
                 break
+            self._chanced.append((self.game.depth, self.game.describe(outcome)))
             self._log(ChanceRecord(at, chance.name, self.game.describe(outcome)))
             events += self.game.apply(outcome, at)
         return events
@@ -146,6 +154,7 @@ class Moves(Shared):
         self._ended = False
         self.question = None
         self._moves, self._more, self._named = [], [], None
+        self._chanced, self._undone_chance = [], []
         self._fresh_clock(at)
         self._log(EventRecord(at, "NewGame"))
         said = self._say([f"New game. {reset}".strip(), self.spec.opening(self.game)], at,

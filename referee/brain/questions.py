@@ -89,6 +89,10 @@ class Questions(Shared):
         if yes and question.undo_to is not None:
             before = self.game.undo_to(question.undo_to, at)
             self._moves.pop()
+            undone = [o for depth, o in self._chanced if depth > question.undo_to]
+            self._chanced = [(d, o) for d, o in self._chanced if d <= question.undo_to]
+            if not self._replaying:  # (a replay takes the logged outcomes as they came)
+                self._undone_chance = undone + self._undone_chance
             self._fired = set()
             self._log(EventRecord(at, "Undone"))
             self._ended = self.over

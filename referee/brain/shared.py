@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.brain.hearing import Judge
-from referee.engine.core import Event, TurnStarted
+from referee.engine.core import Event, GameStopped, TurnStarted
 from referee.games.base import GameSpec, spoken_list
 from referee.protocol import Output, Say, Tone
 from referee.records import EventRecord, Record, SaidRecord
@@ -44,6 +44,11 @@ class Question:
     #: Another player's consent (undo, agreements): a yes must say who gives it
     #: (a seat microphone, "Bob: yes" typed, or "Bob agrees").
     consent: bool = False
+
+
+#: What the referee says of an event the game says nothing of: every game can
+#: be stopped by its table ("end the game", the program closing).
+DEFAULT_SAID: dict[type[Event], str] = {GameStopped: "Game stopped. No winner."}
 
 
 class Shared:
@@ -83,6 +88,10 @@ class Shared:
         self._prompted: tuple[str, int, str | None] | None = None
         #: Outcomes of chance steps read from a log being replayed, oldest first.
         self._replayed_chance: list[str] = []
+        #: Each chance step's outcome with the game's depth before it, and the
+        #: outcomes an undo took back, to come again (:mod:`referee.brain.moves`).
+        self._chanced: list[tuple[int, str]] = []
+        self._undone_chance: list[str] = []
         #: The sections of a long answer not read yet ("more").
         self._more: list[str] = []
         #: The end of the game was announced, with :data:`AFTER_THE_END`.
@@ -177,7 +186,8 @@ class Shared:
                 self._fired = set()
                 self._turn_limit = event.seconds
                 tone = Tone.TURN
-            said += self._say([self.spec.announce(event, self.game)], at, tone)
+            said += self._say([self.spec.announce(event, self.game) or DEFAULT_SAID.get(
+                type(event), "")], at, tone)
             secret = self.spec.private(event, self.game)
             if secret is not None:
                 said.append(self._say_privately(*secret, at))

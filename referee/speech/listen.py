@@ -34,6 +34,8 @@ from referee.speech.hearing.segmenter import (
 )
 from referee.speech.understanding.intents import Heard, IntentMatcher
 from referee.speech.understanding.meaning import NONE
+from referee.speech.understanding.numbers import join_numbers
+from referee.speech.understanding.templates import normalise_words
 
 
 def understand(matcher: IntentMatcher, transcript: Transcript, speaker: str) -> Heard:
@@ -55,6 +57,27 @@ def hear_audio(
     """Recognise and understand one utterance."""
     transcript = recognizer.decode(recognizer.prepare(audio))
     return understand(matcher, transcript, speaker), transcript
+
+
+def _said_so_far(transcript: Transcript) -> bool:
+    """Whether Whisper's own transcript of the words so far is only the start
+    of the sentence decoded ("Flip my." for "flip my nine", "I rolled." for
+    "I rolled one"): the grammar's search finished a sentence the speaker has
+    not (yet) said, so they are not done.
+
+    >>> _said_so_far(Transcript("flip my nine", 1.0, extra={"free": "Flip my."}))
+    True
+    >>> _said_so_far(Transcript("flip my nine", 1.0, extra={"free": "Flip my 9."}))
+    False
+    """
+    free = words_of(str(transcript.extra.get("free") or ""))
+    sentence = words_of(transcript.text)
+    return 0 < len(free) < len(sentence) and sentence[: len(free)] == free
+
+
+def words_of(text: str) -> list[str]:
+    """The words of a text as the matcher compares them (numbers as digits)."""
+    return join_numbers(normalise_words(text))
 
 
 class Listener:
@@ -132,7 +155,7 @@ class Listener:
             return None
         heard = understand(self.matcher, self._guess[1], self.matcher.players[0])
         self.guessed_kind = heard.kind
-        if heard.kind == "none":
+        if heard.kind == "none" or _said_so_far(self._guess[1]):
             return INCOMPLETE
         said = self._guess[1].text.split()
         if self._prefixes is not None and self._prefixes.reads_out(said):

@@ -40,7 +40,6 @@ from referee.engine.core import (
     Chance,
     Event,
     Game,
-    GameStopped,
     GameWon,
     IllegalAction,
     Rejection,
@@ -472,8 +471,6 @@ class Phase10Spec(GameSpec):
             return f"{event.player} skips {event.target}."
         if isinstance(event, GameWon):
             return self.words.won(event, state)
-        if isinstance(event, GameStopped):
-            return "Game stopped. No winner."
         return ""
 
     def private(self, event: Event, game: Game[Any]) -> tuple[str, str] | None:

@@ -26,7 +26,6 @@ from referee.engine.core import (
     ClockResumed,
     Event,
     Game,
-    GameStopped,
     GameWon,
     TurnStarted,
 )
@@ -244,8 +243,6 @@ class Race65Spec(GameSpec):
             return self._wrong_call(event)
         if isinstance(event, GameWon):
             return f"{spoken_list(event.winners)} wins!"
-        if isinstance(event, GameStopped):
-            return "Game stopped. No winner."
         if isinstance(event, ClockPaused):
             return "Timer paused."
         if isinstance(event, ClockResumed):

@@ -39,7 +39,6 @@ from referee.engine.core import (
     Chance,
     Event,
     Game,
-    GameStopped,
     GameWon,
     IllegalAction,
     TurnStarted,
@@ -270,8 +269,6 @@ class ShutBoxSpec(GameSpec):
             if state.score_of(winner) == 0:
                 return f"{winner} wins!"
             return f"Everyone has played. {winner} wins with {state.score_of(winner)}!"
-        if isinstance(event, GameStopped):
-            return "Game stopped. No winner."
         return ""
 
     # --- questions ------------------------------------------------------------------------

@@ -42,7 +42,6 @@ from referee.engine.core import (
     Chance,
     Event,
     Game,
-    GameStopped,
     GameWon,
     IllegalAction,
     TurnStarted,
@@ -349,8 +348,6 @@ class Turn7Spec(GameSpec):
             if len(event.winners) > 1:
                 return f"{spoken_list(event.winners)} share the win with {total}!"
             return f"{event.winners[0]} wins with {total}!"
-        if isinstance(event, GameStopped):
-            return "Game stopped. No winner."
         return ""
 
     def _card(self, event: CardDrawn) -> str:
