@@ -15,7 +15,7 @@ and times every part of :meth:`~referee.speech.hearing.whisper.WhisperScorer.sco
 - the decoder's steps (the beam's hypotheses and the transcripts, a token
   each a step, in one batch);
 - the grammar's beam (which sentences go on, in Python);
-- the base model's score of the best sentence (with the adapter only);
+- the base model's scores of the best sentences (packed in one pass) (with the adapter only);
 
 and the whole, from the end of the utterance to its transcript. The same
 utterances are decoded ``--rounds`` times and each part's figure is its
@@ -51,7 +51,7 @@ PARTS: dict[str, tuple[type, str]] = {
     "prompts": (decoder.Decoder, "prefixes"),
     "decoder steps": (decoder.Decoder, "step"),
     "grammar's beam (Python)": (whisper._Beam, "advance"),
-    "base model's score of the best sentence": (decoder.Decoder, "logprob_after"),
+    "base model's scores of the best sentences": (decoder.Decoder, "logprobs_after"),
 }
 
 

@@ -212,7 +212,7 @@ def test_a_live_game_by_voice_with_seat_microphones_through_an_audio_server(
     dropped = [r for r in records if r["type"] == "dropped"]
     assert dropped, records
     # Everything acted on came from a player's seat, and every move was answered.
-    assert {r["source"] for r in inputs if r["intent"]["kind"] != "leave"} == {"seat"}
+    assert {r["source"] for r in inputs if r["intent"]["kind"] != "leave"} == {"seat mic"}
     calls = [r for r in inputs if r["intent"]["kind"] == "call"]
     assert [r["speaker"] for r in calls] == ["Bob"], (out.lines, records)
     assert answered == [True] * len(moves), (out.lines, records)
@@ -224,7 +224,7 @@ def test_a_live_game_by_voice_with_seat_microphones_through_an_audio_server(
     captions = [e["text"] for e in shown if e["type"] == "say"]
     heard = [(e["who"], e["source"]) for e in shown if e["type"] == "heard"]
     assert [a for _, _, a in moves if any(a in c for c in captions)] == [a for _, _, a in moves]
-    assert ("Bob", "seat") in heard
+    assert ("Bob", "seat mic") in heard
     assert [e for e in shown if e["type"] == "state"][-1]["state"]["game"]["players"] == \
         final["players"]
 
