@@ -24,15 +24,17 @@ from referee.table import Table
 class PhoneGame:
     """The seat pages are on 127.0.0.1; ``hearing``: with the recogniser;
     ``voice``, ``output``: the referee's (an output's track feeds the phones'
-    echo cancellers); ``satellites``: Wyoming seats."""
+    echo cancellers); ``satellites``: Wyoming seats; ``pages``: False for a
+    table without a screen (the satellites are the only seat microphones)."""
 
     def __init__(self, *, hearing: bool = True, voice: Any = None, output: Any = None,
-                 satellites: list[Satellite] | None = None) -> None:
+                 satellites: list[Satellite] | None = None, pages: bool = True) -> None:
         spec = Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven", difficulty="easy"))
         self.session = Session(spec)
         self.phones = PhoneSeats(list(spec.players), track=getattr(output, "track", None))
-        self.screen = Screen(spec.players, "127.0.0.1", 0, phones=self.phones)
-        self.screen.start()
+        self._screen = Screen(spec.players, "127.0.0.1", 0, phones=self.phones) if pages else None
+        if self._screen is not None:
+            self._screen.start()
         self.records: list[Any] = []
         self.printed: list[str] = []
         recognizer = None
@@ -43,15 +45,21 @@ class PhoneGame:
         self.table = Table(self.session, recognizer=recognizer, voice=voice,
                            output=output or (NullOutput() if voice is not None else None),
                            show=self.printed.append, stamp=False,
-                           screen=self.screen.publish,
+                           screen=None if self._screen is None else self._screen.publish,
                            record=self.records.extend)
         self.loop = LiveLoop(self.table, microphone=None, keyboard=None,
-                             seat_lines=self.screen.lines,
+                             seat_lines=None if self._screen is None else self._screen.lines,
                              phones=self.phones, max_seconds=120.0)
         self.satellites = Satellites(satellites or [], self.phones)
         self.worker = threading.Thread(target=self.loop.run, daemon=True)
         self.worker.start()
         self.satellites.start()
+
+    @property
+    def screen(self) -> Screen:
+        """The seat pages' server (a game with ``pages``)."""
+        assert self._screen is not None, "a game without pages"
+        return self._screen
 
     def said(self) -> list[str]:
         """Every sentence so far: the game's (logged) and the table's own (printed)."""
@@ -78,4 +86,5 @@ class PhoneGame:
         self.satellites.stop()
         self.loop.stop()
         self.worker.join(timeout=10)
-        self.screen.stop()
+        if self._screen is not None:
+            self._screen.stop()

@@ -60,15 +60,24 @@ log = logging.getLogger(__name__)
 RETRY_EVERY = 2.0
 
 
-def phone_notice(player: str, what: str, table_mic: bool, device: str = "phone") -> str:
+def phone_notice(player: str, what: str, table_mic: bool, device: str = "phone",
+                 pages: bool = True, keyboard: bool = True) -> str:
     """What the table is told when a seat's own microphone (a seat page's
-    phone, a satellite) starts, moves or stops."""
+    phone, a satellite) starts, moves or stops: when it stops, how the
+    player is heard now (the table's microphone, their seat page, the
+    keyboard, or not at all until it is back)."""
     if what == "listening":
         return f"{player}'s {device} is listening."
     if what == "moved":
         return f"{player}'s microphone moved to another page."
-    then = ("I hear them on the table microphone again." if table_mic
-            else "They can type or tap on their page.")
+    if table_mic:
+        then = "I hear them on the table microphone again."
+    elif pages:
+        then = "They can type or tap on their page."
+    else:
+        until = "I keep trying to reach it; until then" if device == "satellite" else "Until then"
+        then = (f"{until}, type {player}'s moves at the keyboard, starting with '{player}:'."
+                if keyboard else f"{until}, I cannot hear {player}.")
     return f"{player}'s {device} stopped listening. {then}"
 
 
@@ -364,8 +373,12 @@ class LiveLoop:
         """What the seat pages' phones heard: speech from those seats, heard
         like the table microphone's; and what changed about them, said."""
         assert self.phones is not None
+        for player, device, why in self.phones.refusals():
+            self.table.show(f"referee: {player}'s {device} was refused: {why}")
         for player, what in self.phones.notices():
-            notice = phone_notice(player, what, self._mic_ok, self.phones.device_of(player))
+            notice = phone_notice(player, what, self._mic_ok, self.phones.device_of(player),
+                                  pages=self.seat_lines is not None,
+                                  keyboard=self.keyboard is not None)
             self.table.say([Say(self.now(), notice,
                                 Tone.ANNOUNCE)])
         for u in self.phones.hear(self._seat_ears, hurry=self.table.speaking_now):

@@ -19,7 +19,7 @@ from websockets.sync.client import connect
 
 from harness.phonegame import PhoneGame
 from referee.protocol import Speech
-from referee.screen.phones import AHEAD, TAKEN_OVER, PhoneSeats
+from referee.screen.phones import AHEAD, SETTLE, TAKEN_OVER, PhoneSeats
 from referee.screen.server import Screen
 from referee.speech.audio import RATE, load_wav
 from referee.speech.speaking.tts import EspeakVoice
@@ -133,10 +133,17 @@ def test_bad_frames_close_the_stream_with_a_reason_and_change_nothing(frames, wh
     shown = Screen(["Ann", "Bob"], "127.0.0.1", 0, phones=phones)
     shown.start()
     try:
-        with connect(listen_url(shown, "Ann")) as ann:
-            assert why in closed_because(ann, frames)
+        for _ in range(4):  # (a client that tries again and again)
+            with connect(listen_url(shown, "Ann")) as ann:
+                assert why in closed_because(ann, frames)
+        time.sleep(0.2)
         assert phones.hear() == []
-        assert phones.notices() == [("Ann", "listening"), ("Ann", "stopped")]
+        # The table hears nothing of a stream refused at once (#73 item 7);
+        # the terminal is told why, once.
+        assert phones.notices() == []
+        ((player, device, reason),) = phones.refusals()
+        assert (player, device) == ("Ann", "phone")
+        assert why in reason
     finally:
         shown.stop()
 
@@ -148,7 +155,7 @@ def test_a_second_page_takes_the_seat_over_and_the_first_is_told():
     try:
         with connect(listen_url(shown, "Ann")) as first:
             first.send(bytes(FRAME * 2))
-            time.sleep(0.2)
+            time.sleep(SETTLE + 0.2)
             with connect(listen_url(shown, "Ann")) as second:
                 assert closed_because(first, []) == "Another page took Ann's microphone."
                 assert first.close_code == TAKEN_OVER
@@ -297,11 +304,14 @@ def test_a_phone_that_goes_quiet_without_closing_stops_listening_and_is_told():
         assert raw.recv(4096).startswith(b"HTTP/1.1 101")
         time.sleep(0.3)
         assert phones.listening == ["Ann"]
+        assert phones.notices() == []  # (not yet: it may still be refused)
+        time.sleep(SETTLE)
+        assert phones.notices() == [("Ann", "listening")]
         deadline = time.monotonic() + 3 * PING + 5
         while phones.listening:
             assert time.monotonic() < deadline, "the silent phone was never let go"
             time.sleep(0.2)
-        assert phones.notices() == [("Ann", "listening"), ("Ann", "stopped")]
+        assert phones.notices() == [("Ann", "stopped")]
         raw.close()
     finally:
         shown.stop()
@@ -516,5 +526,79 @@ def test_stop_said_into_a_seat_page_in_chromium_cuts_the_referee(tmp_path):
         assert game.table.busy_until < reading_until - 2.0
         assert any(isinstance(r, Speech) and r.source == "phone" and r.speaker == "Ann"
                    and "stop" in r.transcript.text for r in list(game.records)), game.heard()
+    finally:
+        game.close()
+
+
+def test_a_stream_refused_again_and_again_is_told_to_the_terminal_once():
+    """#73 item 7: a client that keeps sending the wrong thing is never said
+    to listen or stop (the table hears nothing of it); its reason is printed
+    once, and again only after a stream of the seat was taken, or for a new
+    reason. A good stream is said to listen once it has been open a while."""
+    now = [100.0]
+    phones = PhoneSeats(["Ann", "Bob"], clock=lambda: now[0])
+
+    def attempt(frame: bytes, lasting: float = 0.5) -> str | None:
+        stream = phones.open("Ann", lambda code, why: None)
+        refused = phones.take("Ann", stream, frame)
+        now[0] += lasting
+        phones.closed("Ann", stream)
+        return refused
+
+    for _ in range(3):
+        assert attempt(b"\x00" * 3) is not None
+    assert phones.notices() == []
+    assert phones.refusals() == [("Ann", "phone", "Send 16-bit samples: an even number of bytes.")]
+    assert attempt(bytes(4 * RATE)) is not None  # a new reason is printed
+    assert [why for _, _, why in phones.refusals()] == ["At most 1 s of sound a frame, please."]
+    assert attempt(bytes(320)) is None  # a good stream, but over at once: nothing said
+    assert phones.notices() == []
+    assert attempt(bytes(320), SETTLE) is None  # a good stream: listening, then stopped
+    assert phones.notices() == [("Ann", "listening"), ("Ann", "stopped")]
+    assert attempt(b"\x00" * 3) is not None  # (after a good one, printed again)
+    assert len(phones.refusals()) == 1
+    assert phones.notices() == []
+    # A stream that sends nothing is said to listen once it has been open a while.
+    quiet = phones.open("Bob", lambda code, why: None, "satellite")
+    assert phones.notices() == []
+    now[0] += SETTLE
+    assert phones.notices() == [("Bob", "listening")]
+    phones.closed("Bob", quiet)
+    assert phones.notices() == [("Bob", "stopped")]
+
+
+def test_a_seat_microphone_that_stops_tells_the_table_how_the_player_is_heard_now():
+    """#73 item 6: the table microphone if there is one, else the seat page,
+    else the keyboard (a satellite is tried again), else nobody until it is back."""
+    from referee.live import phone_notice
+
+    assert phone_notice("Ann", "stopped", True, "satellite", pages=False).endswith(
+        "I hear them on the table microphone again.")
+    assert phone_notice("Ann", "stopped", False).endswith("They can type or tap on their page.")
+    no_page = phone_notice("Ann", "stopped", False, "satellite", pages=False)
+    assert "page" not in no_page
+    assert no_page == ("Ann's satellite stopped listening. I keep trying to reach it; until "
+                       "then, type Ann's moves at the keyboard, starting with 'Ann:'.")
+    assert phone_notice("Ann", "stopped", False, "satellite", pages=False, keyboard=False) == (
+        "Ann's satellite stopped listening. I keep trying to reach it; until then, I cannot "
+        "hear Ann.")
+
+
+def test_a_page_refused_again_and_again_is_not_announced_and_its_reason_is_printed():
+    """#73 item 7, in the live loop: four refused streams from Ann's seat (a
+    text frame each) are never said to the table, and the terminal says why once."""
+    game = PhoneGame(hearing=False)
+    try:
+        for _ in range(4):
+            with connect(listen_url(game.screen, "Ann")) as ann:
+                assert "binary frames" in closed_because(ann, ["hello"])
+        deadline = time.monotonic() + 5
+        while not any("was refused" in line for line in game.printed):
+            assert time.monotonic() < deadline, game.printed
+            time.sleep(0.05)
+        time.sleep(SETTLE + 0.3)
+        assert [line for line in game.printed if "refused" in line] == [
+            "referee: Ann's phone was refused: Send sound as binary frames, or \"end\"."]
+        assert not any("listening" in s for s in game.said()), game.said()
     finally:
         game.close()

@@ -111,8 +111,10 @@ def satellite() -> Iterator[StandInSatellite]:
 def test_a_wyoming_satellite_is_its_player_s_microphone(satellite):
     """The referee connects, says run-satellite, and hears what the satellite
     streams (22,050 Hz stereo, converted) as Ann's: "flip my seven" flips
-    Ann's seven; the table is told when the satellite listens and stops."""
-    game = PhoneGame(satellites=[Satellite("Ann", "127.0.0.1", satellite.port)])
+    Ann's seven; the table is told when the satellite listens and stops, and
+    (a table without a screen or keyboard) that Ann cannot be heard until it
+    is back: no "page" to type on (#73 item 6)."""
+    game = PhoneGame(satellites=[Satellite("Ann", "127.0.0.1", satellite.port)], pages=False)
     try:
         game.wait_until_said("Ann's satellite is listening.")
         game.wait_until_said("Ann, 7 down", timeout=30)
@@ -124,7 +126,8 @@ def test_a_wyoming_satellite_is_its_player_s_microphone(satellite):
         # (logged as what it came from, not "phone": #73 item 11)
         assert [r.source for r in game.inputs() if r.speaker == "Ann"] == ["satellite"]
         satellite.close()  # the satellite goes away
-        game.wait_until_said("Ann's satellite stopped listening.", timeout=10)
+        game.wait_until_said("Ann's satellite stopped listening. I keep trying to reach it; "
+                             "until then, I cannot hear Ann.", timeout=10)
     finally:
         game.close()
 

@@ -35,6 +35,12 @@ Decisions:
 * What the table should know is said (:meth:`PhoneSeats.notices`): a phone
   that starts or stops listening, and one taken over. When a phone stops, the
   player is heard by the table's microphone again, if there is one.
+* A stream is said to listen once it has stayed open :data:`SETTLE`
+  seconds without a refusal; one refused before that is never said to
+  listen or stop: the table hears
+  nothing of a client that sends the wrong thing (however often it tries),
+  and the terminal prints why (:meth:`PhoneSeats.refusals`), once for each
+  new reason.
 """
 
 from __future__ import annotations
@@ -66,6 +72,9 @@ MAX_FRAME = 1.0
 AHEAD = 3.0
 #: A gap in a stream longer than this (seconds) starts its clock again.
 GAP = 1.0
+#: Seconds a stream stays open, unrefused, before the table is told it
+#: listens (a client sending the wrong thing is refused well within it).
+SETTLE = 1.0
 #: Notices that may wait for the table.
 WAITING = 32
 #: Seconds of sound, all seats together, that may wait for the live loop.
@@ -100,10 +109,17 @@ class PhoneUtterance:
 class _Clock:
     """A stream's pace, checked as its frames arrive (the server's side)."""
 
-    def __init__(self) -> None:
+    def __init__(self, opened: float) -> None:
         self.first = 0.0  # when its sound (last) started
         self.sent = 0  # samples since then
         self.last = -GAP - 1.0  # when the last frame arrived
+        self.opened = opened
+        self.told = False  # whether the table was told it listens
+        self.refused_why: str | None = None
+
+    def settled(self, now: float) -> bool:
+        """Whether the table may be told that this stream listens."""
+        return self.refused_why is None and now - self.opened >= SETTLE
 
     def refused(self, data: bytes, now: float) -> str | None:
         """Why a frame is refused, or None."""
@@ -211,6 +227,10 @@ class PhoneSeats:
         self._frames: deque[tuple[str, bytes | None, float]] = deque()
         self._queued = 0
         self._notices: deque[tuple[str, str]] = deque(maxlen=WAITING)
+        #: Refused streams for the terminal: (player, device, why), and the
+        #: last reason printed for each seat (each new reason once).
+        self._refusals: deque[tuple[str, str, str]] = deque(maxlen=WAITING)
+        self._last_refusal: dict[str, str] = {}
         self._lock = threading.Lock()
         #: A byte is written here when something was heard: the live loop
         #: waits on it (:meth:`fileno`) and answers at once, not at its next poll.
@@ -249,9 +269,22 @@ class PhoneSeats:
     def notices(self) -> list[tuple[str, str]]:
         """What the table should be told about the phones since the last call:
         (player, what) with what "listening", "moved" (to another page) or "stopped"."""
+        now = self.clock()
         with self._lock:
+            for player, (clock, _) in self._pages.items():
+                if not clock.told and clock.settled(now):
+                    self._tell(player, clock)
             found = list(self._notices)
             self._notices.clear()
+        return found
+
+    def refusals(self) -> list[tuple[str, str, str]]:
+        """Streams refused since the last call, for the terminal: (player,
+        device, why), each seat's reason once until another comes or a
+        stream of the seat is taken."""
+        with self._lock:
+            found = list(self._refusals)
+            self._refusals.clear()
         return found
 
     @property
@@ -289,16 +322,18 @@ class PhoneSeats:
         for :meth:`take` and :meth:`closed`. ``close(code, reason)`` ends it
         (from any thread) when another stream takes the seat over; ``device``
         is what the table is told it is ("Ann's phone is listening")."""
-        clock = _Clock()
+        clock = _Clock(self.clock())
         with self._lock:
             self._devices[player] = device
             previous = self._pages.get(player)
             self._pages[player] = (clock, close)
+            if previous is not None and not previous[0].told and previous[0].settled(clock.opened):
+                self._tell(player, previous[0])
+            if previous is not None and previous[0].told:
+                clock.told = True  # (the seat listens on: it moved)
+                self._notices.append((player, "moved"))
         if previous is not None:
             previous[1](TAKEN_OVER, f"Another page took {player}'s microphone.")
-            self._notice(player, "moved")
-        else:
-            self._notice(player, "listening")
         return clock
 
     def take(self, player: str, stream: object, data: bytes | None) -> str | None:
@@ -312,18 +347,35 @@ class PhoneSeats:
         else:
             refused = stream.refused(data, now)
             if refused is not None:
+                self.refuse(player, stream, refused)
                 return refused
         self._queue(player, data, now)
         return None
 
+    def refuse(self, player: str, stream: object, why: str) -> None:
+        """``player``'s stream is refused (and is to be closed) for ``why``:
+        printed on the terminal, and if it was not yet said to listen, the
+        table hears nothing of it."""
+        if not isinstance(stream, _Clock):
+            return
+        with self._lock:
+            stream.refused_why = why
+            if self._last_refusal.get(player) != why:
+                self._last_refusal[player] = why
+                self._refusals.append((player, self._devices.get(player, "phone"), why))
+
     def closed(self, player: str, stream: object) -> None:
         """``player``'s stream ended (closed, dropped, refused, taken over)."""
         with self._lock:
-            mine = self._pages.get(player, (None,))[0] is stream
-            if mine:
-                del self._pages[player]
-        if mine:
-            self._notice(player, "stopped")
+            mine = isinstance(stream, _Clock) and self._pages.get(player, (None,))[0] is stream
+            if not mine:
+                return
+            assert isinstance(stream, _Clock)
+            del self._pages[player]
+            if not stream.told and stream.settled(self.clock()):
+                self._tell(player, stream)
+            if stream.told:
+                self._notices.append((player, "stopped"))
 
     async def serve(self, player: str, websocket: WebSocket) -> None:
         """Take one page's stream for ``player`` until it ends (the page closed,
@@ -347,7 +399,9 @@ class PhoneSeats:
                 return
             data, text = message.get("bytes"), message.get("text")
             if data is None and text != "end":
-                await _close(websocket, REFUSED, 'Send sound as binary frames, or "end".')
+                why = 'Send sound as binary frames, or "end".'
+                self.refuse(player, stream, why)
+                await _close(websocket, REFUSED, why)
                 return
             refused = self.take(player, stream, data)
             if refused is not None:
@@ -365,9 +419,11 @@ class PhoneSeats:
         with contextlib.suppress(BlockingIOError):  # (already awake)
             os.write(self._wake_w, b".")
 
-    def _notice(self, player: str, what: str) -> None:
-        with self._lock:
-            self._notices.append((player, what))
+    def _tell(self, player: str, stream: _Clock) -> None:
+        """The table is told the seat listens (with the lock held)."""
+        stream.told = True
+        self._last_refusal.pop(player, None)
+        self._notices.append((player, "listening"))
 
 
 async def _close(websocket: WebSocket, code: int, reason: str) -> None:
