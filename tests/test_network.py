@@ -414,3 +414,28 @@ def test_phrases_check_draws_read_outs_from_their_parts():
     rng = random.Random(3)
     drawn = [draw(phrases, tree, rng) for _ in range(40)]
     assert all(listened_for(phrases, text) for text in drawn), drawn
+
+
+def test_a_new_game_s_phrase_file_gets_the_player_slot_from_common(tmp_path):
+    """#73 item 15: common.toml's sentences name {player} ("Bob says yes");
+    a game that includes it needs no [slots.player] of its own."""
+    path = write(tmp_path, 'include = ["common"]\n[slots.pile]\nnumbers = [1, 21]\n'
+                           '[[intents]]\nkind = "take"\ncount = "{pile}"\n'
+                           'sentences = ["take {pile}"]\n')
+    phrases = load_phrases(path, ["Ann", "Bob"])
+    assert "Bob" in phrases.slots["player"].values.values()
+    matcher = IntentMatcher(phrases, ["Ann", "Bob"])
+    yes = matcher.match("Bob says yes", "Ann").intent
+    assert (yes.kind, yes["value"], yes["player"]) == ("answer", "yes", "Bob")
+    assert matcher.match("take three", "Ann").intent["count"] == 3
+
+
+def test_a_mistake_in_an_included_file_is_named_in_that_file(tmp_path):
+    """#73 item 15: a bad sentence of an included file is named with that
+    file and line, and the game's file that includes it."""
+    write(tmp_path, '[[intents]]\nkind = "a"\n\nsentences = ["turn on {room}"]\n', "shared.toml")
+    path = write(tmp_path, 'include = ["shared"]\n[[intents]]\nkind = "b"\nsentences = ["b"]\n')
+    with pytest.raises(TemplateError) as raised:
+        load_phrases(path, ["Ann", "Bob"])
+    assert str(raised.value) == (f"shared.toml, line 4: unknown slot {{room}} in "
+                                 f"'turn on {{room}}' (used by {tmp_path.name}/phrases.toml)")

@@ -5,6 +5,7 @@ Chromium whose fake microphone plays a WAV file into the seat page."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import time
 import wave
@@ -267,6 +268,79 @@ def test_the_screen_over_https_with_the_referee_s_own_certificate(tmp_path, monk
             assert phones.listening == ["Ann"]
     finally:
         shown.stop()
+
+
+def test_the_referee_s_certificate_is_one_phones_accept_and_is_renewed_before_it_ends(tmp_path):
+    """#73 item 20: serverAuth in its extended key usage, valid at most 397
+    days (Apple's and the browsers' rules for TLS server certificates); kept
+    while it has a month left, then renewed, and the table is told. A
+    ten-year certificate without the usage (an older referee's) is renewed."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
+    from referee.screen.tls import RENEW_DAYS, VALID_DAYS, own_certificate
+
+    def read(cert: Path) -> x509.Certificate:
+        return x509.load_pem_x509_certificate(cert.read_bytes())
+
+    told: list[str] = []
+    made = datetime.datetime(2026, 12, 5, tzinfo=datetime.UTC)
+    cert, _ = own_certificate(["127.0.0.1"], tmp_path, told.append, now=made)
+    first = read(cert)
+    usage = first.extensions.get_extension_for_class(x509.ExtendedKeyUsage)
+    assert list(usage.value) == [ExtendedKeyUsageOID.SERVER_AUTH]
+    assert first.extensions.get_extension_for_class(x509.KeyUsage).value.digital_signature
+    lasts = first.not_valid_after_utc - first.not_valid_before_utc
+    assert lasts <= datetime.timedelta(days=397)
+    assert VALID_DAYS <= 397
+    assert first.not_valid_before_utc < made < first.not_valid_after_utc
+    later = first.not_valid_after_utc - datetime.timedelta(days=RENEW_DAYS + 1)
+    own_certificate(["127.0.0.1"], tmp_path, told.append, now=later)
+    assert read(cert).serial_number == first.serial_number
+    assert told == []
+    soon = first.not_valid_after_utc - datetime.timedelta(days=RENEW_DAYS - 1)
+    own_certificate(["127.0.0.1"], tmp_path, told.append, now=soon)
+    renewed = read(cert)
+    assert renewed.serial_number != first.serial_number
+    assert renewed.not_valid_after_utc > soon + datetime.timedelta(days=300)
+    assert told == [f"The screen's certificate was renewed (it ends on "
+                    f"{first.not_valid_after_utc:%d %B %Y}): each phone must accept it again "
+                    "the next time it opens its page."]
+    # An older referee's certificate: ten years, no extended key usage.
+    _ten_year_certificate(cert, tmp_path / "screen-key.pem")
+    told.clear()
+    own_certificate(["127.0.0.1"], tmp_path, told.append, now=made)
+    assert read(cert).extensions.get_extension_for_class(x509.ExtendedKeyUsage)
+    assert told == ["The screen's certificate was renewed (it was not a server certificate "
+                    "phones accept): each phone must accept it again the next time it opens "
+                    "its page."]
+
+
+def _ten_year_certificate(cert: Path, key: Path) -> None:
+    """A certificate as the referee made them before #73: valid ten years,
+    without key usages."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    private = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "The referee's screen")])
+    now = datetime.datetime.now(datetime.UTC)
+    names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    built = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject)
+             .public_key(private.public_key()).serial_number(x509.random_serial_number())
+             .not_valid_before(now).not_valid_after(now + datetime.timedelta(days=3650))
+             .add_extension(x509.SubjectAlternativeName(names), critical=False)
+             .sign(private, hashes.SHA256()))
+    cert.write_bytes(built.public_bytes(serialization.Encoding.PEM))
+    key.write_bytes(private.private_bytes(serialization.Encoding.PEM,
+                                          serialization.PrivateFormat.PKCS8,
+                                          serialization.NoEncryption()))
 
 
 def test_a_certificate_that_does_not_fit_its_key_is_refused_with_the_reason(tmp_path):

@@ -61,7 +61,8 @@ def _tls(args: argparse.Namespace, host: str) -> tuple[Path, Path] | None:
             if not (cert and key):
                 raise SetupError("--tls-cert and --tls-key go together: give both.")
             return checked_pair(Path(cert), Path(key))
-        return own_certificate(lan_addresses() if host in ("0.0.0.0", "::", "") else [host])
+        return own_certificate(lan_addresses() if host in ("0.0.0.0", "::", "") else [host],
+                               told=problem)
     except TLSError as error:
         raise SetupError(str(error)) from error
 

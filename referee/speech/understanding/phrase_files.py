@@ -150,6 +150,10 @@ def _check_part(tree: Parts, slots: Mapping[str, Slot], name: str) -> None:
                                 "one value each")
 
 
+#: The key an included intent keeps its file under (for messages that name it).
+FROM = "\0file"
+
+
 def _with_includes(data: dict[str, Any], path: Path) -> dict[str, Any]:
     """The file's data after the files it includes (``include = ["common"]``).
 
@@ -175,7 +179,7 @@ def _with_includes(data: dict[str, Any], path: Path) -> dict[str, Any]:
             merged[key] = {**extra.get(key, {}), **merged[key]}
         for topic, examples in extra.get("help", {}).items():
             helps[topic] = [*helps.get(topic, []), *examples]
-        intents += extra.get("intents", [])
+        intents += [{**entry, FROM: other} for entry in extra.get("intents", [])]
     return {**data, **merged, "help": helps, "intents": intents}
 
 
@@ -202,15 +206,17 @@ def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
     weights = {word: float(w) for word, w in data.get("weights", {}).items()}
     intents = []
     for entry in data.get("intents", []):
+        source = entry.get(FROM, path)  # (the file the intent is written in)
         sentences = entry.get("sentences", [])
         when = entry.get("when")
         lenient = entry.get("lenient", False)
         if not isinstance(lenient, bool):
-            raise TemplateError(f"{where(path, 'lenient')}: lenient is true or false, "
+            raise TemplateError(f"{where(source, 'lenient')}: lenient is true or false, "
                                 f"not {lenient!r}")
-        fields = {k: v for k, v in entry.items() if k not in ("sentences", "when", "lenient")}
+        fields = {k: v for k, v in entry.items()
+                  if k not in ("sentences", "when", "lenient", FROM)}
         if "kind" not in fields or not sentences:
-            raise TemplateError(f"{where(path, str(sentences[:1]) if sentences else '')}: "
+            raise TemplateError(f"{where(source, str(sentences[:1]) if sentences else '')}: "
                                 "an intent lacks a kind or sentences")
         trees = []
         for sentence in sentences:
@@ -218,7 +224,9 @@ def load_phrases(path: Path, players: Sequence[str]) -> PhraseSet:
                 tree = parse_tree(str(sentence))
                 _check_slots(tree, slots, str(sentence))
             except TemplateError as error:
-                raise TemplateError(f"{where(path, str(sentence))}: {error}") from None
+                raise TemplateError(f"{where(source, str(sentence))}: {error}"
+                                    + (f" (used by {_named(path)})" if source != path else "")
+                                    ) from None
             trees.append(tree)
         intents.append(IntentTemplate(fields, tuple(trees), tuple(sentences),
                                       None if when is None else str(when), lenient))
