@@ -181,16 +181,28 @@ def test_a_screen_whose_referee_does_not_listen_to_voices_says_so():
 
 
 def _fake_microphone(path: Path, name: str = "cmd01", before: float = 1.0,
-                     after: float = 3.0) -> Path:
+                     after: float = 3.0, hiss: float = 0.0) -> Path:
     """A WAV for Chromium's fake microphone: a recording ("flip my seven")
-    between silences (Chromium plays it in a loop)."""
+    between silences (Chromium plays it in a loop). With ``hiss``, at 48 kHz
+    as a phone records, with noise from 8.5 to 20 kHz throughout, ``hiss``
+    times as loud as the speech (RMS): nothing of it belongs in 16 kHz sound."""
     samples = np.concatenate([np.zeros(int(before * RATE), np.int16),
                               np.frombuffer(pcm(name), "<i2"),
-                              np.zeros(int(after * RATE), np.int16)])
+                              np.zeros(int(after * RATE), np.int16)]).astype(np.float64)
+    rate = RATE
+    if hiss:  # (by the FFT: 16 kHz to 48 kHz exactly, and the noise's band exactly)
+        speech_rms = float(np.sqrt(np.mean(np.frombuffer(pcm(name), "<i2").astype(float) ** 2)))
+        rate, n = 48000, 3 * len(samples)
+        samples = np.fft.irfft(np.fft.rfft(samples), n) * 3
+        spectrum = np.fft.rfft(np.random.default_rng(7).standard_normal(n))
+        freqs = np.fft.rfftfreq(n, 1 / rate)
+        band = np.fft.irfft(np.where((freqs >= 8500) & (freqs <= 20000), spectrum, 0), n)
+        samples += band / np.sqrt(np.mean(band**2)) * speech_rms * hiss
+        samples *= min(1.0, 30000 / np.abs(samples).max())
     with wave.open(str(path), "wb") as out:
         out.setnchannels(1)
         out.setsampwidth(2)
-        out.setframerate(RATE)
+        out.setframerate(rate)
         out.writeframes(samples.astype("<i2").tobytes())
     return path
 
@@ -231,6 +243,118 @@ def test_a_seat_page_in_chromium_is_its_player_s_microphone(game, tmp_path):
         finally:
             chromium.close()
     assert any(r.source == "phone" and r.speaker == "Ann" for r in game.inputs())
+
+
+@pytest.mark.slow
+def test_a_phone_s_48_khz_sound_with_hiss_above_8_khz_is_heard_as_its_16_khz_original(
+        game, tmp_path):
+    """#73 item 21: Chromium's fake microphone plays "flip my seven" at 48 kHz,
+    as a phone records, with hiss from 8.5 to 20 kHz twice as loud as the
+    voice. The page low-passes before it resamples to 16 kHz: between her
+    words nothing comes through (averaging three samples let the hiss fold
+    into the band at a quarter of its level), and her move is heard."""
+    if not CHROMIUM.exists():
+        pytest.skip("Chromium is not installed (./run test installs it: scripts/setup.sh)")
+    from playwright.sync_api import sync_playwright
+
+    wav = _fake_microphone(tmp_path / "ann.wav", hiss=2.0)
+    sent: list[bytes] = []  # (what the page sent, as the server took it)
+    phones: PhoneSeats = game.phones
+    take = phones.take
+
+    def taken(player: str, stream: object, data: bytes | None) -> str | None:
+        sent.append(data or b"")
+        return take(player, stream, data)
+
+    phones.take = taken  # type: ignore[method-assign]
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--no-first-run",
+                  "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+                  f"--use-file-for-fake-audio-capture={wav}"])
+        try:
+            page = chromium.new_page()
+            page.goto(game.screen.seat_url("Ann").replace("localhost", "127.0.0.1"))
+            page.get_by_label("Hands-free: listen all the time").check()
+            deadline = time.monotonic() + 30
+            while not any("Ann, 7 down" in s or "did you say: flip Ann's 7?" in s
+                          for s in game.said()):
+                assert time.monotonic() < deadline, (game.said(), game.heard())
+                time.sleep(0.05)
+        finally:
+            chromium.close()
+    sound = np.frombuffer(b"".join(sent), "<i2").astype(np.float64)
+    quarters = sound[: len(sound) // 4000 * 4000].reshape(-1, 4000)
+    assert len(quarters) >= 8
+    assert np.sqrt(np.mean(quarters**2, axis=1)).min() < 20
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rate", [48000, 44100])
+def test_the_seat_page_low_passes_before_it_resamples_to_16_khz(rate):
+    """#73 item 21: the seat page's audio worklet, run by Chromium itself (an
+    offline audio context at a phone's rate): a 1 kHz tone comes through at
+    its level, and a louder 12 kHz tone, which has no place in 16 kHz sound,
+    does not fold into it at 4 kHz (averaging three samples let it through
+    at a third of its level, above the 1 kHz tone); 7 kHz is still heard."""
+    if not CHROMIUM.exists():
+        pytest.skip("Chromium is not installed (./run test installs it: scripts/setup.sh)")
+    from playwright.sync_api import sync_playwright
+
+    shown = Screen(["Ann", "Bob"], "127.0.0.1", 0, phones=PhoneSeats(["Ann", "Bob"]))
+    shown.start()
+    try:
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                                  args=["--no-sandbox", "--disable-gpu"])
+            try:
+                page = chromium.new_page()
+                page.goto(shown.seat_url("Ann").replace("localhost", "127.0.0.1"))
+                sent = page.evaluate(_RENDER_THROUGH_CAPTURE, rate)
+            finally:
+                chromium.close()
+    finally:
+        shown.stop()
+    out = np.asarray(sent, dtype=np.float64) / 32768.0
+    assert len(out) >= 16000 * 1.5
+    out = out[4000:]  # (past the start)
+
+    def level(freq: float) -> float:
+        t = np.arange(len(out)) / 16000
+        return float(2 * np.abs(np.sum(out * np.exp(-2j * np.pi * freq * t))) / len(out))
+
+    assert level(1000) == pytest.approx(0.1, rel=0.05)
+    assert level(4000) < 0.1 * 10 ** (-60 / 20)  # the 12 kHz tone: over 60 dB below
+    assert level(7000) > 0.1 * 0.5  # (the 7 kHz tone: more than half its level)
+
+
+#: Run in the seat page: the 1 kHz, 7 kHz and 12 kHz tones (0.1, 0.1, 0.5)
+#: for 2 s at the given rate through the page's capture worklet, offline;
+#: the 16-bit samples it posted.
+_RENDER_THROUGH_CAPTURE = """async (rate) => {
+  const seconds = 2;
+  const context = new OfflineAudioContext(1, rate * seconds, rate);
+  await context.audioWorklet.addModule("/static/capture.js");
+  const buffer = context.createBuffer(1, rate * seconds, rate);
+  const data = buffer.getChannelData(0);
+  for (let i = 0; i < data.length; i++) {
+    const t = i / rate;
+    data[i] = 0.1 * Math.sin(2 * Math.PI * 1000 * t) + 0.1 * Math.sin(2 * Math.PI * 7000 * t)
+            + 0.5 * Math.sin(2 * Math.PI * 12000 * t);
+  }
+  const source = context.createBufferSource();
+  source.buffer = buffer;
+  const node = new AudioWorkletNode(context, "capture");
+  const sent = [];
+  node.port.onmessage = (m) => sent.push(...new Int16Array(m.data));
+  source.connect(node);
+  node.connect(context.destination);
+  source.start();
+  await context.startRendering();
+  await new Promise((done) => setTimeout(done, 200));  // (the last messages)
+  return sent;
+}"""
 
 
 def test_the_screen_over_https_with_the_referee_s_own_certificate(tmp_path, monkeypatch):
@@ -509,6 +633,10 @@ def test_a_phone_on_the_table_hears_its_player_through_the_referee_s_voice(tmp_p
             phone.start()
             game.wait_until_said("Ann starts")
             time.sleep(max(0.0, game.table.busy_until - game.loop.now()) + 0.5)
+            deadline = time.monotonic() + 10  # (the phone's first frames, on a busy machine)
+            while "Ann" not in game.phones._streams:
+                assert time.monotonic() < deadline, "the phone never sent its sound"
+                time.sleep(0.05)
             echo = game.phones._streams["Ann"].echo
             assert echo is not None
 
