@@ -838,3 +838,60 @@ def test_the_screen_is_headed_with_the_games_real_target(level: str, title: str)
         status, page = fetch(shown.url)
     assert status == 200
     assert f"<h1>{title}</h1>" in page.decode()
+
+
+#: axe-core (the accessibility engine: the copy axe-playwright-python bundles)
+#: on the page, at WCAG 2.2 AA: its violations, each with the nodes it found.
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
+
+
+def axe_violations(page: Any) -> list[dict[str, Any]]:
+    from importlib.resources import files
+
+    page.evaluate((files("axe_playwright_python") / "axe.min.js").read_text(encoding="utf-8"))
+    results = page.evaluate(
+        "(tags) => axe.run(document, {runOnly: {type: 'tag', values: tags},"
+        " resultTypes: ['violations']})", AXE_TAGS)
+    return [{"id": v["id"], "impact": v["impact"], "help": v["help"],
+             "nodes": [n["html"][:120] for n in v["nodes"]]} for v in results["violations"]]
+
+
+#: A game at each moment a player meets the pages: before the first move,
+#: mid-game, with a question open ("end the game": the others are asked),
+#: and after the win.
+MOMENTS = {"before": 0, "during": 12, "question": 12, "won": 10_000}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", ["race65-phase-seven-hard", "shut-the-box-physical",
+                                  "turn7-virtual", "phase10-twist-virtual"])
+def test_both_pages_pass_axe_core_at_wcag_2_2_aa(browser, stem):
+    """#73 item 19: axe-core, the engine accessibility engineers use, finds
+    no violation at WCAG 2.2 AA on the screen or a seat page, on a 360 px
+    phone and at desktop width, before, during, with a question open and
+    after the win, in every game."""
+    found = {}
+    for moment, lines in MOMENTS.items():
+        table, screen, _ = golden_table(stem, lines)
+        try:
+            if moment == "question":
+                asker = table.session.game.current_player() or table.session.players[0]
+                table.hear_text("end the game", asker, table.session.now + 1)
+                assert table.session.question is not None
+            else:
+                assert (moment == "won") == table.session.over
+            seat = table.session.players[-1]
+            for width in (360, 1280):
+                page = browser.new_page(viewport={"width": width, "height": 900})
+                for name, url in (("screen", screen.url), ("seat", screen.seat_url(seat))):
+                    page.goto(url)
+                    page.wait_for_function(
+                        "document.querySelectorAll('#captions li').length > 0", timeout=10_000)
+                    page.wait_for_timeout(100)
+                    violations = axe_violations(page)
+                    if violations:
+                        found[f"{moment} {name} {width}px"] = violations
+                page.close()
+        finally:
+            screen.stop()
+    assert found == {}

@@ -20,7 +20,7 @@ function caption(list, event) {
   item.dataset.at = event.at;
   list.append(item);
   while (list.children.length > 500) list.firstChild.remove();
-  list.scrollTop = list.scrollHeight;
+  list.parentElement.scrollTop = list.parentElement.scrollHeight;  // (the log scrolls)
 }
 
 // A list of numbers as tiles; with `down`, every tile from 1 to the largest,
