@@ -72,7 +72,11 @@ def _table_options(parser: argparse.ArgumentParser) -> None:
                        help="one microphone channel per player, e.g. Ann=0,Bob=1")
     group.add_argument("--seat", metavar="NAME=tcp://HOST:PORT", action="append",
                        help="a Wyoming voice satellite (Home Assistant's, wyoming-satellite) "
-                       "as that player's microphone; once per player")
+                       "as that player's microphone and speaker; once per player")
+    group.add_argument("--satellite-voice", choices=("all", "own", "none"), default="all",
+                       help="what the satellites say: all the referee's sentences, own: "
+                       "those that name their player, or none (private sentences go to a "
+                       "satellite with --private-audio NAME=satellite)")
     group.add_argument(
         "--voice", metavar="VOICE[,wav:DIR]", type=voice_option,
         help="espeak (default when live), piper or none; add ,wav:DIR (or give wav:DIR alone) "

@@ -48,7 +48,13 @@ from referee.records import (
     SaidRecord,
 )
 from referee.replay import Rebuilt, rebuild_start, replay_records
-from referee.satellites import satellites_for, seat_satellites
+from referee.satellites import (
+    ON_SATELLITE,
+    SatelliteOutput,
+    SatelliteVoice,
+    satellites_for,
+    seat_satellites,
+)
 from referee.screen.setup import screen_for
 from referee.session import Session
 from referee.speech.audio import PlaybackTrack
@@ -58,6 +64,7 @@ from referee.speech.speaking.tts import (
     Output,
     SilentVoice,
     SpeakerOutput,
+    TeeOutput,
     Voice,
     VoiceError,
     WavDirOutput,
@@ -75,7 +82,8 @@ MAX_SCRIPT_BYTES = 10_000_000
 
 
 def voice_and_output(args: argparse.Namespace, live: bool) -> tuple[Voice, Output]:
-    """The voice and where it goes, from ``--voice``; falls back to print-only with a note."""
+    """The voice and where it goes, from ``--voice``; falls back to print-only
+    with a note (or, with seat satellites to speak on, to them alone)."""
     name, directory = None, None
     for part in (args.voice or "").split(","):
         part = part.strip()
@@ -100,6 +108,9 @@ def voice_and_output(args: argparse.Namespace, live: bool) -> tuple[Voice, Outpu
     if name == "none" or not live:
         return voice, NullOutput()
     if not output_device_available():
+        if getattr(args, "seat", None) and getattr(args, "satellite_voice", "all") != "none":
+            note("No speaker found: the referee speaks on the seats' satellites only.")
+            return voice, NullOutput()
         note("No speaker found: the referee prints what it says and does not speak.")
         return SilentVoice(), NullOutput()
     try:
@@ -121,7 +132,7 @@ def private_outputs(spec: GameSpec, live: bool) -> dict[str, Output]:
     device that cannot be opened stops the game before it starts."""
     outputs: dict[str, Output] = {}
     for player, device in spec.private_channels().items():
-        if device == SEAT_PAGE:  # shown on the player's seat page (--screen)
+        if device in (SEAT_PAGE, ON_SATELLITE):  # (a satellite's is set once it is up)
             outputs[player] = NullOutput()
         elif device.startswith("wav:"):
             try:
@@ -259,12 +270,21 @@ def _run_live(args: argparse.Namespace, spec: GameSpec, session: Session, voice:
 
     track = output.track if isinstance(output, SpeakerOutput) else None
     satellites = satellites_for(args, spec)
+    # The satellites' voice is the seats' echo reference where no speaker keeps one.
+    satellite_track = _echo_track(args) if satellites and track is None else None
     microphone = _microphone(args, spec, track)
     if microphone is None and sys.stdin.isatty():
         note("Type what you say, one line at a time; 'Bob: ...' says who spoke. "
              "After the game, that's all or Ctrl-D leaves.")
-    with screen_for(args, spec, track) as screen, \
-            seat_satellites(satellites, screen, spec, args, track) as phones:
+    with screen_for(args, spec, track or satellite_track) as screen, \
+            seat_satellites(satellites, screen, spec, args,
+                            track or satellite_track) as (phones, running):
+        if running is not None:
+            output = TeeOutput(output, SatelliteVoice(running, args.satellite_voice,
+                                                      satellite_track))
+            private = {player: SatelliteOutput(running, player) if device == ON_SATELLITE
+                       else private[player]
+                       for player, device in spec.private_channels().items()}
         hearing = microphone is not None or phones is not None
         recognizer = _recognizer(args, spec) if hearing else None
         game_log = make_log()

@@ -102,3 +102,17 @@ check_model_files(find_whisper_model())
 load(ADAPTER, ADAPTER_SHA256)'
     echo "$want" > "$stamp"
 fi
+
+# The tests' real Wyoming satellite (tests/test_satellites.py speaks through
+# it), in a venv of its own: wyoming-satellite 1.0.0 pins wyoming 1.4.1, older
+# than the referee's.
+SATELLITE=cache/wyoming-satellite
+if [ "$level" = "--train" ] && ! "$SATELLITE/bin/python" -c 'import wyoming_satellite' 2>/dev/null; then
+    echo "setup: installing wyoming-satellite 1.0.0 for the tests ($SATELLITE)"
+    mkdir -p cache
+    { "$PYTHON" -m venv "$SATELLITE" &&
+      "$SATELLITE/bin/python" -m pip install --disable-pip-version-check -q \
+          'wyoming-satellite==1.0.0'; } >"cache/wyoming-satellite.log" 2>&1 ||
+        echo "setup: wyoming-satellite did not install (cache/wyoming-satellite.log):" \
+             "its tests are skipped, saying so" >&2
+fi

@@ -174,3 +174,177 @@ def test_play_refuses_a_satellite_with_typed_input_before_the_game(capsys):
     assert main(["play", "race65", "--input", "text", "--seat",
                  "Ann=tcp://127.0.0.1:10700"]) != 0
     assert "--input text says the referee does not listen" in capsys.readouterr().err
+
+
+#: The real wyoming-satellite, in a venv of its own (scripts/setup.sh --train
+#: makes it: it pins an older wyoming than the referee's).
+REAL_SATELLITE = Path(__file__).parents[1] / "cache" / "wyoming-satellite" / "bin" / "python"
+#: The real satellite's microphone: quiet, in real time (16 kHz, 16-bit mono).
+QUIET_MICROPHONE = ("import sys, time\n"
+                    "while True:\n"
+                    "    sys.stdout.buffer.write(bytes(3200))\n"
+                    "    sys.stdout.flush()\n"
+                    "    time.sleep(0.1)\n")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_the_real_wyoming_satellite_says_the_referee_s_voice_and_only_its_own_secrets(
+        tmp_path):
+    """#73 item 18, with the real ``wyoming-satellite`` 1.0.0 at Ann's and
+    Bob's seats (its ``--snd-command`` writing what it plays to a file): the
+    referee, with no speaker of its own, speaks every sentence on both, the
+    very sound it rendered (``--voice espeak,wav:DIR`` keeps a copy); Bob's
+    virtual Twist card (``--private-audio Bob=satellite``) is said on Bob's
+    satellite alone: all his satellite said besides the table's sentences is
+    one sentence as long as the card's, and Ann's said nothing else."""
+    import json
+    import subprocess
+    import sys
+
+    from referee.speech.speaking.tts import make_voice
+    from referee.wording import sentences
+
+    probe = subprocess.run([str(REAL_SATELLITE), "-c", "import wyoming_satellite"],
+                           capture_output=True, check=False) if REAL_SATELLITE.exists() else None
+    if probe is None or probe.returncode != 0:
+        pytest.skip("wyoming-satellite is not installed (scripts/setup.sh --train installs it "
+                    "in cache/wyoming-satellite)")
+    mic = tmp_path / "quiet.py"
+    mic.write_text(QUIET_MICROPHONE)
+    ports = {"Ann": _free_port(), "Bob": _free_port()}
+    played = {player: tmp_path / f"{player}.raw" for player in ports}
+    satellites = [subprocess.Popen(
+        [str(REAL_SATELLITE), "-m", "wyoming_satellite", "--name", player,
+         "--uri", f"tcp://127.0.0.1:{port}", "--no-zeroconf",
+         "--mic-command", f"{sys.executable} {mic}",
+         "--snd-command", f"sh -c 'cat >> {played[player]}'", "--snd-command-rate", "16000"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for player, port in ports.items()]
+    log, rendered = tmp_path / "game.jsonl", tmp_path / "voice"
+    game = subprocess.Popen(
+        [sys.executable, "-m", "referee", "play", "phase10-twist", "--players", "Ann", "Bob",
+         "--board", "1 T 2 10", "--twist", "virtual", "--seed", "7",
+         "--voice", f"espeak,wav:{rendered}", "--rate", "300", "--log", str(log),
+         *(a for p, port in ports.items() for a in ("--seat", f"{p}=tcp://127.0.0.1:{port}")),
+         "--private-audio", "Ann=satellite", "--private-audio", "Bob=satellite"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out = _Lines(game.stdout)
+        assert out.wait("Ann's satellite is listening."), out.lines
+        assert out.wait("Bob's satellite is listening."), out.lines
+        assert game.stdin is not None
+        game.stdin.write("Ann: I lay down my phase\nAnn: I'm out\nBob: no\nBob: twist card\n")
+        game.stdin.flush()
+        assert out.wait("Bob takes a Twist card."), out.lines
+        _wait_until_still(played.values())
+        heard = {player: path.read_bytes() for player, path in played.items()}
+        said = [json.loads(line) for line in log.read_text().splitlines()]
+        secret = next(r["text"] for r in said if r["type"] == "said" and r.get("to") == "Bob")
+        game.stdin.write("Ann: end the game\nBob: yes\nAnn: that's all\n")
+        game.stdin.close()
+        game.wait(timeout=30)
+    finally:
+        processes: list[subprocess.Popen[Any]] = [game, *satellites]
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    assert "Traceback" not in (game.stderr.read() if game.stderr else "")
+    table = {row.split("\t")[3]: _frames(rendered / row.split("\t")[0])
+             for row in (rendered / "said.tsv").read_text().splitlines()}
+    assert secret not in table  # (no copy of a private sentence: it is Bob's alone)
+    left = {}
+    for player, sound in heard.items():
+        assert table["Ann went out!"] in sound  # the very sound the referee rendered
+        for sentence in table.values():
+            sound = sound.replace(sentence, b"", 1)
+        left[player] = len(sound) / 2 / RATE
+    card = sum(make_voice("espeak", 300).render(s).seconds for s in sentences(secret))
+    assert left["Ann"] < 0.05, left
+    assert left["Bob"] == pytest.approx(card, rel=0.2), (left, card)
+
+
+def _frames(path: Path) -> bytes:
+    """A WAV file's samples as they are written (16-bit little-endian)."""
+    import wave
+
+    with wave.open(str(path), "rb") as wav:
+        return wav.readframes(wav.getnframes())
+
+
+def _wait_until_still(paths: Any, quiet: float = 1.5, most: float = 60.0) -> None:
+    """Until the files have not grown for ``quiet`` seconds (the satellites
+    say the referee's sentences in real time)."""
+    deadline, sizes, since = time.monotonic() + most, None, time.monotonic()
+    while time.monotonic() - since < quiet:
+        assert time.monotonic() < deadline, "the satellites never stopped speaking"
+        now = [p.stat().st_size if p.exists() else 0 for p in paths]
+        if now != sizes:
+            sizes, since = now, time.monotonic()
+        time.sleep(0.1)
+
+
+def _read(path: Path) -> bytes:
+    return path.read_bytes() if path.exists() else b""
+
+
+class _Lines:
+    """A process's printed lines, read as they come."""
+
+    def __init__(self, stream: Any) -> None:
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: Any) -> None:
+        for line in stream:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait(self, text: str, timeout: float = 30.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while not any(text in line for line in list(self.lines)):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+
+def test_a_satellite_says_every_sentence_its_players_or_none_as_asked():
+    """``--satellite-voice``: all (the default), own (those that name the
+    seat's player, as a word: not "Annie"), or none."""
+    from referee.satellites import Satellites, SatelliteVoice
+    from referee.screen.phones import PhoneSeats
+
+    seats = Satellites([Satellite("Ann", "127.0.0.1", 1), Satellite("Bob", "127.0.0.1", 2)],
+                       PhoneSeats(["Ann", "Bob", "Cy"]))
+    assert SatelliteVoice(seats).for_whom("Cy's turn.") == ["Ann", "Bob"]
+    own = SatelliteVoice(seats, "own")
+    assert own.for_whom("Ann, did you say: flip Bob's 7?") == ["Ann", "Bob"]
+    assert own.for_whom("bob's turn, 15 seconds.") == ["Bob"]
+    assert own.for_whom("Annie is not here. Cy wins!") == []
+    assert SatelliteVoice(seats, "none").for_whom("Ann's turn.") == []
+
+
+@pytest.mark.slow
+def test_private_sentences_on_a_satellite_need_the_player_s_satellite(tmp_path):
+    """``--private-audio Bob=satellite`` without ``--seat Bob=...`` is refused
+    before the game starts, with the fix."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "referee", "play", "phase10-twist", "--players", "Ann", "Bob",
+         "--twist", "virtual", "--seat", "Ann=tcp://127.0.0.1:9", "--private-audio",
+         "Bob=satellite", "--voice", "none", "--no-log"],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60, check=False)
+    assert done.returncode == 2, done.stderr
+    assert ("--private-audio Bob=satellite says Bob's private sentences on Bob's satellite, "
+            "but Bob has none: add --seat Bob=tcp://HOST:PORT.") in done.stderr
+    assert "Traceback" not in done.stderr

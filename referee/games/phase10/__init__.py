@@ -202,17 +202,27 @@ class Phase10Spec(GameSpec):
         """Whether ``player``'s secrets go to their seat page (``NAME=screen``)."""
         return self.channels.get(player) == "screen"
 
+    def _heard_in(self, player: str) -> str:
+        """Where ``player`` hears what is for them alone: their satellite
+        (``NAME=satellite``) or their headphones."""
+        return ("on your satellite" if self.channels.get(player) == "satellite"
+                else "in your headphones")
+
     def _look_or_listen(self, player: str) -> str:
-        return "look at your seat page" if self._on_screen(player) else "listen in your headphones"
+        return ("look at your seat page" if self._on_screen(player)
+                else f"listen {self._heard_in(player)}")
 
     def _secretly(self) -> str:
         """How the virtual Twist cards reach their players, as the opening says it."""
         pages = [self._on_screen(p) for p in self.channels]
+        heard = sorted({self._heard_in(p) for p in self.channels if not self._on_screen(p)}
+                       ) or ["in your headphones"]
+        said = "say them " + " or ".join(heard)
         if pages and all(pages):
             return "show them on your seat page"
         if any(pages):
-            return "say them in your headphones or show them on your seat page"
-        return "say them in your headphones"
+            return f"{said} or show them on your seat page"
+        return said
 
     def _channels(self, pairs: Sequence[str]) -> dict[str, str]:
         channels: dict[str, str] = {}
@@ -488,7 +498,7 @@ class Phase10Spec(GameSpec):
         if not (self.virtual and seat.twist and seat.phase is not None
                 and player in self.channels) or state.over:
             return None
-        where = "on your seat page" if self._on_screen(player) else "in your headphones"
+        where = "on your seat page" if self._on_screen(player) else self._heard_in(player)
         return (f"{player}: {where}.", player, self.words.secret(player, seat.phase))
 
     # --- questions ---------------------------------------------------------------------------

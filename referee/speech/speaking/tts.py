@@ -344,6 +344,31 @@ class NullOutput(Output):
         pass
 
 
+class TeeOutput(Output):
+    """The same sentences to several outputs (the table's speakers and the
+    seats' satellites); ``track`` is the first one's, if it keeps one."""
+
+    def __init__(self, *outputs: Output) -> None:
+        self.outputs = outputs
+        self.track: PlaybackTrack | None = getattr(outputs[0], "track", None)
+
+    def play(self, audio: Audio, text: str, at: float) -> None:
+        for output in self.outputs:
+            output.play(audio, text, at)
+
+    def reopen(self) -> None:
+        for output in self.outputs:
+            output.reopen()
+
+    def cut(self, at: float) -> None:
+        for output in self.outputs:
+            output.cut(at)
+
+    def close(self) -> None:
+        for output in self.outputs:
+            output.close()
+
+
 @dataclass
 class _Written:
     path: Path
