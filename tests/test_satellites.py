@@ -231,7 +231,7 @@ def test_the_real_wyoming_satellite_says_the_referee_s_voice_and_only_its_own_se
     game = subprocess.Popen(
         [sys.executable, "-m", "referee", "play", "phase10-twist", "--players", "Ann", "Bob",
          "--board", "1 T 2 10", "--twist", "virtual", "--seed", "7",
-         "--voice", f"espeak,wav:{rendered}", "--rate", "300", "--log", str(log),
+         "--voice", f"espeak,wav:{rendered}", "--rate", "400", "--log", str(log),
          *(a for p, port in ports.items() for a in ("--seat", f"{p}=tcp://127.0.0.1:{port}")),
          "--private-audio", "Ann=satellite", "--private-audio", "Bob=satellite"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -266,7 +266,7 @@ def test_the_real_wyoming_satellite_says_the_referee_s_voice_and_only_its_own_se
         for sentence in table.values():
             sound = sound.replace(sentence, b"", 1)
         left[player] = len(sound) / 2 / RATE
-    card = sum(make_voice("espeak", 300).render(s).seconds for s in sentences(secret))
+    card = sum(make_voice("espeak", 400).render(s).seconds for s in sentences(secret))
     assert left["Ann"] < 0.05, left
     assert left["Bob"] == pytest.approx(card, rel=0.2), (left, card)
 

@@ -214,15 +214,9 @@ class Phase10Spec(GameSpec):
 
     def _secretly(self) -> str:
         """How the virtual Twist cards reach their players, as the opening says it."""
-        pages = [self._on_screen(p) for p in self.channels]
-        heard = sorted({self._heard_in(p) for p in self.channels if not self._on_screen(p)}
-                       ) or ["in your headphones"]
-        said = "say them " + " or ".join(heard)
-        if pages and all(pages):
-            return "show them on your seat page"
-        if any(pages):
-            return f"{said} or show them on your seat page"
-        return said
+        ways = sorted({"show them on your seat page" if self._on_screen(p)
+                       else f"say them {self._heard_in(p)}" for p in self.channels})
+        return " or ".join(ways) or "say them in your headphones"
 
     def _channels(self, pairs: Sequence[str]) -> dict[str, str]:
         channels: dict[str, str] = {}
