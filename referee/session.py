@@ -12,7 +12,7 @@ The brain is split by job, one module each, read one at a time: this one
 hears what players say and answers questions; :mod:`referee.brain.clock`
 keeps the turn clock, :mod:`referee.brain.questions` asks and takes yes and
 no, :mod:`referee.brain.moves` plays moves, the table's commands and
-chance, :mod:`referee.brain.replayed` rebuilds a game from its log, and
+chance, :mod:`referee.replay` rebuilds a game from its log, and
 :mod:`referee.brain.shared` holds the state they share.
 
 Decisions:

@@ -142,7 +142,7 @@ class Clock(Shared):
         return said + self._say([text], at, Tone.PROBLEM)
 
     def _release(self, at: float, text: str) -> list[Say]:
-        """End a :meth:`hold`: the timer runs again with the time that was left."""
+        """End a :meth:`_hold`: the timer runs again with the time that was left."""
         said = self._tick(at)
         said += self._say([text], at, Tone.ANNOUNCE)
         if self._paused:  # the players paused the game meanwhile: it stays paused

@@ -79,7 +79,7 @@ class Shared:
         #: A game rebuilt from a log of format 3 or older keeps the clock it
         #: was played with (:attr:`~referee.protocol.Start.legacy_clock`).
         self._legacy_clock = False
-        #: The player last named (see :meth:`_addressed`).
+        #: The player last named (see :meth:`referee.session.Session._addressed`).
         self._named: str | None = None
         #: The referee's decisions on what it hears (:mod:`referee.brain.hearing`).
         self._judge = Judge(self.matcher)

@@ -154,9 +154,10 @@ def find_whisper_model(explicit: Path | str | None = None) -> Path | None:
 
 
 #: How sure Whisper's hearing is: a logistic model over what the scoring
-#: measured (:func:`whisper_features`), fitted on the tuning split of all four
-#: games (commands, their paraphrases and table talk; never the held-out
-#: split) by ``./run bench calibrate``: the probability that the best sentence
+#: measured (:func:`~referee.speech.hearing.confidence.whisper_features`),
+#: fitted on the tuning split of all four games (commands, their paraphrases
+#: and table talk; never the held-out split) by ``./run bench calibrate``: the
+#: probability that the best sentence
 #: is what was said, and is a command. Weights whose meaning fixes their sign
 
 

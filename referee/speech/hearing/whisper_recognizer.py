@@ -80,7 +80,8 @@ class WhisperRecognizer(Recognizer):
         players = phrases.names or ["?"]
         #: Reads sentences for :meth:`_gap` (whoever speaks: only differences count).
         self._meaning = partial(IntentMatcher(phrases, players).match, speaker=players[0])
-        #: The names that, said in front of a sentence, would change it (:func:`name_checked`).
+        #: The names that, said in front of a sentence, would change it
+        #: (:func:`~referee.speech.hearing.confidence.name_checked`).
         self._names = names_before(self._meaning, phrases.names)
 
     def prepare(self, audio: Audio, tail: float | None = None) -> Audio:
