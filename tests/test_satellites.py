@@ -221,12 +221,6 @@ def test_the_real_wyoming_satellite_says_the_referee_s_voice_and_only_its_own_se
     mic.write_text(QUIET_MICROPHONE)
     ports = {"Ann": _free_port(), "Bob": _free_port()}
     played = {player: tmp_path / f"{player}.raw" for player in ports}
-    satellites = [subprocess.Popen(
-        [str(REAL_SATELLITE), "-m", "wyoming_satellite", "--name", player,
-         "--uri", f"tcp://127.0.0.1:{port}", "--no-zeroconf",
-         "--mic-command", f"{sys.executable} {mic}",
-         "--snd-command", f"sh -c 'cat >> {played[player]}'", "--snd-command-rate", "16000"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for player, port in ports.items()]
     log, rendered = tmp_path / "game.jsonl", tmp_path / "voice"
     game = subprocess.Popen(
         [sys.executable, "-m", "referee", "play", "phase10-twist", "--players", "Ann", "Bob",
@@ -235,8 +229,19 @@ def test_the_real_wyoming_satellite_says_the_referee_s_voice_and_only_its_own_se
          *(a for p, port in ports.items() for a in ("--seat", f"{p}=tcp://127.0.0.1:{port}")),
          "--private-audio", "Ann=satellite", "--private-audio", "Bob=satellite"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    satellites: list[subprocess.Popen[Any]] = []
     try:
         out = _Lines(game.stdout)
+        # The satellites come up once the opening has been said (it is not
+        # waited for in real time): the referee keeps trying to reach them.
+        assert out.wait("Hand 1: Ann deals."), out.lines
+        satellites = [subprocess.Popen(
+            [str(REAL_SATELLITE), "-m", "wyoming_satellite", "--name", player,
+             "--uri", f"tcp://127.0.0.1:{port}", "--no-zeroconf",
+             "--mic-command", f"{sys.executable} {mic}", "--snd-command",
+             f"sh -c 'cat >> {played[player]}'", "--snd-command-rate", "16000"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for player, port in ports.items()]
         assert out.wait("Ann's satellite is listening."), out.lines
         assert out.wait("Bob's satellite is listening."), out.lines
         assert game.stdin is not None
