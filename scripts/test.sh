@@ -2,7 +2,8 @@
 # The whole test suite: lint, types, then every test. Extra arguments go to pytest.
 #   ./run test           everything, as CI runs it
 #   ./run test --fast    lint, types, and the tests marked neither slow nor
-#                        audio_server (pyproject.toml): under 90 s on 2 cores
+#                        audio_server (pyproject.toml); kept under 90 s on two
+#                        cores (docs/architecture.md has today's figures)
 # The tests run on one worker per core (pytest-xdist), each test whole on one.
 set -euo pipefail
 cd "$(dirname "$0")/.."

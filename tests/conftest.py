@@ -23,17 +23,9 @@ os.environ.setdefault("REFEREE_LOGS", tempfile.mkdtemp(prefix="referee-test-logs
 
 
 
-#: The modules whose tests play games in real time (a minute each, some of
-#: them): run first, so that the two workers end together on short tests
-#: (pytest-xdist's work stealing hands out the queue's end).
-LONGEST_FIRST = ("test_phone_games", "test_mic_audio_server", "test_gamelog",
-                 "test_satellites", "test_phones", "test_private_audio", "test_table")
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that uses the audio server is marked so (``-m "not audio_server"``
-    leaves it out), and skipped, saying why, where PulseAudio is missing. The
-    slow tests run first, the real-time games' first of all."""
+    leaves it out), and skipped, saying why, where PulseAudio is missing."""
     missing = pytest.mark.skip(reason="PulseAudio is not installed (scripts/setup.sh "
                                       "installs it)")
     for item in items:
@@ -41,14 +33,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.audio_server)
         if item.get_closest_marker("audio_server") and not available():
             item.add_marker(missing)
-
-    def order(item: pytest.Item) -> tuple[int, int]:
-        module = item.nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
-        slow = item.get_closest_marker("slow") or item.get_closest_marker("audio_server")
-        first = LONGEST_FIRST.index(module) if module in LONGEST_FIRST else len(LONGEST_FIRST)
-        return (0 if slow else 1, first if slow else 0)
-
-    items.sort(key=order)  # (stable: within a group, as collected)
 
 
 @pytest.fixture

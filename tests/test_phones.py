@@ -180,6 +180,17 @@ def test_a_screen_whose_referee_does_not_listen_to_voices_says_so():
         shown.stop()
 
 
+def with_microphone(playwright: Any, wav: Path) -> Any:
+    """Headless Chromium whose microphone plays ``wav`` (in a loop), granted
+    to any page without asking."""
+    return playwright.chromium.launch(
+        executable_path=str(CHROMIUM), headless=True,
+        args=["--no-sandbox", "--disable-gpu", "--no-first-run",
+              "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+              f"--use-file-for-fake-audio-capture={wav}",
+              "--autoplay-policy=no-user-gesture-required"])
+
+
 def _fake_microphone(path: Path, name: str = "cmd01", before: float = 1.0,
                      after: float = 3.0, hiss: float = 0.0) -> Path:
     """A WAV for Chromium's fake microphone: a recording ("flip my seven")
@@ -219,12 +230,7 @@ def test_a_seat_page_in_chromium_is_its_player_s_microphone(game, tmp_path):
 
     wav = _fake_microphone(tmp_path / "ann.wav")
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--no-first-run",
-                  "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
-                  f"--use-file-for-fake-audio-capture={wav}",
-                  "--autoplay-policy=no-user-gesture-required"])
+        chromium = with_microphone(playwright, wav)
         try:
             page = chromium.new_page(viewport={"width": 390, "height": 844})
             page.goto(game.screen.seat_url("Ann").replace("localhost", "127.0.0.1"))
@@ -268,11 +274,7 @@ def test_a_phone_s_48_khz_sound_with_hiss_above_8_khz_is_heard_as_its_16_khz_ori
 
     phones.take = taken  # type: ignore[method-assign]
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--no-first-run",
-                  "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
-                  f"--use-file-for-fake-audio-capture={wav}"])
+        chromium = with_microphone(playwright, wav)
         try:
             page = chromium.new_page()
             page.goto(game.screen.seat_url("Ann").replace("localhost", "127.0.0.1"))
@@ -703,11 +705,7 @@ def test_stop_said_into_a_seat_page_in_chromium_cuts_the_referee(tmp_path):
         game.wait_until_said("Ann starts")
         time.sleep(max(0.0, game.table.busy_until - game.loop.now()) + 0.2)
         with sync_playwright() as playwright:
-            chromium = playwright.chromium.launch(
-                executable_path=str(CHROMIUM), headless=True,
-                args=["--no-sandbox", "--disable-gpu", "--no-first-run",
-                      "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
-                      f"--use-file-for-fake-audio-capture={wav}"])
+            chromium = with_microphone(playwright, wav)
             try:
                 page = chromium.new_page()
                 page.goto(game.screen.seat_url("Ann").replace("localhost", "127.0.0.1"))
