@@ -3,7 +3,7 @@
 // sent to the page 40 ms at a time as 16-bit little-endian samples.
 //
 // The low-pass comes first: a windowed-sinc filter (Blackman window) whose
-// half-gain point is CUTOFF and that lets nothing from 8 kHz up through, so
+// half-gain point is CUTOFF and that lets nothing from 8.1 kHz up through, so
 // hiss, clatter and sibilants above 8 kHz do not fold into the band (plain
 // averaging of three samples is only 6 dB down at 10 kHz). Any input rate
 // works: each output sample is the filter centred on its own time, its taps
@@ -11,8 +11,8 @@
 "use strict";
 
 const OUT_RATE = 16000;
-const CUTOFF = 7550;    // Hz: half gain; the stopband begins by 8 kHz
-const TAPS_48K = 320;   // the filter's length at 48 kHz (about 6.7 ms)
+const CUTOFF = 7800;    // Hz: half gain; the stopband begins by 8.1 kHz
+const TAPS_48K = 480;   // the filter's length at 48 kHz (10 ms)
 const PHASES = 256;     // fractional positions of an output sample between two inputs
 
 function filterTable(rate) {
