@@ -293,8 +293,7 @@ def test_a_phone_s_48_khz_sound_with_hiss_above_8_khz_is_heard_as_its_16_khz_ori
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("rate", [48000, 44100])
-def test_the_seat_page_low_passes_before_it_resamples_to_16_khz(rate):
+def test_the_seat_page_low_passes_before_it_resamples_to_16_khz():
     """#73 item 21: the seat page's audio worklet, run by Chromium itself (an
     offline audio context at a phone's rate): a 1 kHz tone comes through at
     its level, and a louder 12 kHz tone, which has no place in 16 kHz sound,
@@ -313,22 +312,23 @@ def test_the_seat_page_low_passes_before_it_resamples_to_16_khz(rate):
             try:
                 page = chromium.new_page()
                 page.goto(shown.seat_url("Ann").replace("localhost", "127.0.0.1"))
-                sent = page.evaluate(_RENDER_THROUGH_CAPTURE, rate)
+                sent = {rate: page.evaluate(_RENDER_THROUGH_CAPTURE, rate)
+                        for rate in (48000, 44100)}  # (a phone's two usual rates)
             finally:
                 chromium.close()
     finally:
         shown.stop()
-    out = np.asarray(sent, dtype=np.float64) / 32768.0
-    assert len(out) >= 16000 * 1.5
-    out = out[4000:]  # (past the start)
+    for rate, samples in sent.items():
+        out = np.asarray(samples, dtype=np.float64)[4000:] / 32768.0  # (past the start)
+        assert len(out) >= 16000, rate
 
-    def level(freq: float) -> float:
-        t = np.arange(len(out)) / 16000
-        return float(2 * np.abs(np.sum(out * np.exp(-2j * np.pi * freq * t))) / len(out))
+        def level(freq: float, out: Any = out) -> float:
+            t = np.arange(len(out)) / 16000
+            return float(2 * np.abs(np.sum(out * np.exp(-2j * np.pi * freq * t))) / len(out))
 
-    assert level(1000) == pytest.approx(0.1, rel=0.05)
-    assert level(4000) < 0.1 * 10 ** (-60 / 20)  # the 12 kHz tone: over 60 dB below
-    assert level(7000) > 0.1 * 0.5  # (the 7 kHz tone: more than half its level)
+        assert level(1000) == pytest.approx(0.1, rel=0.05), rate
+        assert level(4000) < 0.1 * 10 ** (-60 / 20), rate  # the 12 kHz tone: 60 dB below
+        assert level(7000) > 0.1 * 0.5, rate  # (the 7 kHz tone: more than half its level)
 
 
 #: Run in the seat page: the 1 kHz, 7 kHz and 12 kHz tones (0.1, 0.1, 0.5)
