@@ -367,10 +367,8 @@ class PhoneSeats:
     def closed(self, player: str, stream: object) -> None:
         """``player``'s stream ended (closed, dropped, refused, taken over)."""
         with self._lock:
-            mine = isinstance(stream, _Clock) and self._pages.get(player, (None,))[0] is stream
-            if not mine:
+            if not isinstance(stream, _Clock) or self._pages.get(player, (None,))[0] is not stream:
                 return
-            assert isinstance(stream, _Clock)
             del self._pages[player]
             if not stream.told and stream.settled(self.clock()):
                 self._tell(player, stream)

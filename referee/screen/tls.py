@@ -90,17 +90,18 @@ def renewal(cert: Path, now: datetime.datetime) -> str | None:
     from cryptography import x509
     from cryptography.x509.oid import ExtendedKeyUsageOID
 
+    refused = " (it was not a server certificate phones accept)"
     try:
         loaded = x509.load_pem_x509_certificate(cert.read_bytes())
         usage = loaded.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
     except (OSError, ValueError, x509.ExtensionNotFound):
-        return " (it was not a server certificate phones accept)"
+        return refused
     ends = loaded.not_valid_after_utc
     if ends - now < datetime.timedelta(days=RENEW_DAYS):
         return f" (it {'ended' if ends <= now else 'ends'} on {ends:%d %B %Y})"
     if (ExtendedKeyUsageOID.SERVER_AUTH not in usage
             or ends - loaded.not_valid_before_utc > datetime.timedelta(days=VALID_DAYS)):
-        return " (it was not a server certificate phones accept)"
+        return refused
     return None
 
 
