@@ -206,12 +206,12 @@ HELD_OUT_VOICES = ("piper-joe-varied", "espeak-nyc-m3", "espeak-wmids-f5", "espe
                    "espeak-rp-m2-fast", "espeak-us-belinda")
 #: Tuning voices no training line was said in, of the project's own eSpeak
 #: variants (:data:`OWN_VARIANTS`; 2026-11-29): the six tuning voices are
-#: eSpeak's and Piper's own, near the voices the table's adapter was trained
-#: on (eSpeak gb was even among them: docs/record.md, "The tuning voice that
-#: was trained on"), and it hears them almost perfectly. These may be looked
-#: at while tuning, as the six are, but are not in the default runs nor in
-#: :data:`DEV_VOICES`, the documented tuning split (``--voices`` and ``bench
-#: calibrate --unmet`` take them).
+#: eSpeak's and Piper's own, near the voices the table's adapter was trained on
+#: (eSpeak gb was even among them: docs/record/2026-11-29-tuning-voices.md), and
+#: it hears them almost perfectly. These may be looked at while tuning, as the
+#: six are, but are not in the default runs nor in :data:`DEV_VOICES`, the
+#: documented tuning split (``--voices`` and ``bench calibrate --unmet`` take
+#: them).
 UNMET_VOICES = ("espeak-deep", "espeak-bright", "espeak-rough")
 DEV_VOICES = tuple(v for v in VOICES if v not in HELD_OUT_VOICES and v not in UNMET_VOICES)
 #: The voices a benchmark runs by default: both splits, not the unmet voices.

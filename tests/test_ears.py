@@ -147,7 +147,7 @@ def test_what_the_shipped_adapters_training_voices_sound_as() -> None:
     """The shipped adapter's eSpeak voices by what eSpeak NG made of their
     names: no held-out voice and no babble talker, but one tuning voice,
     eSpeak gb, whose timbre every "en-gb+variant" line had (found after the
-    training; docs/record.md, "The tuning voice that was trained on"). The
+    training; docs/record/2026-11-29-tuning-voices.md). The
     next training cannot meet it (the test above)."""
     voices = load(ADAPTER, ADAPTER_SHA256).report["data"]["voices"]["espeak"]
     sounds = {_sound(name) for name in voices}

@@ -376,11 +376,12 @@ def test_both_recognisers_hear_lists_of_tiles_from_real_recordings(box):
     """The committed recordings of every "shut" command, through PocketSphinx's
     JSGF grammar and Whisper's sentence search (as shipped), both built with the
     list slot. With the table's adapter, Piper joe's "shut" (which Whisper's own
-    transcript writes "Chapter") fits "it's a five and six" better in two of
-    the eight: those are not acted on, and no other move is. On a CPU without
-    VNNI instructions the int8 encoder's numbers differ a little (docs/record.md,
-    "Which CPU and backend"), and the base model there misses one ("shut seven
-    and one" heard as nothing): at most one missed, never a wrong move."""
+    transcript writes "Chapter") fits "it's a five and six" better in two of the
+    eight: those are not acted on, and no other move is. On a CPU without VNNI
+    instructions the int8 encoder's numbers differ a little
+    (docs/record/2026-11-27-which-cpu.md), and the base model there misses one
+    ("shut seven and one" heard as nothing): at most one missed, never a wrong
+    move."""
     from harness.fixtures import COMMITTED_VOICE, fixture, utterances
     from referee.speech.audio import load_wav
     from referee.speech.hearing.interface import Recognizer
@@ -407,8 +408,8 @@ def test_both_recognisers_hear_lists_of_tiles_from_real_recordings(box):
 
 #: Wordings added on 2026-11-27 so that more of what players say is heard,
 #: written from how people talk at a table, never from the held-out ``pt``
-#: paraphrases (docs/record.md, "Wider phrase files"): each game's matcher takes
-#: each to its intent, as a sentence of the file (score 1).
+#: paraphrases (docs/record/2026-11-27-wider-phrase-files.md): each game's
+#: matcher takes each to its intent, as a sentence of the file (score 1).
 OTHER_WORDINGS = [
     ("turn7", "one more card", {"kind": "hit"}),
     ("turn7", "take another card", {"kind": "hit"}),
@@ -433,9 +434,10 @@ OTHER_WORDINGS = [
 ]
 
 
-#: A second round (2026-11-28), the same way, from new tuning paraphrases
-#: (Phase 10 Twist ``pd07``-``pd30``, Shut the Box ``pd30``-``pd45``;
-#: docs/record.md, "Wordings, a second round"): the general forms they stand for.
+#: A second round (2026-11-28), the same way, from new tuning paraphrases (Phase
+#: 10 Twist ``pd07``-``pd30``, Shut the Box ``pd30``-``pd45``;
+#: docs/record/2026-11-28-wordings-phase10-stb.md): the general forms they stand
+#: for.
 MORE_WORDINGS = [
     ("shut-the-box", text, intent) for text, intent in [
         ("I'm rolling the dice", {"kind": "roll", "dice": "any"}),

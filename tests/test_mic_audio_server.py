@@ -152,7 +152,7 @@ def test_a_live_game_by_voice_with_seat_microphones_through_an_audio_server(
     capture of it here was heard at 12 of 20 start offsets (16 samples
     apart), the committed recording at 14 of 20; on the six tuning voices
     6.5 % of the commands change between right and wrong when started 5, 10
-    or 15 ms later (docs/record.md). That is the recogniser's accuracy,
+    or 15 ms later (docs/record/2026-11-26-ears-trained.md). That is the recogniser's accuracy,
     which the benchmarks measure; this test is of the live loop, so every
     recording here was heard right in all 60 variants tried offline (20
     offsets times none, 44.1 and 48 kHz round trips): Bob calls with "I call
@@ -394,7 +394,7 @@ def _spoken_over_the_rules(audio_server, tmp_path, echo_cancel: str) -> list[dic
     Heard with Whisper tiny.en as shipped (``--model base``): this checks the
     echo canceller and the gate, not the model. With the table's adapter the
     move left after the canceller was heard in 1 of 3 runs (2026-11-26; a known
-    regression of the adapter, issue #35's note and docs/record.md)."""
+    regression of the adapter, issue #35's note and docs/record/2026-11-26-ears-trained.md)."""
     log = tmp_path / f"game-{echo_cancel}.jsonl"
     game = _live_game(audio_server, "--difficulty", "easy", "--echo-cancel", echo_cancel,
                       "--log", str(log), "--model", "base")

@@ -598,8 +598,9 @@ def test_everyday_wordings_of_a_move_or_question_are_heard(whisper, matcher):
     """Players word a move their own way: "turn over my five", "put my six down",
     "whose go is it", "scratch that". The phrase files say these too, so the
     grammar search can find them (before, each gave nothing: 0 of 12 tuning
-    recordings for most of them, docs/record.md). Rendered by the referee's own
-    eSpeak voice: heard right, or at worst not heard, never another move."""
+    recordings for most of them, docs/record/2026-11-27-wider-phrase-files.md).
+    Rendered by the referee's own eSpeak voice: heard right, or at worst not
+    heard, never another move."""
     from referee.speech.speaking.tts import EspeakVoice
 
     wordings = [

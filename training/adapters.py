@@ -27,10 +27,11 @@ def average(adapters: Sequence[Adapter],
     of rank 32 make one of rank 64). ``weights`` default to equal and must sum
     to 1. Adapters trained from the same base on different draws of the
     training set average well: two 12,000-line draws averaged had a lower loss
-    on lines neither saw than either alone (docs/record.md, "Two adapters
-    averaged"). The report lists each part's file, SHA-256, weight and report,
-    and, under ``data``, every voice any part was trained on (so the check
-    that no benchmark voice was trained on reads an average as any adapter).
+    on lines neither saw than either alone
+    (docs/record/2026-11-28-adapters-averaged.md). The report lists each
+    part's file, SHA-256, weight and report, and, under ``data``, every voice
+    any part was trained on (so the check that no benchmark voice was trained
+    on reads an average as any adapter).
     """
     if not adapters:
         raise AdapterError("Nothing to average: name at least one adapter.")

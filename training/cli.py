@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_LINES = 12000
 #: The one-word set's size (:data:`~training.sentences.SHORT_MIX`):
 #: none by default, the shipped adapter's recipe. ``--short 2400`` was measured
-#: (docs/record.md, "The one-word set"): real digits far better, one-word
+#: (docs/record/2026-11-27-one-word-set.md): real digits far better, one-word
 #: table talk taken more often; not shipped until that is fixed.
 DEFAULT_SHORT = 0
 DEFAULT_SEED = 2026
@@ -212,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _synthesised(args: argparse.Namespace, folder: Path) -> list[Path]:
     """The synthetic sets the options ask for, each made once (its folder kept)."""
-    from referee.progress import Bar
+    from harness.progress import Bar
     from training.data import benchmark_sentences, build
     from training.sentences import NEGATIVE_MIX, SHORT_MIX
 
@@ -298,7 +298,7 @@ def _real_set(args: argparse.Namespace, folder: Path) -> tuple[Path, dict[str, A
     to train on."""
     import hashlib
 
-    from referee.progress import Bar
+    from harness.progress import Bar
     from training.real import (
         balanced,
         build_real,

@@ -2,7 +2,7 @@
 
 Synthetic voices taught the decoder the games' sentences but not people: real
 bare digits stayed at 71-75 of 90 whatever synthetic voices trained it
-(docs/record.md, "A learning curve over voices"). A few thousand real
+(docs/record/2026-11-29-learning-curve-voices.md). A few thousand real
 recordings of short words, said by a few hundred people, are what moves them.
 
 **The folder** (any user can fill one; files are read in sorted order):

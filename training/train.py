@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from referee.progress import Bar
+from harness.progress import Bar
 from referee.speech.hearing.adapter import Adapter
 from referee.speech.hearing.decoder import VOCABULARY
 from referee.speech.hearing.whisper_files import Tokens, read_ctranslate2

@@ -319,7 +319,7 @@ SPEECH_MARGIN = 0.15
 #: (:data:`OVER_TAIL`) more moves over it were lost (3 of 12, twice).
 #: Not shipped: a second session's runs (36 moves over the referee each)
 #: varied more from run to run than any tail could, so it could not be
-#: shown safe; put down (docs/record.md).
+#: shown safe; put down (docs/record/2026-11-27-moves-over-referee.md).
 TAIL = 0.15
 #: ... while the referee speaks (what follows a player's last sound there is
 #: what the echo canceller leaves of its voice, not quiet).

@@ -146,5 +146,5 @@ def load(path: Path, expected_sha256: str | None = None) -> Adapter:
         raise AdapterError(f"{path} holds no decoder adapters.")
     if any(name.startswith("encoder/") for name in arrays):
         raise AdapterError(f"{path} adapts the encoder: the referee adapts the decoder only "
-                           "(docs/record.md, \"Adapting the encoder on an accelerator\").")
+                           "(docs/record/2026-11-27-encoder-adapter.md).")
     return Adapter(tuple(layers), report, path, digest, bool(expected_sha256))

@@ -28,7 +28,7 @@ CALIBRATION = {
 #: The same for the model with the table's adapter (its sentences score
 #: higher, so the same measures mean something else), fitted the same way on
 #: the same tuning split, heard with the adapter (the two adapters averaged,
-#: 2026-11-28: docs/record.md, "Two adapters averaged").
+#: 2026-11-28: docs/record/2026-11-28-adapters-averaged.md).
 TABLE_CALIBRATION = {
     "margin": 0.300, "total_margin": 0.885, "similarity": 0.101, "gap": 2.043,
     "nothing": 0.000, "best_length": -0.492, "free_length": -0.271, "primed_similarity": 1.206,
@@ -95,8 +95,8 @@ SILENCE_DBFS = -60.0
 #: out unsure. Chosen on the café benchmark's training voices (the largest
 #: cap at which their long sentences are acted on as often as their short
 #: ones); on the games' held-out recordings it changes 4 decisions of 1,640,
-#: right commands asked about that are now acted on (#37; docs/record.md,
-#: "The grammar engine at any size").
+#: right commands asked about that are now acted on (#37;
+#: docs/record/2026-11-27-grammar-engine.md).
 LENGTH_CAP = 10
 
 
@@ -159,7 +159,7 @@ def primer_checked(chance: float, extra: dict[str, Any],
     better is never sure: it is asked about at most. A one-word sentence is
     then weighed as if the primed transcript had said what the plain one did:
     one word has no other words to confirm it. Chosen on the tuning split of
-    the four games (docs/record.md, "What was tried for Whisper").
+    the four games (docs/record/2026-11-22-whisper-tried.md).
 
     >>> extra = {"similarity": 0.0, "primed_similarity": 100.0, "best": "three",
     ...          "margin": 0.0, "gap": 10.0, "nothing": -5.0, "scores": [-1.0, 3, -1.0, 3]}
@@ -241,7 +241,7 @@ def name_checked(chance: float, extra: dict[str, Any], names: Collection[str]) -
     have been lost: "Ann, flip your ten down" came out "flip your ten down"
     (the other player's tile) at 0.96-0.99 while the free transcript wrote
     "And flip your turn down." (Race to 65's tuning and held-out voices,
-    docs/record.md). Such a sentence is never sure: it is asked about.
+    docs/record/2026-11-28-lost-name.md). Such a sentence is never sure: it is asked about.
 
     >>> extra = {"free": "And flip your turn down.", "best": "flip your ten down"}
     >>> name_checked(0.99, extra, ["Ann", "Bob"]) < SURE_PROBABILITY

@@ -228,7 +228,7 @@ def whisper_primer(phrases: PhraseSet) -> str:
     the calibration weighs. The sentences are not scored after it: there it
     made its own commands likelier, and wrong moves were acted on 2.5 % of the
     time instead of 0.4 % ("flip my three up" as "flip my three down").
-    Measured in docs/record.md, "What was tried for Whisper".
+    Measured in docs/record/2026-11-22-whisper-tried.md.
     """
     names = phrases.names
     other = names[1] if len(names) > 1 else ""
