@@ -24,9 +24,9 @@ import numpy.typing as npt
 
 from harness.ears import recognizer_for
 from harness.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, fixture, utterances
+from harness.progress import Bar
 from harness.room import room
 from referee.games import matcher_for
-from referee.progress import Bar
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.echo import cancel_echo
 from referee.speech.listen import hear_audio

@@ -22,8 +22,8 @@ import time
 import traceback
 from collections.abc import Iterator
 
+from harness.progress import Bar
 from referee.games import GAMES
-from referee.progress import Bar
 from referee.protocol import Start, Typed
 from referee.session import Session
 from referee.speech.understanding.phrase_files import load_phrases

@@ -43,7 +43,7 @@ from pathlib import Path
 from benchmarks.recognition import percentile
 from harness.ears import recognizer_for
 from harness.fixtures import CACHE, VOICES, Espeak, espeak
-from referee.progress import Bar
+from harness.progress import Bar
 from referee.speech.audio import load_wav
 from referee.speech.listen import understand
 from referee.speech.understanding.check import draw

@@ -32,9 +32,9 @@ from benchmarks.recognition import moment_of
 from harness.ears import recognizer_for
 from harness.fixtures import GAMES, HELD_OUT_VOICES, fixture, utterances
 from harness.judging import outcome, transcript_of
+from harness.progress import Bar
 from harness.situations import Placer
 from referee.games import matcher_for
-from referee.progress import Bar
 from referee.speech.audio import RATE, Audio, load_wav
 
 #: The commands joined to talk (fixture ids), by game.

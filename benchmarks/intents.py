@@ -18,8 +18,8 @@ import statistics
 import time
 from pathlib import Path
 
+from harness.progress import Bar
 from referee.games import matcher_for
-from referee.progress import Bar
 from referee.speech.understanding.meaning import Intent
 from referee.speech.understanding.templates import expand_phrases
 

@@ -33,9 +33,9 @@ from benchmarks.table import heard_as_live, speech_end
 from harness.ears import recognizer_for
 from harness.fixtures import HELD_OUT_VOICES, VOICES, Utterance
 from harness.judging import outcome
+from harness.progress import Bar
 from harness.situations import Placer
 from referee.games import matcher_for
-from referee.progress import Bar
 from referee.speech.audio import RATE, SPEECH_DB, speech_bounds
 from referee.speech.audio import frame_energies as energies
 from referee.speech.listen import Listener

@@ -48,9 +48,9 @@ from pathlib import Path
 from websockets.sync.client import ClientConnection, connect
 
 from harness.ears import recognizer_for
+from harness.progress import Bar
 from referee.games.turn7 import Turn7Options, Turn7Spec
 from referee.live import LiveLoop
-from referee.progress import Bar
 from referee.protocol import Typed
 from referee.screen.phones import PhoneSeats
 from referee.screen.server import Screen

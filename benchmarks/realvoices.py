@@ -56,9 +56,9 @@ from benchmarks.recognition import Row, best_meaning
 from harness.ears import candidate_adapter, recognizer_for
 from harness.fixtures import ROOT, apply_condition
 from harness.judging import Situations, outcome, transcript_of
+from harness.progress import Bar
 from referee.games import matcher_for
 from referee.games.race65 import Race65Spec
-from referee.progress import Bar
 from referee.speech.audio import load_wav
 from referee.speech.hearing.adapter import ADAPTER, load
 from referee.speech.hearing.recognizers import BASE_MODEL

@@ -63,8 +63,8 @@ from harness.fixtures import (
     fixture,
     utterances,
 )
+from harness.progress import Bar
 from referee.games import matcher_for
-from referee.progress import Bar
 from referee.speech.audio import load_wav
 from referee.speech.hearing.confidence import CALIBRATIONS, Calibration, decide, names_before
 from referee.speech.hearing.interface import Transcript

@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.progress import Bar
 from referee.games.race65 import Race65Options, Race65Spec
-from referee.progress import Bar
 from referee.protocol import Say, Tone
 from referee.screen.server import Screen
 from referee.session import Session

@@ -49,9 +49,9 @@ from harness import audioserver
 from harness.ears import recognizer_for
 from harness.fixtures import CONDITIONS, PAD_SECONDS, utterances
 from harness.fixtures import fixture as fixture_path
+from harness.progress import Bar
 from referee.games import matcher_for
 from referee.games.race65 import Race65Options, Race65Spec
-from referee.progress import Bar
 from referee.protocol import Entry, Say, Tone, Understood
 from referee.records import SaidRecord
 from referee.session import Session

@@ -78,8 +78,8 @@ from harness import audioserver
 from harness.ears import recognizer_for
 from harness.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, Utterance, fixture, utterances
 from harness.phone import Phone
+from harness.progress import Bar
 from referee.games.race65 import Race65Options, Race65Spec
-from referee.progress import Bar
 from referee.protocol import Entry
 from referee.records import DroppedRecord, EventRecord, InputRecord, SaidRecord
 from referee.screen.phones import PhoneSeats

@@ -47,8 +47,8 @@ from harness.fixtures import (
     pink_noise,
     utterances,
 )
+from harness.progress import Bar
 from referee.games import matcher_for
-from referee.progress import Bar
 from referee.speech.audio import RATE, Audio, frame_energies, speech_bounds
 from referee.speech.hearing.segmenter import MAX_UTTERANCE, PREROLL, Segmenter
 from referee.speech.listen import understand

@@ -29,7 +29,7 @@ from referee.options import MOST_PLAYERS, make_spec
 from referee.speech.hearing.interface import Transcript
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.phrase_files import load_phrases
-from referee.wording import SURE_SCORE
+from referee.wording import SURE_SCORE, NoSuchPlayer, player_named
 
 if TYPE_CHECKING:
     from referee.speech.listen import Listener
@@ -76,15 +76,16 @@ def cmd_hear(args: argparse.Namespace) -> int:
         # every run.
         players = check_players(args.players, spec.min_players, spec.max_players)
         phrases = load_phrases(spec.phrase_file, players)
-    match = [p for p in players if p.casefold() == (args.speaker or players[0]).casefold()]
-    if not match:
-        raise SetupError(f"The speaker {args.speaker} is not one of the players.")
+    try:
+        speaker = player_named(args.speaker or players[0], players)
+    except NoSuchPlayer as error:
+        raise SetupError(f"--speaker: {error}") from None
     matcher = IntentMatcher(phrases, players)
     show = _json_line if args.json else _readable
     if args.text is not None:
-        show(matcher.match(args.text, match[0]).to_json())
+        show(matcher.match(args.text, speaker).to_json())
         return 0
-    table = Situation(matcher, spec, match[0] if args.speaker else None)
+    table = Situation(matcher, spec, speaker if args.speaker else None)
     if args.mic:
         return hear_microphone(args, table, show)
     return hear_files(args.files, table, args.engine, args.model, show)

@@ -81,30 +81,6 @@ def phone_notice(player: str, what: str, table_mic: bool, device: str = "phone",
     return f"{player}'s {device} stopped listening. {then}"
 
 
-def parse_seats(text: str | None, players: tuple[str, ...]) -> dict[int, str]:
-    """``"Ann=0,Bob=1"`` -> ``{0: "Ann", 1: "Bob"}``, or ValueError with the reason.
-
-    >>> parse_seats("ann=1, Bob=0", ("Ann", "Bob"))
-    {1: 'Ann', 0: 'Bob'}
-    """
-    if not text:
-        return {}
-    names = {p.casefold(): p for p in players}
-    seats: dict[int, str] = {}
-    for part in text.split(","):
-        name, _, channel = part.partition("=")
-        player = names.get(name.strip().casefold())
-        if player is None:
-            raise ValueError(f"--seat-mics: {name.strip()!r} is not one of the players.")
-        if not channel.strip().isdigit():
-            raise ValueError(f"--seat-mics: give {player}'s input channel as a number "
-                             f"(0 is the first), not {channel.strip()!r}.")
-        if int(channel) in seats:
-            raise ValueError(f"--seat-mics: channel {int(channel)} is given twice.")
-        seats[int(channel)] = player
-    return seats
-
-
 @contextlib.contextmanager
 def library_noise_to(path: Path) -> Iterator[None]:
     """Send what C libraries write to the terminal (ALSA's "underrun occurred",

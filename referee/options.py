@@ -10,6 +10,7 @@ from typing import Any
 
 from referee.games import find_game
 from referee.games.base import GameSpec
+from referee.wording import NoSuchPlayer, player_named
 
 
 def within(kind: type[int] | type[float], low: float, high: float,
@@ -82,3 +83,27 @@ def screen_address(text: str) -> str:
     except ScreenError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return text
+
+
+def parse_seats(text: str | None, players: tuple[str, ...]) -> dict[int, str]:
+    """``"Ann=0,Bob=1"`` -> ``{0: "Ann", 1: "Bob"}``, or ValueError with the reason.
+
+    >>> parse_seats("ann=1, Bob=0", ("Ann", "Bob"))
+    {1: 'Ann', 0: 'Bob'}
+    """
+    if not text:
+        return {}
+    seats: dict[int, str] = {}
+    for part in text.split(","):
+        name, _, channel = part.partition("=")
+        try:
+            player = player_named(name, players)
+        except NoSuchPlayer as error:
+            raise ValueError(f"--seat-mics: {error}") from None
+        if not channel.strip().isdigit():
+            raise ValueError(f"--seat-mics: give {player}'s input channel as a number "
+                             f"(0 is the first), not {channel.strip()!r}.")
+        if int(channel) in seats:
+            raise ValueError(f"--seat-mics: channel {int(channel)} is given twice.")
+        seats[int(channel)] = player
+    return seats

@@ -57,6 +57,7 @@ from referee.screen.phones import PhoneSeats
 from referee.speech.audio import RATE, Audio, PlaybackTrack
 from referee.speech.speaking.tts import Output
 from referee.told import note
+from referee.wording import NoSuchPlayer, player_named
 
 with warnings.catch_warnings():  # (it imports audioop, deprecated in Python 3.11)
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -94,13 +95,13 @@ def parse_satellites(values: list[str] | None, players: tuple[str, ...]) -> list
     >>> parse_satellites(["ann=tcp://127.0.0.1:10700"], ("Ann", "Bob"))
     [Satellite(player='Ann', host='127.0.0.1', port=10700)]
     """
-    names = {p.casefold(): p for p in players}
     found: dict[str, Satellite] = {}
     for value in values or []:
         name, _, uri = value.partition("=")
-        player = names.get(name.strip().casefold())
-        if player is None:
-            raise SatelliteError(f"--seat: {name.strip()!r} is not one of the players.")
+        try:
+            player = player_named(name, players)
+        except NoSuchPlayer as error:
+            raise SatelliteError(f"--seat: {error}") from None
         if player in found:
             raise SatelliteError(f"--seat: {player} is given two satellites.")
         try:

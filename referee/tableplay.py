@@ -238,7 +238,7 @@ def _run(args: argparse.Namespace, spec: GameSpec, session: Session,
     try:
         if not live:
             script = AudioScript(read_lines(args.audio_script), args.audio_script.parent,
-                                 end_silence=args.end_silence, echo=args.echo)
+                                 end_silence=args.end_silence)
             recognizer = _recognizer(args, spec)
             game_log = make_log()
             table = Table(session, recognizer=recognizer, voice=voice, output=output,
@@ -316,7 +316,7 @@ def _microphone(args: argparse.Namespace, spec: GameSpec,
                 track: PlaybackTrack | None) -> Microphone | None:
     """The microphone the table asked for (``--input``, ``--device``,
     ``--seat-mics``), or None for typed input (said why, when it was not asked for)."""
-    from referee.live import parse_seats
+    from referee.options import parse_seats
     from referee.speech.hearing.mic import Microphone, MicrophoneError, input_device
 
     if args.input == "text":

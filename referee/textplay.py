@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from referee.protocol import Caption, Entry, Say, Tick, Tone, Typed
 from referee.session import Session
-from referee.speech.understanding.templates import fold_accents
 from referee.table import Table
+from referee.wording import NoSuchPlayer, player_named
 
 _SCRIPT_LINE = re.compile(r"^\s*\[\s*([-+]?\d+(?:\.\d*)?)\s*\]\s?(.*)$")
 _PREFIX = re.compile(r"^\s*([^\W\d][\w' .-]{0,40}?)\s*:\s*(.*)$")
@@ -43,12 +43,11 @@ def split_speaker(line: str, players: Iterable[str]) -> tuple[str | None, str]:
     if not match:
         return None, line
     name, rest = match.group(1).strip(), match.group(2)
-    names = {fold_accents(p): p for p in players}
-    if fold_accents(name) in names:
-        return names[fold_accents(name)], rest
-    if len(name.split()) <= 2:
-        known = " and ".join(names.values())
-        raise SpeakerError(f"There is no player called {name}. The players are {known}.")
+    try:
+        return player_named(name, tuple(players)), rest
+    except NoSuchPlayer as error:
+        if len(name.split()) <= 2:  # (a longer "prefix" is a sentence with a colon in it)
+            raise SpeakerError(str(error)) from None
     return None, line
 
 

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
+from referee.speech.understanding.meaning import spoken_list
 from referee.speech.understanding.phrase_files import shared_kinds
+from referee.speech.understanding.templates import fold_accents
 
 MAX_CHARS = 500
 TOO_LONG = "That was too long for me. Please say one move at a time."
@@ -92,6 +95,30 @@ def mark_text(mark: float) -> str:
     if mark <= 5:
         return COUNTDOWN_WORDS[int(mark)]
     return "10 seconds." if mark == 10 else "Half time."
+
+
+class NoSuchPlayer(ValueError):
+    """A name no player at the table has; its message is the sentence said of it."""
+
+
+def player_named(name: str, players: Sequence[str]) -> str:
+    """The player ``name`` names, as written at the table, however it is cased
+    or accented ("ann" is Ann, "Zoe" is Zoë); :class:`NoSuchPlayer` with the
+    one sentence every part of the referee says of a name nobody has (a
+    script's line, an option, a seat, a satellite, a seat page).
+
+    >>> player_named(" zoe ", ("Ann", "Zoë"))
+    'Zoë'
+    >>> player_named("Zed", ("Ann", "Bob"))
+    Traceback (most recent call last):
+    referee.wording.NoSuchPlayer: There is no player called Zed. The players are Ann and Bob.
+    """
+    key = fold_accents(name.strip())
+    for player in players:
+        if fold_accents(player) == key:
+            return player
+    raise NoSuchPlayer(f"There is no player called {clean_text(name)[:30]}. "
+                       f"The players are {spoken_list(players)}.")
 
 
 def clean_text(text: str) -> str:

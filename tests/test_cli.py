@@ -100,9 +100,35 @@ def test_hear_without_json_prints_a_line_to_read(capsys):
     assert ": no command" in capsys.readouterr().out
 
 
+def test_a_name_nobody_has_gets_one_sentence_from_every_part():
+    """One rule matches a player's name (any case, any accents: "zoe" is Zoë)
+    and one sentence names a name nobody has, wherever it comes from."""
+    from referee.games.base import SetupError
+    from referee.games.race65 import Race65Spec
+    from referee.options import parse_seats
+    from referee.satellites import SatelliteError, parse_satellites
+    from referee.textplay import SpeakerError, split_speaker
+
+    said = "There is no player called Zed. The players are Ann and Zoë."
+    players = ("Ann", "Zoë")
+    assert parse_seats("zoe=1, ANN=0", players) == {1: "Zoë", 0: "Ann"}
+    assert split_speaker("ZOE: flip my 7", players) == ("Zoë", "flip my 7")
+    errors = []
+    for part, error in [(lambda: parse_seats("Zed=0", players), ValueError),
+                        (lambda: parse_satellites(["Zed=tcp://127.0.0.1:1"], players),
+                         SatelliteError),
+                        (lambda: Race65Spec(list(players)).player_named("Zed"), SetupError),
+                        (lambda: split_speaker("Zed: flip my 7", players), SpeakerError)]:
+        with pytest.raises(error) as raised:
+            part()
+        errors.append(str(raised.value))
+    assert errors == [f"--seat-mics: {said}", f"--seat: {said}", said, said]
+
+
 def test_hear_unknown_speaker_is_a_clear_error():
     result = referee("hear", "--players", "Ann", "Bob", "--speaker", "Carl", "--text", "seven")
-    assert_clean_error(result, "Carl is not one of the players")
+    assert_clean_error(
+        result, "--speaker: There is no player called Carl. The players are Ann and Bob.")
 
 
 # --- set-up errors ----------------------------------------------------------------------
@@ -126,7 +152,8 @@ def test_hear_unknown_speaker_is_a_clear_error():
         (["play", "race65", "--players", "player two", "Ann"], "names a seat at any table"),
         (["play", "race65", "--players", "Ann", "Everyone"], "means all the players"),
         (["play", "race65", "--players", "Ann", "B0b!"], "cannot be a player's name"),
-        (["play", "race65", "--first", "Carl"], "Carl is not one of the players"),
+        (["play", "race65", "--first", "Carl"],
+         "There is no player called Carl. The players are Ann and Bob."),
         (["play", "race65", "--house", "partial_turn=maybe"], "partial_turn takes"),
         (["play", "race65", "--house", "no_such_rule=on"], "Unknown house rule"),
         (["play", "race65", "--script", "/no/such/file.txt"], "Cannot read the script"),

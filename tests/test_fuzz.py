@@ -58,9 +58,9 @@ def test_a_speaker_not_at_the_table_is_named_and_changes_nothing():
     session.start()
     before = session.game.state
     assert [s.text for s in session.hear("flip my seven", "Zed", 1.0)] == [
-        "Zed is not playing: the players are Ann and Bob."]
+        "There is no player called Zed. The players are Ann and Bob."]
     assert [s.text for s in session.hear("what's my score", "Zed", 1.5)] == [
-        "Zed is not playing: the players are Ann and Bob."]
+        "There is no player called Zed. The players are Ann and Bob."]
     assert session.game.state == before
     assert session.hear("flip my seven", "ann", 2.0)[0].text.startswith("Ann, 7")
 

@@ -788,9 +788,9 @@ def test_a_logged_game_replays_to_the_same_state():
 
 
 def test_bad_options_are_refused_with_a_sentence():
-    with pytest.raises(SetupError, match="not one of the players"):
+    with pytest.raises(SetupError, match="There is no player called"):
         Phase10Spec(PLAYERS, Phase10Options(dealer="Zed"))
-    with pytest.raises(SetupError, match="not one of the players"):
+    with pytest.raises(SetupError, match="There is no player called"):
         Phase10Spec(PLAYERS, Phase10Options(private_audio=("Zed=2",)))
     with pytest.raises(SetupError, match="NAME=DEVICE"):
         Phase10Spec(PLAYERS, Phase10Options(private_audio=("Ann",)))

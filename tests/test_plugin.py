@@ -414,7 +414,7 @@ def test_options_are_a_frozen_value_checked_however_they_are_made():
         GiveOptions(tokens="many")  # type: ignore[arg-type]
     with pytest.raises(SetupError, match="no option 'colour'"):
         GiveOptions.from_json({"colour": "red"})
-    with pytest.raises(SetupError, match="Zed is not one of the players"):
+    with pytest.raises(SetupError, match=r"There is no player called Zed\. The players are"):
         GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(first="Zed"))
 
 

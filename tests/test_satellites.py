@@ -155,7 +155,7 @@ def test_a_satellite_that_is_not_there_yet_is_tried_until_it_is():
 
 
 @pytest.mark.parametrize(("given", "why"), [
-    (["Zed=tcp://127.0.0.1:10700"], "'Zed' is not one of the players"),
+    (["Zed=tcp://127.0.0.1:10700"], "--seat: There is no player called Zed."),
     (["Ann=127.0.0.1:10700"], "as tcp://HOST:PORT"),
     (["Ann=tcp://127.0.0.1"], "as tcp://HOST:PORT"),
     (["Ann=tcp://127.0.0.1:notaport"], "as tcp://HOST:PORT"),

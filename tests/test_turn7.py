@@ -743,7 +743,7 @@ def test_a_logged_game_replays_the_same_cards():
 
 
 def test_bad_options_are_refused_with_a_sentence():
-    with pytest.raises(SetupError, match="not one of the players"):
+    with pytest.raises(SetupError, match="There is no player called"):
         Turn7Spec(PLAYERS, Turn7Options(dealer="Zed"))
     with pytest.raises(SetupError, match="3 to 600 seconds"):
         Turn7Spec(PLAYERS, Turn7Options(turn_timer=1))

@@ -31,6 +31,7 @@ from referee.games.options import (
 from referee.games.words import plural, sentence
 from referee.speech.understanding.meaning import Intent, Wording, render, spoken_list
 from referee.speech.understanding.phrase_files import load_wording
+from referee.wording import NoSuchPlayer, player_named
 
 __all__ = ["COMMAND_NAME_SCORE", "GameSpec", "Intent", "Options", "SetupError", "Tool",
            "check_players", "option", "parse_house_rules", "plural", "sentence", "spoken_list"]
@@ -411,7 +412,7 @@ class GameSpec(Talk, Policy, ChanceAtTable, Privacy):
     def player_named(self, name: str) -> str:
         """The player an option names (``--first``, ``--dealer``), as written at the
         table; raises :class:`SetupError` for a name nobody has."""
-        match = [p for p in self.players if p.casefold() == name.strip().casefold()]
-        if not match:
-            raise SetupError(f"{name} is not one of the players.")
-        return match[0]
+        try:
+            return player_named(name, self.players)
+        except NoSuchPlayer as error:
+            raise SetupError(str(error)) from None

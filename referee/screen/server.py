@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from referee.protocol import Caption, CutVoice, Output, Say, Snapshot, Tone
+from referee.wording import NoSuchPlayer, player_named
 
 if TYPE_CHECKING:
     from starlette.requests import HTTPConnection, Request
@@ -343,10 +344,10 @@ class Screen:
         such seat; 403: not its key)."""
         from starlette.responses import PlainTextResponse
 
-        name = request.path_params["name"]
-        seat = next((s for s in self.seats.values() if s.name.casefold() == name.casefold()),
-                    None)
-        if seat is None:
+        seats = {s.name: s for s in self.seats.values()}
+        try:
+            seat = seats[player_named(request.path_params["name"], tuple(seats))]
+        except NoSuchPlayer:
             return PlainTextResponse("No such seat.", status_code=404)
         key = request.query_params.get("key", "")
         if not secrets.compare_digest(key.encode(), seat.key.encode()):
