@@ -90,8 +90,6 @@ def _table_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--log", type=Path, metavar="FILE",
                        help="game log (default for live games: logs/GAME-TIME.jsonl)")
     group.add_argument("--no-log", action="store_true", help="keep no game log")
-    group.add_argument("--echo", action="store_true",
-                       help="audio scripts: the recogniser also hears the referee's own voice")
     group.add_argument("--echo-cancel", choices=["on", "off"], default="on",
                        help="live games: clean the microphone of the referee's voice so "
                        "players can speak over it (default on when speexdsp is installed)")

@@ -96,7 +96,8 @@ UNCLEAR_OVER = "unclear over the referee's voice"
 #: player are not acted on, but the player is told (:data:`TALKING`) rather
 #: than left unanswered: through a real audio server, moves said over the
 #: referee and heard unsure stood 20 to 56 dB above the leftover, and were
-#: lost without a word (``./run bench trust``, docs/record.md).
+#: lost without a word (``./run bench trust``,
+#: docs/record/2026-11-23-trust.md).
 CLEAR_PLAYER_DB = 15.0
 #: Replies to what the referee says, dropped when heard within its own sentence:
 #: it invites them ("Say more for the rest.", "... or that's all to finish."),
@@ -146,13 +147,26 @@ class Utterance:
 
 
 def content_words(text: str) -> list[str]:
-    """Words for echo comparison: numbers as digits, plural/possessive s dropped.
+    """Words for echo comparison: numbers as digits, plural/possessive s and
+    "-ing" dropped (the referee's "Call 65 to win." came back from a phone on
+    the table as "I'm calling sixty five").
 
     >>> content_words("Ann calls sixty-five!")
     ['ann', 'call', '65']
+    >>> content_words("I'm calling sixty five, flipping, shutting, saying")
+    ["i'm", 'call', '65', 'flip', 'shut', 'say']
     """
     words = join_numbers(normalise_words(text))
-    return [re.sub(r"(?<=[a-z]{3})'?s$", "", w) for w in words]
+    return [_stem(re.sub(r"(?<=[a-z]{3})'?s$", "", w)) for w in words]
+
+
+def _stem(word: str) -> str:
+    """A word without "-ing", a doubled last consonant made single ("flipping":
+    flip; "calling": call keeps its own)."""
+    stem = re.sub(r"(?<=[a-z]{3})ing$", "", word)
+    if stem != word and re.search(r"([^aeioulsfz])\1$", stem):
+        stem = stem[:-1]
+    return stem
 
 
 def in_order(words: list[str], said: list[str]) -> int:
@@ -172,7 +186,7 @@ def judge(u: Utterance, room: Room, *, barge_in: bool, moves: bool) -> Verdict:
     interrupt the referee; ``moves``: its intent is a move (not a question, a
     yes, "stop" ...), which only the player whose turn it was may be late with."""
     over_voice = any(s.tone != Tone.COUNTDOWN for s in u.speaking)
-    dropped = (_gated(u, room, barge_in) if room.gated else None) or _late(u, moves)
+    dropped = _gated(u, room, barge_in) or _late(u, moves)
     if dropped is None and u.heard.kind in REPLIES and over_voice and not _outlasted(u, room):
         dropped = WITHIN
     notice = None

@@ -251,7 +251,8 @@ def _dataclass(value: Any, cls: type[Any], where: str) -> Any:
     kind = getattr(cls, "type", None)
     if isinstance(kind, str) and value.get("type", kind) != kind:
         raise LogError(f"{where} is a {value.get('type')!r}, not a {kind!r}")
-    unknown = set(value) - {f.name for f in dataclasses.fields(cls)} - {"type"}
+    unknown = (set(value) - {f.name for f in dataclasses.fields(cls)} - {"type"}
+               - getattr(cls, "retired", frozenset()))
     if unknown:
         raise LogError(f"{where} has unknown fields {sorted(unknown)}")
     return cls(**_fields_of(value, cls, where, where))

@@ -74,7 +74,7 @@ from referee.speech.speaking.tts import NullOutput, SilentVoice, Voice
 from referee.speech.speaking.tts import Output as AudioOutput
 from referee.speech.understanding.intents import Heard
 from referee.speech.understanding.meaning import Intent
-from referee.wording import NOT_SPEAKING, sentences
+from referee.wording import NOT_SPEAKING, NoSuchPlayer, player_named, sentences
 
 log = logging.getLogger(__name__)
 
@@ -91,18 +91,6 @@ READING_WPM = 160.0
 TIMED = (Tone.TURN, Tone.ANSWER, Tone.QUESTION)
 
 
-@dataclass(frozen=True)
-class Hearing:
-    """What the table made of one utterance (for printing and tests)."""
-
-    at: float
-    speaker: str | None
-    heard: Heard
-    transcript: str
-    #: Why it was not acted on, or None.
-    dropped: str | None = None
-
-
 class Table:
     """One game at one table."""
 
@@ -115,7 +103,6 @@ class Table:
         output: AudioOutput | None = None,
         show: Callable[[str], None] = print,
         stamp: bool = True,
-        gate: bool = True,
         echo_tail: float = 0.0,
         cancels_echo: bool = False,
         private: Mapping[str, AudioOutput] | None = None,
@@ -151,7 +138,7 @@ class Table:
         self.private = dict(private or {})
         self.show = show
         self.stamp = stamp
-        self.room = Room(echo_tail, cancels_echo, gate)
+        self.room = Room(echo_tail, cancels_echo)
         #: Where the game log's records go, a step's at once (None: no log):
         #: :meth:`~referee.gamelog.GameLog.write_all` writes them in one go.
         self.record = record
@@ -164,7 +151,8 @@ class Table:
         #: Sentences spoken or being spoken, oldest first (kept short).
         self.spoken: list[Spoken] = []
         self.busy_until = at
-        self.heard: list[Hearing] = []
+        #: What the brain made of each utterance heard (:class:`~referee.protocol.Judged`).
+        self.heard: list[Judged] = []
         self._voice_failed = False
 
     @property
@@ -221,8 +209,8 @@ class Table:
                 self.wake_at = wake
             case Left():
                 self.left = True
-            case Judged(at=at, speaker=speaker, heard=heard, transcript=text, dropped=dropped):
-                self.heard.append(Hearing(at, speaker, heard, text, dropped))
+            case Judged():
+                self.heard.append(out)
 
     def caption(self, caption: Caption) -> None:
         """Print what a player said, as the referee took it: a seat page's line
@@ -374,7 +362,7 @@ class Table:
         self, audio: Audio, start: float, end: float, at: float,
         speaker: str | None = None, source: str = "mic", over: OverVoice | None = None,
         cancels_echo: bool | None = None, ears: Listener | None = None,
-    ) -> Hearing:
+    ) -> Judged:
         """One utterance from ``start`` to ``end``, decided on ``at`` (after the end
         silence); ``over``: what the microphone measured of it against the
         referee's voice, if that played; ``cancels_echo``: whether the echo
@@ -399,7 +387,7 @@ class Table:
         self, transcript: Transcript, start: float, end: float, at: float,
         speaker: str | None, source: str, over: OverVoice | None = None,
         cancels_echo: bool | None = None,
-    ) -> Hearing:
+    ) -> Judged:
         """Tell the brain what was heard, with what the table knows of it: the
         referee's sentences sounding then, and the room. The brain understands
         and judges it (:class:`~referee.protocol.Judged`). When something fell
@@ -415,9 +403,9 @@ class Table:
                                    self.speaking(start, end), over, room))
         judged = next((o for o in outputs if isinstance(o, Judged)), None)
         if judged is None:  # the step failed, and said so ("Sorry, something went wrong")
-            return Hearing(at, speaker, Heard(transcript.text, Intent("none"), 0.0),
-                           transcript.text, "the step failed")
-        return Hearing(at, speaker, judged.heard, judged.transcript, judged.dropped)
+            return Judged(at, speaker, Heard(transcript.text, Intent("none"), 0.0),
+                          transcript.text, "the step failed")
+        return judged
 
     def hear_text(self, text: str, speaker: str | None, at: float, source: str = "text") -> None:
         """A typed line (always acted on: typing is not subject to the gate);
@@ -567,10 +555,8 @@ def _speaker(table: Table, item: ScriptLine) -> tuple[bool, str | None]:
     """(known, the named speaker as spelled at the table or None if unnamed)."""
     if item.speaker is None:
         return True, None
-    names = {p.casefold(): p for p in table.players}
-    if item.speaker.casefold() in names:
-        return True, names[item.speaker.casefold()]
-    known = " and ".join(table.players)
-    table.say([Say(item.at, f"There is no player called {item.speaker}. The players are "
-                            f"{known}.", Tone.PROBLEM)])
-    return False, None
+    try:
+        return True, player_named(item.speaker, table.players)
+    except NoSuchPlayer as error:
+        table.say([Say(item.at, str(error), Tone.PROBLEM)])
+        return False, None

@@ -31,6 +31,7 @@ NOTHING = Heard("blue giraffe", NONE, 0.2)
 ANNOUNCE = Spoken("Ann, 3 down. One more flip.", 1.0, 3.0, Tone.ANNOUNCE)
 ASK = Spoken("Bob, did you call 65?", 1.0, 3.0, Tone.QUESTION)
 FIVE = Spoken("Five.", 1.0, 1.4, Tone.COUNTDOWN)
+RULES = Spoken("2 flips per turn, no timer. Call 65 to win. Ann starts.", 1.0, 3.0, Tone.ANSWER)
 PLAYER = OverVoice(after_echo_db=12.0)
 CLEAR = OverVoice(after_echo_db=25.0)
 LEFT_OVER = OverVoice(after_echo_db=2.0)
@@ -44,6 +45,10 @@ CASES = [
      Verdict()),
     ("the referee's words in its order are its echo", Heard("", NONE, 0.5),
      "did you call sixty five", 1.2, 2.8, (ASK,), PLAYER, CANCELLED, False,
+     Verdict(ECHO, None, True)),
+    ("its words said another way, a call that may interrupt: still its echo",
+     Heard("i'm calling sixty five", Intent.of("call", caller="Ann", number=65), 0.8),
+     "i'm calling sixty five", 1.2, 2.6, (RULES,), None, PLAIN, True,
      Verdict(ECHO, None, True)),
     ("its words out of order, no canceller: its echo", FLIP, "one more three", 1.2, 2.0,
      (ANNOUNCE,), None, PLAIN, False, Verdict(ECHO, None, True)),
@@ -79,8 +84,8 @@ CASES = [
      CANCELLED, False, Verdict(None, None, True)),
     ("table talk over it goes on after it, no notice", NOTHING, "blue giraffe", 2.5, 4.0,
      (ANNOUNCE,), None, PLAIN, False, Verdict(SPOKE_OVER, None, True)),
-    ("without a gate, speech over the voice is kept", FLIP, "flip my seven", 1.2, 2.5,
-     (ANNOUNCE,), None, Room(gated=False), False, Verdict(None, None, True)),
+    ("a move the game lets interrupt it is kept over the voice", FLIP, "flip my seven", 1.2,
+     2.5, (ANNOUNCE,), None, PLAIN, True, Verdict(None, None, True)),
 ]
 
 

@@ -484,11 +484,11 @@ def test_a_refused_undo_says_what_stands_and_whose_turn_it_is():
 def test_thats_all_heard_within_the_referees_own_invitation_is_its_echo():
     """After the win the referee says "... or that's all to finish." into the
     room: those words heard within its sentence are not a player leaving."""
-    from referee.gate import WITHIN
+    from referee.gate import ECHO
     from referee.speech.hearing.interface import Transcript
 
     s = short_box()
-    table = Table(s.session, voice=EspeakVoice(), show=lambda _: None, gate=False)
+    table = Table(s.session, voice=EspeakVoice(), show=lambda _: None)
     table.start()
     for n, (who, text) in enumerate(SHORT_GAME):
         table.hear_text(text, who, table.busy_until + 1 + n)
@@ -496,7 +496,7 @@ def test_thats_all_heard_within_the_referees_own_invitation_is_its_echo():
     assert invitation.text.endswith("or that's all to finish.")
     inside = table.hear_transcript(Transcript("that's all", 1.0), invitation.end - 1.0,
                                invitation.end - 0.2, invitation.end + 0.3, None, "mic")
-    assert inside.dropped == WITHIN
+    assert inside.dropped == ECHO
     assert not s.left
     after = table.hear_transcript(Transcript("that's all", 1.0), invitation.end + 1.0,
                               invitation.end + 1.8, invitation.end + 2.3, "Ann", "mic")

@@ -18,12 +18,12 @@ from typing import Any
 
 from referee.brain.hearing import Judge
 from referee.engine.core import Event, GameStopped, TurnStarted
-from referee.games.base import GameSpec, spoken_list
+from referee.games.base import GameSpec
 from referee.protocol import Output, Say, Tone
 from referee.records import EventRecord, Record, SaidRecord
 from referee.speech.understanding.intents import Heard, IntentMatcher
 from referee.speech.understanding.meaning import Intent
-from referee.wording import AFTER_THE_END, ANSWER_SECONDS, SOMEONE, clean_text
+from referee.wording import AFTER_THE_END, ANSWER_SECONDS, SOMEONE, NoSuchPlayer, player_named
 
 
 @dataclass(frozen=True)
@@ -226,11 +226,10 @@ class Shared:
         nothing is done."""
         if speaker is None or speaker in self.players:
             return speaker, None
-        match = [p for p in self.players if p.casefold() == speaker.strip().casefold()]
-        if match:
-            return match[0], None
-        names = spoken_list(self.players)
-        return None, f"{clean_text(speaker)[:30]} is not playing: the players are {names}."
+        try:
+            return player_named(speaker, self.players), None
+        except NoSuchPlayer as error:
+            return None, str(error)
 
     def _others(self, who: str) -> tuple[str, ...]:
         return tuple(p for p in self.players if p != who) or (who,)
