@@ -11,7 +11,7 @@ clock's deadline is at least a whole turn after its turn's sentence was read.
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from referee.games.race65 import Race65Options, Race65Spec
@@ -65,8 +65,21 @@ class Reader:
                     self.take(self.session.step(SpokenUntil(out.at, self.read_until, out.tone)))
 
 
+#: Found by the property (2026-12-05): Bob's turn ran out in the step where
+#: Ann said "pause" (the turn began and was held at once, before the brain
+#: was told when its sentence would end), and "resume" started Ann's clock
+#: at once, 11 s before her turn's sentence had been read.
+PAUSED_AS_THE_TURN_BEGAN = [
+    ("type", 0.0, "flip my twelve", None), ("type", 10.0, "flip my eleven", None),
+    ("tick", 11.0, "", None), ("tick", 19.5, "", None), ("type", 3.0, "flip my twelve", None),
+    ("tick", 19.0, "", None), ("type", 4.0, "rules", None), ("type", 2.0, "rules", None),
+    ("type", 2.0, "flip my twelve", None), ("tick", 19.0, "", None),
+    ("type", 4.0, "pause", None), ("type", 0.0, "resume", None)]
+
+
 @settings(max_examples=60, deadline=None)
 @given(steps)
+@example(PAUSED_AS_THE_TURN_BEGAN)
 def test_a_turns_clock_never_runs_before_its_own_sentence_is_read(
         plan: list[tuple[str, float, str, str | None]]) -> None:
     reader = Reader(Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="hard"))))

@@ -111,7 +111,9 @@ class Clock(Shared):
         Called again while a delay is on, it moves the delay's end (``until``
         <= ``at`` ends it now: the referee was cut short). A new turn that
         began while an earlier sentence's delay was on has a clock of its own,
-        running: it is held too, until its own sentence has been said.
+        running: it is held too, until its own sentence has been said; and a
+        clock held meanwhile (paused, a question, a lost microphone) waits for
+        it once released.
         """
         self._told_spoken = True
         running = (not self.over and self.question is None
@@ -125,6 +127,12 @@ class Clock(Shared):
             self._resume_at = max(at, until)
         elif self._delayed_to is not None:  # (held meanwhile: it waits for this one too)
             self._delayed_to = max(self._delayed_to, until)
+        elif (until > at and not self.over and not self._legacy_clock
+              and self._turn_limit is not None):
+            # Held before the sentence's end was told (a "pause" in the step
+            # that began the turn, a question, a lost microphone): released,
+            # the clock still waits for it.
+            self._delayed_to = until
 
     def _question_spoken(self, at: float, until: float) -> None:
         """The open question finished being said at ``until``: the answer time counts from then."""
