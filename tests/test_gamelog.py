@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -296,6 +297,8 @@ LIVE_SCRIPT = [
 ]
 
 
+#: A moment at which the log is copied as a kill would leave it (see _live_scripted).
+COPY = "<copy the log>"
 #: What a script does to the audio server (see MIC_SCRIPT).
 LOSE_MIC, FIND_MIC = "<the audio server stops>", "<the audio server starts>"
 #: The same kind of game through a microphone (an audio server) that is lost
@@ -315,9 +318,15 @@ MIC_SCRIPT = [
 
 
 def _live_scripted(log: Path, kill_at: float | None, script: list[tuple[float, str]] = LIVE_SCRIPT,
-                   audio_server: dict[str, str] | None = None) -> subprocess.Popen[str]:
+                   audio_server: dict[str, str] | None = None,
+                   copies: Sequence[float] = ()) -> subprocess.Popen[str]:
     """Plays ``script`` into a live game in a thread (typed lines, and the audio
-    server stopped and started when there is one); kills it at ``kill_at``."""
+    server stopped and started when there is one); kills it at ``kill_at``.
+    At each moment of ``copies`` the log is copied as it stands on disk
+    (``copy-N.jsonl`` beside it, N counting from 0): what a kill -9 at that
+    moment would leave, since every event is written and flushed as it
+    happens (a real kill shows that it is; a copy lets one live game stand
+    for several kills)."""
     import threading
 
     from harness.audioserver import start_audio_server, stop_audio_server
@@ -334,10 +343,15 @@ def _live_scripted(log: Path, kill_at: float | None, script: list[tuple[float, s
 
     def type_lines() -> None:
         assert game.stdin is not None
-        for at, line in script:
+        moments = sorted([*script, *((at, f"{COPY}{n}") for n, at in enumerate(copies))])
+        for at, line in moments:
             if kill_at is not None and at >= kill_at:
                 break
             time.sleep(max(0.0, start + at - time.monotonic()))
+            if line.startswith(COPY):
+                log.with_name(f"copy-{line.removeprefix(COPY)}.jsonl").write_bytes(
+                    log.read_bytes())
+                continue
             if line == FIND_MIC:
                 assert audio_server is not None
                 start_audio_server(audio_server)
@@ -451,14 +465,18 @@ def test_a_deadline_just_after_the_last_record_was_never_reached(lines, last):
     assert live.final_state()["players"]["Ann"]["down"] == [12]
 
 
+#: Random moments of LIVE_SCRIPT to kill it at: among the first moves, the
+#: pause and the undo; then anywhere up to the timeout; around the timeout and the last moves.
+KILL_WINDOWS = [(0.2, 4.6), (4.6, 50.0), (46.0, 52.0)]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_a_game_killed_at_a_random_point_resumes_as_last_announced(tmp_path, seed):
+def test_a_game_killed_at_a_random_point_resumes_as_last_announced(tmp_path):
+    """A real kill -9 among the first moves (the later windows: the whole
+    game's test below, with the log as a kill would leave it)."""
     import random
 
-    # Among the first moves, the pause and the undo; around the timeout; the last moves.
-    window = [(0.2, 4.6), (4.6, 50.0), (46.0, 52.0)][seed - 1]
-    kill_at = random.Random(seed).uniform(*window)
+    kill_at = random.Random(1).uniform(*KILL_WINDOWS[0])
     log = tmp_path / "game.jsonl"
     game = _live_scripted(log, kill_at)
     game.wait(timeout=90)
@@ -507,9 +525,16 @@ def _resumes_as_announced(log: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_whole_live_game_replays_to_the_same_end(tmp_path):
+def test_a_whole_live_game_replays_to_the_same_end_and_resumes_from_random_points(tmp_path):
+    """The whole game replays to its end; and the log as it stood at a random
+    moment of each later kill window (what a kill -9 then leaves on disk)
+    resumes as last announced."""
+    import random
+
     log = tmp_path / "game.jsonl"
-    game = _live_scripted(log, None)
+    kills = [random.Random(seed).uniform(*window)
+             for seed, window in enumerate(KILL_WINDOWS[1:], start=2)]
+    game = _live_scripted(log, None, copies=kills)
     assert game.stdout is not None
     out = game.stdout.read()  # (the opening was read already)
     game.wait(timeout=90)
@@ -523,6 +548,10 @@ def test_a_whole_live_game_replays_to_the_same_end(tmp_path):
     assert session.final_state() == live
     assert live["players"] == {"Ann": {"total": 24, "down": [3, 5, 7, 9]},
                                "Bob": {"total": 12, "down": [12]}}
+    for n in range(len(kills)):
+        copy = log.with_name(f"copy-{n}.jsonl")
+        assert 0 < len(copy.read_bytes()) < len(log.read_bytes())
+        _resumes_as_announced(copy)
 
 
 def test_a_move_logged_but_never_announced_is_not_resumed(tmp_path):

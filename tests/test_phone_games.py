@@ -46,7 +46,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 ARTEFACTS = Path(os.environ.get("REFEREE_ARTEFACTS",
                                 Path(__file__).parent.parent / "cache" / "artefacts")) / "screen"
 #: Seconds between the end of a line and the start of the next (or of its "yes").
-GAP = 2.2
+GAP = 1.6
 #: Seconds of silence before the first line (the pages start listening).
 LEAD = 2.0
 
