@@ -33,7 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from referee.ears import Ears
+from referee.listening import Listening
 from referee.overheard import TABLE_MIC, Caught, Overheard, loudness
 from referee.protocol import MicBack, MicLost, Say, Tone
 from referee.speech.audio import Audio, restart_portaudio
@@ -145,7 +145,7 @@ class LiveLoop:
         #: The seat pages' microphones (the screen's), if players may speak into them,
         #: and each seat's listener.
         self.phones = phones
-        self._ears: dict[str, Listener] = {}
+        self._listeners: dict[str, Listener] = {}
         #: With phones, one voice may reach several microphones: the closest is heard.
         self.overheard = None if phones is None else Overheard(self._talking_of,
                                                                self._sources)
@@ -167,7 +167,7 @@ class LiveLoop:
         if microphone is not None:
             # Decode ahead while the end silence runs, and end at once, or wait
             # longer, by the words; a "stop" over the referee is looked for sooner.
-            microphone.listen_with(table.ears, hurry=table.speaking_now)
+            microphone.listen_with(table.listening, hurry=table.speaking_now)
 
     def now(self) -> float:
         return self._base + (self.clock() - self._t0) * self.speed
@@ -357,29 +357,29 @@ class LiveLoop:
                                   keyboard=self.keyboard is not None)
             self.table.say([Say(self.now(), notice,
                                 Tone.ANNOUNCE)])
-        for u in self.phones.hear(self._seat_ears, hurry=self.table.speaking_now):
+        for u in self.phones.hear(self._seat_listening, hurry=self.table.speaking_now):
             at = self.now()
             end = min(at, self._game_time(u.end))
             start = min(end, self._game_time(u.start))
             self._caught(u.player, u.audio, start, end, at, speaker=u.player,
                          source=self.phones.device_of(u.player),  # "phone", "satellite"
                          over=u.over, cancels_echo=u.cancels_echo,
-                         ears=self._ears.get(u.player))
+                         listener=self._listeners.get(u.player))
 
     def _caught(self, stream: str, audio: Audio, start: float, end: float, at: float, *,
                 speaker: str | None, source: str, over: OverVoice | None,
-                cancels_echo: bool, ears: Listener | None = None) -> None:
+                cancels_echo: bool, listener: Listener | None = None) -> None:
         """An utterance a stream heard, decoded: heard now, or (with phones,
         when another microphone may have heard the same voice) once it is
         clear which was closest (:mod:`referee.overheard`)."""
-        transcript = self.table.transcribe(audio, over, ears)
+        transcript = self.table.transcribe(audio, over, listener)
         hear = partial(self.table.hear_transcript, transcript, start, end, speaker=speaker,
                        source=source, over=over, cancels_echo=cancels_echo)
         if self.overheard is None:
             hear(at)
             return
-        listener = ears or self.table.listener
-        urgent = listener is not None and listener.kind(transcript) == "stop"
+        heard_by = listener or self.table.listener
+        urgent = heard_by is not None and heard_by.kind(transcript) == "stop"
         self.overheard.add(Caught(stream, start, end, at, loudness(audio), hear, urgent))
 
     def _sources(self) -> list[str]:
@@ -393,13 +393,13 @@ class LiveLoop:
             return self.microphone is not None and self.microphone.in_speech
         return self.phones is not None and self.phones.talking_of(source)
 
-    def _seat_ears(self, player: str) -> Ears | None:
-        """Ears of the seat's own, decoding its phone's speech ahead."""
+    def _seat_listening(self, player: str) -> Listening | None:
+        """The seat's own listening, decoding its phone's speech ahead."""
         recognizer = self.table.recognizer
         if recognizer is None:
             return None
-        listener = self._ears[player] = Listener.judging(recognizer)
-        return Ears(listener, self.table.speaking_now)
+        listener = self._listeners[player] = Listener.judging(recognizer)
+        return Listening(listener, self.table.speaking_now)
 
     def _game_time(self, monotonic: float) -> float:
         return self._base + (monotonic - self._t0) * self.speed

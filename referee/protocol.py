@@ -42,7 +42,7 @@ from __future__ import annotations
 import typing
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from referee.records import LogError, Record, checked, plain
 from referee.speech.hearing.interface import Transcript
@@ -358,6 +358,17 @@ Output = (Say | CutVoice | ChangeVoice | Caption | Logged | Snapshot | Judged | 
 
 #: A line of the game log after its header.
 Entry = Record | Input
+
+
+class Brain(Protocol):
+    """The brain as every driver sees it (:class:`~referee.session.Session`
+    is one): an input in, its outputs back, nothing else. The table, the live
+    loop, typed play, replay and the benchmarks are typed against this, so
+    mypy refuses a driver that reads the brain's fields."""
+
+    def step(self, message: Input) -> list[Output]:
+        """Take one input; what it logged, then what to say and do."""
+        ...
 
 INPUTS: tuple[type[Any], ...] = typing.get_args(Input)
 OUTPUTS: tuple[type[Any], ...] = typing.get_args(Output)

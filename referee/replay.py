@@ -21,9 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from referee.protocol import INPUTS, Entry, Input, Logged, Output, Snapshot, Start, Tick
+from referee.protocol import INPUTS, Brain, Entry, Input, Logged, Output, Snapshot, Start, Tick
 from referee.records import ChanceRecord, ErrorRecord, EventRecord, Record, SaidRecord
-from referee.session import Session
 
 #: How far past a time an older log gives the clock is run when the log shows
 #: it acted then (seconds): those logs kept times to the millisecond, and a
@@ -46,17 +45,18 @@ class Rebuilt:
     final: dict[str, Any] = field(default_factory=dict)
 
 
-def replay_records(session: Session, entries: Iterable[Entry],
-                   converted: bool = False) -> Rebuilt:
+def replay_records(session: Brain, entries: Iterable[Entry],
+                   converted: bool = False, at: float = 0.0) -> Rebuilt:
     """Step a fresh ``session`` through a game log's inputs.
 
     The session must be built like the logged one (same game and options).
-    ``converted``: the log is of an older format (:mod:`referee.oldlogs`).
+    ``converted``: the log is of an older format (:mod:`referee.oldlogs`);
+    ``at``: when the game began, for a log that does not say.
     An input that failed when it is replayed and had not failed when it was
     logged (an intent edited by hand) is reported in ``skipped``.
     """
     entries = list(entries)
-    first = rebuild_start(entries, session.now)
+    first = rebuild_start(entries, at)
     out = session.step(first)
     last = first.at
     skipped: list[str] = []
@@ -117,7 +117,7 @@ class _OldLog:
     """What replay makes up for in a log of an older format: its times were
     rounded to the millisecond."""
 
-    def __init__(self, session: Session, out: list[Output]) -> None:
+    def __init__(self, session: Brain, out: list[Output]) -> None:
         self.session, self.out = session, out
         self.told = 0  # event records of the log, so far
 

@@ -212,7 +212,7 @@ class Session(Moves, Questions, Clock):
             case Stop(at=at):
                 self._emit(self._stop(at))
             case Start(at=at, rebuild=rebuild, legacy_clock=legacy_clock):
-                self._legacy_clock = legacy_clock
+                self.clock = self.clock.of_log(legacy_clock)
                 self._start(at, rebuild)
             case Resume(at=at):
                 self._replaying = False
@@ -309,7 +309,7 @@ class Session(Moves, Questions, Clock):
         """What the referee expects of ``who`` now (:mod:`referee.brain.hearing`)."""
         question = self.question
         waiting = awaited(self.spec, self.game, None if question is None else question.answerers,
-                          self._paused)
+                          self.clock.paused)
         return expectation(self.spec, self.game, self.matcher, who, waiting,
                            question is not None, self.now)
 

@@ -1,16 +1,17 @@
 """The referee at the table: the ears and the mouth around the brain, on one timeline.
 
-A :class:`Table` joins a :class:`~referee.session.Session` (the brain: rules
-and conversation), a recogniser (the ears) and a voice with an output (the
-mouth). It sends the brain typed inputs (:mod:`referee.protocol`) and
-performs what comes back: it prints and speaks each sentence, cuts the voice,
-changes it, appends records to the game log. It knows when the referee is
-speaking, because every sentence is rendered before it is played, and uses
-that for:
+A :class:`Table` joins the brain (a :class:`~referee.protocol.Brain`, as
+:class:`~referee.session.Session` is: rules and conversation), a recogniser (the
+ears) and a voice with an output (the mouth). It sends the brain typed inputs
+(:mod:`referee.protocol`) and performs what comes back: it prints and speaks
+each sentence, cuts the voice, changes it, appends records to the game log. It
+knows when the referee is speaking, because every sentence is rendered before it
+is played, and uses that for:
 
-* **The gate** (:mod:`referee.gate`): speech heard while the referee talks
-  is judged (its echo, said over it, a reply within its sentence, too late)
-  before the brain hears of it, with the verdict.
+* **What was sounding** when a player spoke: the brain judges speech heard
+  while the referee talks with the gate (:mod:`referee.gate`: its echo, said
+  over it, a reply within its sentence, too late); the table tells it which
+  sentences were sounding, and the room.
 * **Countdown.** The referee never starts a countdown word while a player is
   speaking (it skips it), nor late (:data:`LATE_COUNTDOWN`).
 * **Stop** cuts the current sentence and everything queued after it; when
@@ -23,23 +24,22 @@ that for:
   takes to read at ``reading_wpm`` words a minute (:data:`READING_WPM` in
   live play).
 
-Time is whatever the caller says it is: :class:`AudioScript` drives a
-table on a simulated clock from timed WAV files; :mod:`referee.live` drives it
-from the microphone and the wall clock.
+Time is whatever the caller says it is: :class:`~referee.audioscript.AudioScript`
+drives a table on a simulated clock from timed WAV files; :mod:`referee.live`
+drives it from the microphone and the wall clock.
 """
 
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
-from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from referee.ears import Ears
 from referee.gate import ECHO_SLACK, overlapping
+from referee.listening import Listening
 from referee.protocol import (
+    Brain,
     Caption,
     ChangeVoice,
     CutVoice,
@@ -64,17 +64,15 @@ from referee.protocol import (
     VoiceCut,
     WakeAt,
 )
-from referee.session import Session
-from referee.speech.audio import Audio, AudioError, load_wav
+from referee.speech.audio import Audio
 from referee.speech.hearing.interface import Recognizer, Transcript
 from referee.speech.hearing.mic import OverVoice
-from referee.speech.hearing.segmenter import DEFAULT_END_SILENCE
 from referee.speech.listen import Listener
 from referee.speech.speaking.tts import NullOutput, SilentVoice, Voice
 from referee.speech.speaking.tts import Output as AudioOutput
 from referee.speech.understanding.intents import Heard
 from referee.speech.understanding.meaning import Intent
-from referee.wording import NOT_SPEAKING, NoSuchPlayer, player_named, sentences
+from referee.wording import NOT_SPEAKING, sentences
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +94,7 @@ class Table:
 
     def __init__(
         self,
-        session: Session,
+        session: Brain,
         *,
         recognizer: Recognizer | None = None,
         voice: Voice | None = None,
@@ -114,7 +112,7 @@ class Table:
     ) -> None:
         #: The brain: only ever told inputs (:meth:`tell`); what the table knows
         #: of the game comes from its outputs.
-        self.session = session
+        self.session: Brain = session
         #: Game time: the latest input the brain was told.
         self.now = at
         #: What the brain's outputs said of the game: its public state and result,
@@ -131,7 +129,7 @@ class Table:
         self.recognizer = recognizer
         # Decodes ahead at pauses, judging the words with a matcher of its own.
         self.listener = None if recognizer is None else Listener.judging(recognizer)
-        self.ears = Ears(self.listener, self.speaking_now)  # (the table microphone's)
+        self.listening = Listening(self.listener, self.speaking_now)  # (the table microphone's)
         self.voice = voice or SilentVoice()
         self.output = output or NullOutput()
         #: Each player's own output (headphones) for what only they may hear.
@@ -361,23 +359,23 @@ class Table:
     def hear_audio(
         self, audio: Audio, start: float, end: float, at: float,
         speaker: str | None = None, source: str = "mic", over: OverVoice | None = None,
-        cancels_echo: bool | None = None, ears: Listener | None = None,
+        cancels_echo: bool | None = None, listener: Listener | None = None,
     ) -> Judged:
         """One utterance from ``start`` to ``end``, decided on ``at`` (after the end
         silence); ``over``: what the microphone measured of it against the
         referee's voice, if that played; ``cancels_echo``: whether the echo
         canceller had learnt the room when it began (None: as the table was set up);
-        ``ears``: the listener that decoded it ahead (a phone's own), else the table's."""
-        transcript = self.transcribe(audio, over, ears)
+        ``listener``: the one that decoded it ahead (a phone's own), else the table's."""
+        transcript = self.transcribe(audio, over, listener)
         return self.hear_transcript(transcript, start, end, at, speaker, source, over,
                                     cancels_echo)
 
     def transcribe(self, audio: Audio, over: OverVoice | None = None,
-                   ears: Listener | None = None) -> Transcript:
+                   listener: Listener | None = None) -> Transcript:
         """What the recogniser heard in an utterance (see :meth:`hear_audio`)."""
         if self.listener is None:
             raise RuntimeError("this table has no recogniser")
-        return (ears or self.listener).transcript(audio, over=over is not None)
+        return (listener or self.listener).transcript(audio, over=over is not None)
 
     def speaking_now(self) -> bool:
         """Whether the referee is talking (a "stop" would cut it)."""
@@ -411,152 +409,3 @@ class Table:
         """A typed line (always acted on: typing is not subject to the gate);
         ``source`` "seat" or "tap" for one sent from a seat page (typed, tapped)."""
         self.tell(Typed(at, text, speaker, source))
-
-
-# --- scripted audio on a simulated clock --------------------------------------------------
-
-_AUDIO_LINE = re.compile(
-    r"^\s*\[\s*(\+?)(\d+(?:\.\d*)?)\s*\]\s*(?:([^\W\d][\w' -]{0,30}):\s*)?(.*?)\s*$"
-)
-
-
-@dataclass(frozen=True)
-class ScriptLine:
-    at: float
-    #: ``at`` counts from when the referee last fell silent ("[+1.5]").
-    relative: bool
-    speaker: str | None
-    path: Path | None  # None: just let time pass
-    number: int
-
-
-def read_audio_script(lines: Iterable[str], base: Path) -> Iterator[ScriptLine | str]:
-    """Parse ``[seconds] [Speaker:] FILE.wav`` lines; yields a message for each bad line."""
-    for number, raw in enumerate(lines, start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        match = _AUDIO_LINE.match(line)
-        if not match:
-            yield f"line {number}: expected '[seconds] [Speaker:] FILE.wav', got {line[:40]!r}"
-            continue
-        relative, at = bool(match.group(1)), float(match.group(2))
-        speaker, name = match.group(3), match.group(4)
-        path = (base / name) if name else None
-        yield ScriptLine(at, relative, speaker.strip() if speaker else None, path, number)
-
-
-@dataclass
-class _Pending:
-    """An utterance heard and not yet decided on."""
-
-    end: float
-    start: float
-    audio: Audio
-    speaker: str | None
-    source: str
-
-
-class AudioScript:
-    """Timed WAV utterances played through a table on a simulated clock.
-
-    Each utterance starts at its time and is decided ``end_silence`` after it
-    ends: the microphone's acoustic rule, the slower one (live, the words of
-    a whole command end it sooner), so recorded games err on the late side. A
-    time ``[+2]`` means two seconds after the referee has answered the
-    previous line and fallen silent, as players at a table wait for it. With
-    ``echo``, every sentence the referee says is also heard by the
-    recogniser, as a microphone beside the loudspeaker would: give the table
-    :meth:`heard_back`.
-    """
-
-    def __init__(self, lines: Iterable[str], base: Path, *,
-                 end_silence: float = DEFAULT_END_SILENCE, echo: bool = False) -> None:
-        self.lines = lines
-        self.base = base
-        self.end_silence = end_silence
-        self.echo = echo
-        self._pending: list[_Pending] = []
-        self._closing = False
-        self._answering_echo = False
-
-    def heard_back(self, audio: Audio, spoken: Spoken) -> None:
-        """A sentence the referee said, heard by the microphone (with ``echo``).
-        Once the script is over the microphone is closed; and what the referee
-        says in answer to its own echo is not heard again (no endless loop
-        when the gate is off)."""
-        if self.echo and not self._closing and not self._answering_echo:
-            self._pending.append(_Pending(spoken.end, spoken.start, audio, None, "echo"))
-
-    def run(self, table: Table) -> None:
-        table.start()
-        now = table.now
-        for item in read_audio_script(self.lines, self.base):
-            if isinstance(item, str):
-                table.show(item)
-                continue
-            if item.relative:
-                while self._pending:  # the previous utterance has been answered ...
-                    self._flush(table, self._pending[0].end + self.end_silence)
-                table.advance(now)
-                item = replace(item, at=max(now, table.busy_until) + item.at)  # ... and said
-            if item.at < now:
-                table.show(f"line {item.number}: time {item.at:g} is before {now:g}; "
-                           "line skipped.")
-                continue
-            now = self._line(table, item, now)
-            if table.left:  # "that's all": the rest of the script is not played
-                break
-        self._closing = True
-        self._flush(table, float("inf"))
-        table.advance(max(now, table.busy_until))
-
-    def _line(self, table: Table, item: ScriptLine, now: float) -> float:
-        """Play one line; the time the script is at after it."""
-        audio: Audio | None = None
-        speaker: str | None = None
-        if item.path is not None:
-            known, speaker = _speaker(table, item)
-            if not known:
-                return now
-            try:
-                audio = load_wav(item.path)
-            except AudioError as error:
-                table.show(f"line {item.number}: {error}")
-                table.say([Say(item.at, "I could not hear that recording.", Tone.PROBLEM)])
-                return now
-            # From here on a player is talking: no countdown word over them.
-            table.player_talking(item.at, item.at + audio.seconds + self.end_silence)
-        self._flush(table, item.at)
-        table.advance(item.at)
-        if audio is None or table.left:
-            return item.at
-        end = item.at + audio.seconds
-        self._pending.append(_Pending(end, item.at, audio, speaker, "audio script"))
-        self._flush(table, end + self.end_silence)
-        table.player_talking(None)
-        return max(item.at, end + self.end_silence)
-
-    def _flush(self, table: Table, until: float) -> None:
-        """Decide on every utterance whose end silence is over by ``until``."""
-        while self._pending:
-            self._pending.sort(key=lambda p: p.end)
-            first = self._pending[0]
-            if first.end + self.end_silence > until:
-                return
-            self._pending.pop(0)
-            self._answering_echo = first.source == "echo"
-            table.hear_audio(first.audio, first.start, first.end, first.end + self.end_silence,
-                             first.speaker, first.source)
-            self._answering_echo = False
-
-
-def _speaker(table: Table, item: ScriptLine) -> tuple[bool, str | None]:
-    """(known, the named speaker as spelled at the table or None if unnamed)."""
-    if item.speaker is None:
-        return True, None
-    try:
-        return True, player_named(item.speaker, table.players)
-    except NoSuchPlayer as error:
-        table.say([Say(item.at, str(error), Tone.PROBLEM)])
-        return False, None

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from referee.audioscript import AudioScript
 from referee.gamelog import LOGS_DIR, GameLog, LogInUse, announced, default_path, read_log
 from referee.games import find_game
 from referee.games.base import GameSpec, SetupError, plural
@@ -72,7 +73,7 @@ from referee.speech.speaking.tts import (
     output_device_available,
 )
 from referee.speech.understanding.meaning import spoken_list
-from referee.table import ECHO_TAIL, READING_WPM, AudioScript, Table
+from referee.table import ECHO_TAIL, READING_WPM, Table
 from referee.told import emit, note, problem, take_problems
 
 if TYPE_CHECKING:

@@ -18,8 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from referee.protocol import Caption, Entry, Say, Tick, Tone, Typed
-from referee.session import Session
+from referee.protocol import Brain, Caption, Entry, Say, Tick, Tone, Typed
 from referee.table import Table
 from referee.wording import NoSuchPlayer, player_named
 
@@ -57,7 +56,7 @@ class ScriptTable(Table):
     time, a sentence for one player alone marked private. Everything else
     (stop, a change of voice, the log) is done as at any table."""
 
-    def __init__(self, session: Session, emit: Callable[[str], None],
+    def __init__(self, session: Brain, emit: Callable[[str], None],
                  record: Callable[[Sequence[Entry]], None] | None = None,
                  at: float = 0.0) -> None:
         super().__init__(session, show=emit, record=record, at=at)
@@ -70,7 +69,7 @@ class ScriptTable(Table):
         return f"referee, to {said.to} only: (private)"
 
 
-def run_script(session: Session, lines: Iterable[str], emit: Callable[[str], None],
+def run_script(session: Brain, lines: Iterable[str], emit: Callable[[str], None],
                record: Callable[[Sequence[Entry]], None] | None = None,
                at: float = 0.0) -> ScriptTable:
     """Play a timed transcript through ``session`` from ``at``, emitting printed

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The whole test suite: lint, types, then every test. Extra arguments go to pytest.
+# The whole test suite: lint, then types beside every test. Extra arguments go to pytest.
 #   ./run test           everything, as CI runs it
 #   ./run test --fast    lint, types, and the tests marked neither slow nor
 #                        audio_server (pyproject.toml); kept under 90 s on two
-#                        cores (docs/architecture.md has today's figures)
+#                        cores (docs/development.md has today's figures)
 # The tests run on one worker per core (pytest-xdist), each test whole on one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,11 +14,25 @@ if [ "${1:-}" = "--fast" ]; then
 fi
 echo "== ruff"
 .venv/bin/ruff check .
-echo "== mypy"
-.venv/bin/mypy
+# mypy runs beside the tests (much of the suite waits in real time: games
+# played aloud, browsers, referee processes), and its report is printed after
+# theirs; either failing fails the run.
+types=$(mktemp)
+trap 'rm -f "$types"' EXIT
+.venv/bin/mypy >"$types" 2>&1 &
+mypy_pid=$!
 echo "== pytest"
 # One thread a worker for the numerical libraries (Whisper's encoder, BLAS):
 # two workers each spinning two threads on two cores ran the CPU-heavy tests
 # three to four times slower.
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
-exec .venv/bin/python -m pytest -n auto --dist worksteal --durations=15 "${selection[@]}" "$@"
+tests=0
+.venv/bin/python -m pytest -n auto --dist worksteal --durations=15 "${selection[@]}" "$@" \
+    || tests=$?
+echo "== mypy"
+typed=0
+wait "$mypy_pid" || typed=$?
+cat "$types"
+if [ "$tests" -ne 0 ] || [ "$typed" -ne 0 ]; then
+    exit $(( tests != 0 ? tests : typed ))
+fi

@@ -11,6 +11,7 @@ clock's deadline is at least a whole turn after its turn's sentence was read.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -77,6 +78,7 @@ PAUSED_AS_THE_TURN_BEGAN = [
     ("type", 4.0, "pause", None), ("type", 0.0, "resume", None)]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(steps)
 @example(PAUSED_AS_THE_TURN_BEGAN)

@@ -85,6 +85,7 @@ def test_the_grammars_have_near_pairs_to_check():
 
 
 @pytest.mark.parametrize("game", GAMES)
+@pytest.mark.slow
 def test_a_confirmation_never_sounds_like_the_question_it_may_have_been(game):
     spec = _spec(game)
     matcher = IntentMatcher.for_phrases(spec.phrase_file, PLAYERS)

@@ -19,6 +19,8 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
+import pytest
+
 import referee
 
 ROLE = re.compile(r":(mod|class|func|meth|attr|data|exc):`~?([A-Za-z_][\w.]*)`")
@@ -104,6 +106,7 @@ def stale_references() -> list[str]:
     return stale
 
 
+@pytest.mark.slow
 def test_every_reference_in_the_package_s_docstrings_is_there():
     assert stale_references() == []
 

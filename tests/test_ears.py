@@ -82,6 +82,7 @@ def _spec(voice: Espeak | Piper) -> VoiceSpec:
 # --- what is never trained on ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_no_benchmark_voice_can_speak_a_training_line() -> None:
     """Every voice the benchmarks measure with (tuning and held out) and every
     babble talker is refused as a training voice, and random draws never
@@ -485,6 +486,7 @@ def test_kokoro_speaks_english_the_referee_understands(race65: IntentMatcher) ->
         "kind": "flip", "owner": "Bob", "tile": 7, "direction": "down"}
 
 
+@pytest.mark.slow
 def test_the_training_tokens_are_the_referees(model_dir: Path) -> None:
     """Targets are written as Whisper writes and spelled in the referee's tokens."""
     tokens = Tokens(model_dir / "tokenizer.json")
@@ -493,6 +495,7 @@ def test_the_training_tokens_are_the_referees(model_dir: Path) -> None:
     assert tokens.decode(tokens.encode(" " + line.target)).strip() == line.target
 
 
+@pytest.mark.slow
 def test_the_base_models_score_of_a_sentence_is_the_beams(race65: IntentMatcher,
                                                           model_dir: Path) -> None:
     """What Whisper as shipped makes of the adapted model's best sentence (a
@@ -510,6 +513,7 @@ def test_the_base_models_score_of_a_sentence_is_the_beams(race65: IntentMatcher,
     assert result.base_logprob == best.logprob  # no adapter: the same sentence, the same model
 
 
+@pytest.mark.slow
 def test_adapters_average_into_one_whose_change_is_the_weighted_sum(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -854,6 +854,7 @@ def test_shut_the_box_replays_and_resumes_the_order_its_dice_gave(tmp_path):
         assert header["players"] == ["Ann", "Bob", "Cy"]
 
 
+@pytest.mark.slow
 def test_a_line_too_long_is_logged_with_its_answer_and_replays_without_a_warning(tmp_path):
     """A typed line over 500 characters is answered "too long"; the log keeps
     the input (its start) beside the answer, so replay warns of nothing
@@ -912,6 +913,7 @@ class _Killed(BaseException):
     """The process killed (kill -9) in the middle of writing the log."""
 
 
+@pytest.mark.slow
 def test_a_game_killed_while_writing_its_log_keeps_whole_steps(tmp_path, monkeypatch):
     """The flaky random-kill test's cause: each record was its own write, so a
     kill between "Ann, 3 down." and "Bob's turn, 15 seconds." (the same step)
@@ -1004,6 +1006,7 @@ def test_a_log_of_the_previous_format_replays_to_the_game_it_logged(log, capsys)
     assert "skipped" not in err
 
 
+@pytest.mark.slow
 def test_a_log_is_the_brain_s_inputs_and_replay_steps_them_again(tmp_path):
     """Every golden game's log: the lines after the header are the protocol's
     input messages, each followed by records; stepping those inputs in a

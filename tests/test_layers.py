@@ -360,6 +360,36 @@ def test_the_driver_check_sees_a_field_read(tmp_path):
     assert brain_reads(driver) == ["driver.py:3: .session.left", "driver.py:4: .session.now"]
 
 
+def test_the_drivers_are_typed_against_a_brain_that_only_steps():
+    """The table, typed play and replay take a :class:`~referee.protocol.Brain`
+    (``step`` and nothing else), so mypy refuses a driver, or a test through
+    a table, that reads the brain's fields."""
+    import typing
+
+    from referee.protocol import Brain
+    from referee.replay import replay_records
+    from referee.table import Table
+    from referee.textplay import ScriptTable, run_script
+
+    assert [name for name in dir(Brain) if not name.startswith("_")] == ["step"]
+    for driver in (Table.__init__, ScriptTable.__init__, run_script, replay_records):
+        assert typing.get_type_hints(driver)["session"] is Brain, driver
+
+
+@pytest.mark.slow
+def test_mypy_refuses_a_field_of_the_brain_read_through_a_table(tmp_path):
+    from mypy import api
+
+    script = tmp_path / "driver.py"
+    script.write_text("from referee.table import Table\n\n\n"
+                      "def whose_turn(table: Table) -> object:\n"
+                      "    return table.session.game\n")
+    out, _, status = api.run([str(script), "--strict", "--no-incremental",
+                              "--follow-imports=silent"])
+    assert status == 1
+    assert '"Brain" has no attribute "game"' in out
+
+
 def imports_in_scripts(folder: Path) -> list[tuple[str, str]]:
     """Every ``from referee... import NAME`` in the shell scripts' Python lines."""
     import re

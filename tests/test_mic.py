@@ -674,6 +674,7 @@ def test_a_decode_ahead_given_up_is_judged_as_the_speaker_going_on():
     assert listener.judge() == "incomplete"
 
 
+@pytest.mark.slow
 def test_a_phase10_read_out_is_judged_as_one_that_may_go_on():
     from referee.speech.hearing.interface import Transcript
     from referee.speech.hearing.segmenter import READ_OUT

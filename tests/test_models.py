@@ -303,6 +303,7 @@ def test_models_live_in_the_projects_models_folder_that_git_ignores():
     ("--bench", "-e .[bench]", {"sox"}, {"chromium"}),
     ("--train", "-e .[test,bench,train]", {"chromium", "pulseaudio", "sox"}, set()),
 ])
+@pytest.mark.slow
 def test_playing_installs_only_what_playing_needs(tmp_path, level, extras, packages,
                                                   not_packages):
     """``scripts/setup.sh`` as ``./run play`` (no level), ``./run bench`` and

@@ -149,6 +149,7 @@ def test_bad_frames_close_the_stream_with_a_reason_and_change_nothing(frames, wh
         shown.stop()
 
 
+@pytest.mark.slow
 def test_a_second_page_takes_the_seat_over_and_the_first_is_told():
     phones = PhoneSeats(["Ann", "Bob"])
     shown = Screen(["Ann", "Bob"], "127.0.0.1", 0, phones=phones)
@@ -784,6 +785,7 @@ def test_a_seat_microphone_that_stops_tells_the_table_how_the_player_is_heard_no
         "hear Ann.")
 
 
+@pytest.mark.slow
 def test_a_page_refused_again_and_again_is_not_announced_and_its_reason_is_printed():
     """#73 item 7, in the live loop: four refused streams from Ann's seat (a
     text frame each) are never said to the table, and the terminal says why once."""

@@ -482,6 +482,7 @@ def test_the_base_class_answers_the_questions_every_game_shares():
     assert spec.answer("odds", None, s.game, 5.0) == "I cannot answer that in this game."
 
 
+@pytest.mark.slow
 def test_the_training_draws_its_lines_from_every_registered_game(registered):
     """A game added to the registry is trained on with no other change (the
     training once listed the four games by name)."""
@@ -494,6 +495,7 @@ def test_the_training_draws_its_lines_from_every_registered_game(registered):
     assert give
 
 
+@pytest.mark.slow
 def test_an_adapter_names_the_games_it_was_trained_on(tmp_path):
     """The shipped adapter's report names its four games; an adapter whose
     report names none is used for every game, as before reports named them;

@@ -232,6 +232,7 @@ def test_hear_reads_a_ten_minute_recording_in_blocks_and_finds_its_commands(tmp_
 # --- Vosk ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_vosk_without_a_model_says_how_to_get_one(matcher, tmp_path, monkeypatch):
     monkeypatch.delenv("REFEREE_VOSK_MODEL", raising=False)
     monkeypatch.setattr("referee.speech.hearing.interface.MODELS_DIR", tmp_path)

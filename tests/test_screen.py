@@ -255,6 +255,7 @@ def test_the_addresses_printed_are_ones_a_phone_can_open_with_qr_codes_only_ther
         here._socket.close()
 
 
+@pytest.mark.slow
 def test_a_sentence_is_shown_when_its_sound_starts_and_a_cut_drops_the_rest(screen):
     from referee.protocol import CutVoice
 
@@ -292,6 +293,7 @@ def test_a_sentence_is_shown_when_its_sound_starts_and_a_cut_drops_the_rest(scre
     assert late == ["Ann, 7 down.", "One more flip.", "Bob's turn."]
 
 
+@pytest.mark.slow
 def test_a_slow_page_never_slows_the_game(screen):
     """A page that connects and reads nothing: publishing stays instant, and
     the page's queue is bounded (it loses its oldest events)."""
@@ -407,7 +409,7 @@ def test_the_page_shows_the_board_and_every_sentence_in_order(browser, stem, lin
                                timeout=10_000)
         captions = page.locator("#captions li").all_inner_texts()
         assert captions == said[-len(captions):]
-        shown = table.session.spec.public_state(table.session.game)
+        shown = table.state["game"]
         columns = page.locator("thead th").evaluate_all("ths => ths.map(t => t.dataset.key)")[1:]
         for player, fields in shown["players"].items():
             row = page.locator(f'tr[data-player="{player}"]')
@@ -426,7 +428,7 @@ def test_the_page_shows_the_board_and_every_sentence_in_order(browser, stem, lin
             for player, fields in shown["players"].items():
                 where = spaces.last if fields["finished"] else spaces.nth(fields["space"] - 1)
                 assert player in where.locator(".pawns").inner_text()
-        turn = table.session.game.current_player()
+        turn = table.state["turn"]
         if turn is not None:
             assert f"{turn} to play" in page.locator("#turn").inner_text()
         ARTEFACTS.mkdir(parents=True, exist_ok=True)
@@ -513,7 +515,7 @@ def test_every_board_fits_a_phone_and_says_things_in_words(browser, stem, lines)
     winner is in the heading."""
     table, screen, _ = golden_table(stem, lines)
     try:
-        player = table.session.players[0]
+        player = table.state["players"][0]
         page = browser.new_page(viewport={"width": 360, "height": 800})
         page.goto(screen.seat_url(player))
         page.wait_for_function("document.querySelector('#board').children.length > 0",
@@ -529,7 +531,7 @@ def test_every_board_fits_a_phone_and_says_things_in_words(browser, stem, lines)
             "tds => tds.map(t => getComputedStyle(t, '::before').content)")
         assert cells
         assert all(c not in ("none", "normal", '""') for c in cells)  # each value titled
-        if table.session.over:
+        if table.state["over"]:
             assert "won" in page.locator("#turn").inner_text()
         ARTEFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTEFACTS / f"{stem}-{lines}-phone.png"), full_page=True)
@@ -547,7 +549,7 @@ def test_after_the_win_a_seat_offers_play_again_and_hides_what_is_empty(browser)
     visible = ("[...document.querySelectorAll('#answers button')].filter(b => !b.hidden)"
                ".map(b => b.textContent)")
     try:
-        assert table.session.over
+        assert table.state["over"]
         page = browser.new_page(viewport={"width": 360, "height": 800})
         page.goto(screen.seat_url("Ann"))
         wait_for_text(page, "#turn", "won")
@@ -556,11 +558,11 @@ def test_after_the_win_a_seat_offers_play_again_and_hides_what_is_empty(browser)
         page.click("#answers button:text-is('Play again')")
         for _ in range(100):
             for player, line, source in screen.lines():
-                table.hear_text(line, player, table.session.now + 1, source=source)
-            if not table.session.over:
+                table.hear_text(line, player, table.now + 1, source=source)
+            if not table.state["over"]:
                 break
             time.sleep(0.05)
-        assert not table.session.over
+        assert not table.state["over"]
         wait_for_text(page, "#captions", "New game.")
         page.wait_for_function("!document.querySelector(\"[data-say='undo']\").hidden",
                                timeout=10_000)
@@ -876,12 +878,12 @@ def test_both_pages_pass_axe_core_at_wcag_2_2_aa(browser, stem):
         table, screen, _ = golden_table(stem, lines)
         try:
             if moment == "question":
-                asker = table.session.game.current_player() or table.session.players[0]
-                table.hear_text("end the game", asker, table.session.now + 1)
-                assert table.session.question is not None
+                asker = table.state["turn"] or table.state["players"][0]
+                table.hear_text("end the game", asker, table.now + 1)
+                assert table.state["question"] is not None
             else:
-                assert (moment == "won") == table.session.over
-            seat = table.session.players[-1]
+                assert (moment == "won") == table.state["over"]
+            seat = table.state["players"][-1]
             for name, url in (("screen", screen.url), ("seat", screen.seat_url(seat))):
                 page = browser.new_page(viewport={"width": 360, "height": 900})
                 page.goto(url)

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from referee.audioscript import AudioScript
 from referee.cli import main
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.gate import ECHO, content_words
@@ -26,7 +27,7 @@ from referee.speech.audio import Audio, load_wav
 from referee.speech.hearing.mic import OverVoice
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.speaking.tts import EspeakVoice, WavDirOutput
-from referee.table import AudioScript, Table
+from referee.table import Table
 from referee.wording import AFTER_THE_END, NOT_MOVES, sentences
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +58,7 @@ def said_and_confirmed(table: Table, audio: Audio, at: float) -> None:
     """A move said at ``at`` and, if the referee asks "did you say ...?", a
     "yes" from the same player once it has asked (as :func:`move` scripts it)."""
     table.hear_audio(audio, at, at + audio.seconds, at + audio.seconds + 0.3)
-    if table.session.question is not None:
+    if table.state["question"] is not None:
         yes = load_wav(F / f"{YES}.wav")
         then = table.busy_until + 0.5
         table.hear_audio(yes, then, then + yes.seconds, then + yes.seconds + 0.3)

@@ -9,7 +9,7 @@ import pytest
 from harness.brain import Drive
 from harness.games import SHORT_GAME
 from referee.engine.shutbox import sets_making
-from referee.games import GAMES
+from referee.games import GAMES, matcher_for
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.games.shutbox import ShutBoxOptions, ShutBoxSpec
 from referee.protocol import Entry
@@ -182,7 +182,8 @@ def test_help_by_topic_names_every_command_of_the_game(game):
 
 def test_louder_slower_and_the_limits_of_the_voice():
     voice = EspeakVoice(volume=0.5)
-    table = Table(timed().session, voice=voice, show=lambda _: None)
+    shown: list[str] = []
+    table = Table(timed().session, voice=voice, show=shown.append, stamp=False)
     table.hear_text("quieter", "Ann", 1.0)
     assert voice.volume == pytest.approx(0.5 / 1.5)
     quiet = abs(voice.render("Ann, seven down.").samples.astype(int)).max()
@@ -191,11 +192,11 @@ def test_louder_slower_and_the_limits_of_the_voice():
     assert voice.volume == 0.75
     loud = abs(voice.render("Ann, seven down.").samples.astype(int)).max()
     assert loud > 2 * quiet  # the cached sentence was rendered again
-    assert table.session.last == ["Louder."]
+    assert shown[-1] == "Louder."
     for at in (4.0, 5.0):
         table.hear_text("louder", "Ann", at)
     assert voice.volume == 1.0
-    assert table.session.last == ["That is as loud as I go: turn the speaker up."]
+    assert shown[-1] == "That is as loud as I go: turn the speaker up."
     long_before = voice.render("Bob's turn, 15 seconds.").seconds
     table.hear_text("slow down", "Bob", 6.0)
     assert voice.rate == 150
@@ -203,14 +204,15 @@ def test_louder_slower_and_the_limits_of_the_voice():
     for at in range(7, 20):
         table.hear_text("faster", "Bob", float(at))
     assert voice.rate == RATES[1]
-    assert table.session.last == ["That is as fast as I go."]
-    assert table.session.game.state.tiles_down("Ann") == frozenset()  # no move made
+    assert shown[-1] == "That is as fast as I go."
+    assert table.final["players"]["Ann"]["down"] == []  # no move made
 
 
 def test_a_table_without_a_voice_says_so():
-    table = Table(timed().session, voice=SilentVoice(), show=lambda _: None)
+    shown: list[str] = []
+    table = Table(timed().session, voice=SilentVoice(), show=shown.append, stamp=False)
     table.hear_text("louder", "Ann", 1.0)
-    assert table.session.last == ["I have no voice here: I am only printing."]
+    assert shown[-1] == "I have no voice here: I am only printing."
 
 
 # --- a new game ----------------------------------------------------------------------------
@@ -378,12 +380,12 @@ def test_words_addressed_to_the_referee_that_are_no_command_get_an_answer():
     for text, answered in [("referee, blue giraffe sandwich", True),
                            ("blue giraffe sandwich", False)]:
         before = len(shown)
-        heard = understand(table.session.matcher, Transcript(text, 0.9), "Ann")
+        heard = understand(matcher_for("race65", ["Ann", "Bob"]), Transcript(text, 0.9), "Ann")
         assert heard.kind == "none"
         table.hear_transcript(Transcript(text, 0.9), 40.0, 41.0, 41.5, "Ann", "mic")
         answers = [x for x in shown[before:] if x.startswith("[41.5] referee: ")]
         assert answers == ([f"[41.5] referee: {NOT_CAUGHT}"] if answered else []), shown
-    assert table.session.game.state.tiles_down("Ann") == frozenset()
+    assert table.final["players"]["Ann"]["down"] == []
 
 
 @pytest.mark.parametrize("reading", [None, 160.0])
@@ -533,6 +535,7 @@ def rematch(spec_for, first_game, seed: int) -> tuple[list[str], list[str], list
     return first, second, records
 
 
+@pytest.mark.slow
 def test_a_turn7_rematch_deals_new_cards_and_its_log_replays_them():
     from referee.games.turn7 import Turn7Options, Turn7Spec
 
@@ -547,6 +550,7 @@ def test_a_turn7_rematch_deals_new_cards_and_its_log_replays_them():
     assert differ >= 17  # the same first card by chance, now and then; before: never new
 
 
+@pytest.mark.slow
 def test_a_shut_the_box_rematch_rolls_the_order_again():
     differ = 0
     for seed in range(20):
@@ -568,6 +572,7 @@ def test_a_shut_the_box_rematch_rolls_the_order_again():
     assert differ >= 19
 
 
+@pytest.mark.slow
 def test_a_phase10_rematch_draws_new_twist_cards():
     from referee.games.phase10 import Phase10Options, Phase10Spec
 

@@ -21,7 +21,7 @@ from dataclasses import replace
 from referee.brain.shared import Shared
 from referee.engine.core import Event, PauseClock, ResumeClock, StopGame, Timeout, TurnStarted
 from referee.protocol import Say, Tone
-from referee.wording import countdown_marks, mark_text
+from referee.wording import mark_text
 
 #: While something is due (a turn timer, a question), a tick is logged once
 #: in this many seconds, so a resumed game gets back the time that was left.
@@ -29,45 +29,36 @@ HEARTBEAT = 1.0
 
 
 class Clock(Shared):
-    """The turn clock: countdown marks, timeouts, and holding the timer."""
+    """The turn clock: countdown marks, timeouts, and holding the timer. Its
+    state is :attr:`~referee.brain.shared.Shared.clock`, a :class:`TurnClock`."""
 
     def next_wakeup(self) -> float | None:
         """When the referee next has something to say if nobody speaks."""
         if self.question is not None:
             return self.question.deadline
-        if self._resume_at is not None:
-            return self._resume_at
-        deadline = self.game.deadline()
-        if deadline is None:
-            return None
-        pending = [deadline - m for m in countdown_marks(self._turn_limit) if m not in self._fired]
-        return min([*pending, deadline])
+        return self.clock.wakeup(self.game.deadline())
 
     def _tick(self, at: float) -> list[Say]:
         """Everything due up to ``at``: countdown marks, timeouts, unanswered questions."""
         said: list[Say] = []
-        if self._resume_at is not None and self._resume_at <= at:
-            resume_at, self._resume_at = self._resume_at, None
-            if not self.over and self.question is None and self.game.deadline() is None:
-                self.game.apply(ResumeClock(), resume_at)
+        self.clock, resume_at = self.clock.resume_due(at)
+        if (resume_at is not None and not self.over and self.question is None
+                and self.game.deadline() is None):
+            self.game.apply(ResumeClock(), resume_at)
         if self.question is not None and self.question.deadline <= at:
             said += self._resolve(False, self.question.deadline, unanswered=True)
         while not self.over and self.question is None:
             deadline = self.game.deadline()
             if deadline is None:
                 break
-            due = [
-                m for m in countdown_marks(self._turn_limit)
-                if m not in self._fired and deadline - m <= at
-            ]
+            self.clock, due = self.clock.marks_due(deadline, at)
             for mark in due:
-                self._fired.add(mark)
                 said += self._say([mark_text(mark)], deadline - mark, Tone.COUNTDOWN)
             if deadline > at:
                 break
             events = self.game.apply(Timeout(), deadline)
             said += self._after_move(events, deadline)  # a timeout may draw a card
-            if (self._told_spoken and not self._legacy_clock
+            if (self.clock.told_spoken and not self.clock.legacy
                     and any(isinstance(e, TurnStarted) for e in events)):
                 break  # (the next turn's clock waits for its sentence: told after this step)
         self.now = max(self.now, at)
@@ -78,26 +69,17 @@ class Clock(Shared):
         spoken; whether there was one to stop."""
         if self.over:
             return False
-        if self.game.deadline() is not None:
+        self.clock, pause, held = self.clock.hold(running=self.game.deadline() is not None)
+        if pause:
             self.game.apply(PauseClock(), at)
-            return True
-        if self._resume_at is not None:  # the turn's clock had not started yet
-            if not self._legacy_clock:
-                self._delayed_to = self._resume_at
-            self._resume_at = None
-            return True
-        return False
+        return held
 
     def _restart_clock(self, at: float) -> list[Event]:
         """Start a held turn timer again, with the time it had left; one held
         before it had started waits for its sentence's end, if still to come."""
-        delayed_to, self._delayed_to = self._delayed_to, None
-        if self.over or self.game.deadline() is not None:
-            return []
-        if delayed_to is not None and delayed_to > at:
-            self._resume_at = delayed_to
-            return []
-        return self.game.apply(ResumeClock(), at)
+        self.clock, start = self.clock.restart(at, running=self.game.deadline() is not None,
+                                               over=self.over)
+        return self.game.apply(ResumeClock(), at) if start else []
 
     def _delay_clock(self, at: float, until: float) -> None:
         """Hold the turn timer from ``at`` until ``until``, while the referee talks.
@@ -115,24 +97,11 @@ class Clock(Shared):
         clock held meanwhile (paused, a question, a lost microphone) waits for
         it once released.
         """
-        self._told_spoken = True
         running = (not self.over and self.question is None
                    and self.game.deadline() is not None)
-        if self._legacy_clock and self._resume_at is not None:  # (a log of format 3)
-            self._resume_at = max(at, until)
-        elif running and until > at:
+        self.clock, pause = self.clock.delay(at, until, running=running, over=self.over)
+        if pause:
             self.game.apply(PauseClock(), at)
-            self._resume_at = max(until, self._resume_at or until)
-        elif self._resume_at is not None:
-            self._resume_at = max(at, until)
-        elif self._delayed_to is not None:  # (held meanwhile: it waits for this one too)
-            self._delayed_to = max(self._delayed_to, until)
-        elif (until > at and not self.over and not self._legacy_clock
-              and self._turn_limit is not None):
-            # Held before the sentence's end was told (a "pause" in the step
-            # that began the turn, a question, a lost microphone): released,
-            # the clock still waits for it.
-            self._delayed_to = until
 
     def _question_spoken(self, at: float, until: float) -> None:
         """The open question finished being said at ``until``: the answer time counts from then."""
@@ -146,36 +115,38 @@ class Clock(Shared):
         """Pause the turn timer for something outside the game (a lost microphone)."""
         said = self._tick(at)
         if self._hold_clock(at):
-            self._held = True
+            self.clock = replace(self.clock, held=True)
         return said + self._say([text], at, Tone.PROBLEM)
 
     def _release(self, at: float, text: str) -> list[Say]:
         """End a :meth:`_hold`: the timer runs again with the time that was left."""
         said = self._tick(at)
         said += self._say([text], at, Tone.ANNOUNCE)
-        if self._paused:  # the players paused the game meanwhile: it stays paused
-            self._paused_clock = self._paused_clock or self._held
-        elif self._held:
+        if self.clock.paused:  # the players paused the game meanwhile: it stays paused
+            self.clock = replace(self.clock, paused_clock=self.clock.paused_clock
+                                 or self.clock.held)
+        elif self.clock.held:
             said += self._events(self._restart_clock(at), at)
-        self._held = False
+        self.clock = replace(self.clock, held=False)
         return said
 
     def _pause(self, pause: bool, at: float) -> list[Say]:
         """ "pause" / "resume": the players hold the game (the timer stands still)."""
         if self.over:
             return self._say(["The game is over."], at, Tone.PROBLEM)
-        if pause == self._paused:
+        if pause == self.clock.paused:
             state = "already paused: say resume to go on" if pause else "not paused"
             return self._say([f"The game is {state}."], at, Tone.PROBLEM)
-        self._paused = pause
+        self.clock = replace(self.clock, paused=pause)
         if pause:
-            self._paused_clock = self._hold_clock(at)
-            held = "the timer is held. " if self._paused_clock else ""
-            return self._say([f"Paused: {held}Say resume to go on."], at, Tone.ANNOUNCE)
+            held = self._hold_clock(at)
+            self.clock = replace(self.clock, paused_clock=held)
+            words = "the timer is held. " if held else ""
+            return self._say([f"Paused: {words}Say resume to go on."], at, Tone.ANNOUNCE)
         said = self._say(["We go on."], at, Tone.ANNOUNCE)
-        if self._paused_clock and not self._held:
+        if self.clock.paused_clock and not self.clock.held:
             said += self._events(self._restart_clock(at), at)
-        self._paused_clock = False
+        self.clock = replace(self.clock, paused_clock=False)
         return said
 
     def _stop(self, at: float) -> list[Say]:

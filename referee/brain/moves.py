@@ -64,7 +64,7 @@ class Moves(Shared):
         if kind == "rematch":
             return self._ask(f"{self._others(who)[0]}, do you agree to start a new game?",
                              self._others(who), intent, who, at, consent=True)
-        if self._paused and kind not in NOT_MOVES:
+        if self.clock.paused and kind not in NOT_MOVES:
             return self._problem("The game is paused: say resume to go on.", at)
         if kind == "undo":
             return self._ask_undo(who, at)
@@ -155,7 +155,7 @@ class Moves(Shared):
         self.question = None
         self._moves, self._more, self._named = [], [], None
         self._chanced, self._undone_chance = [], []
-        self._fresh_clock(at)
+        self.clock = self.clock.for_new_game(self._turn_limit(at))
         self._log(EventRecord(at, "NewGame"))
         said = self._say([f"New game. {reset}".strip(), self.spec.opening(self.game)], at,
                          Tone.TURN)

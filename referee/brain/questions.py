@@ -93,7 +93,7 @@ class Questions(Shared):
             self._chanced = [(d, o) for d, o in self._chanced if d <= question.undo_to]
             if not self._replaying:  # (a replay takes the logged outcomes as they came)
                 self._undone_chance = undone + self._undone_chance
-            self._fired = set()
+            self.clock = self.clock.marks_again()
             self._log(EventRecord(at, "Undone"))
             self._ended = self.over
             said = self._say([self.spec.undone(before, self.game)], at)

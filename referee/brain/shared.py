@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.brain.hearing import Judge
+from referee.brain.turnclock import TurnClock
 from referee.engine.core import Event, GameStopped, TurnStarted
 from referee.games.base import GameSpec
 from referee.protocol import Output, Say, Tone
@@ -72,13 +73,8 @@ class Shared:
         self.answer_seconds = answer_seconds
         #: (stack depth before the move, what the move was), oldest first.
         self._moves: list[tuple[int, str]] = []
-        self._held = False
-        self._fresh_clock(at)
-        #: The table reports when its sentences end (they take time).
-        self._told_spoken = False
-        #: A game rebuilt from a log of format 3 or older keeps the clock it
-        #: was played with (:attr:`~referee.protocol.Start.legacy_clock`).
-        self._legacy_clock = False
+        #: The turn clock's state (:mod:`referee.brain.clock` keeps it).
+        self.clock = TurnClock(limit=self._turn_limit(at))
         #: The player last named (see :meth:`referee.session.Session._addressed`).
         self._named: str | None = None
         #: The referee's decisions on what it hears (:mod:`referee.brain.hearing`).
@@ -115,20 +111,10 @@ class Shared:
         #: told (see :meth:`~referee.session.Session._speech`).
         self._turns: deque[tuple[float, str | None]] = deque(maxlen=128)
 
-    def _fresh_clock(self, at: float) -> None:
-        """The turn clock of a game that begins ``at`` (a new game, a rematch)."""
+    def _turn_limit(self, at: float) -> float | None:
+        """The first turn's length in a game that begins ``at`` (None: no timer)."""
         deadline = self.game.deadline()
-        self._turn_limit: float | None = None if deadline is None else deadline - at
-        #: The countdown marks said this turn.
-        self._fired: set[float] = set()
-        #: When a turn's clock held while its sentence is said starts.
-        self._resume_at: float | None = None
-        #: When a clock held before it had started would have started (its
-        #: turn's sentence still being said): it starts no sooner on release.
-        self._delayed_to: float | None = None
-        #: The players paused the game ("pause"); the clock was running then.
-        self._paused = False
-        self._paused_clock = False
+        return None if deadline is None else deadline - at
 
     @property
     def players(self) -> tuple[str, ...]:
@@ -159,7 +145,7 @@ class Shared:
             "turn": None if self.over else self.game.current_player(),
             "deadline": self.game.deadline(),
             "question": None if self.question is None else self.question.text,
-            "paused": self._paused,
+            "paused": self.clock.paused,
             "over": self.over,
             "game": self.spec.public_state(self.game),
             "moves": {p: [] if self.over else self.spec.moves_now(self.game, p)
@@ -183,8 +169,7 @@ class Shared:
             self._log(EventRecord.of(event, at))
             tone = Tone.ANNOUNCE
             if isinstance(event, TurnStarted):
-                self._fired = set()
-                self._turn_limit = event.seconds
+                self.clock = self.clock.new_turn(event.seconds)
                 tone = Tone.TURN
             said += self._say([self.spec.announce(event, self.game) or DEFAULT_SAID.get(
                 type(event), "")], at, tone)

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from referee.engine.core import (
     Action,
@@ -83,9 +83,9 @@ def _corrections(corrections: Sequence[TileSet], back: bool = True) -> str:
     return " ".join(sentences)
 
 
-#: ``--confirm-calls``: "unsure" and "never" both confirm a call only when it
-#: was heard unsurely (as any move); kept as two words for old command lines.
-CONFIRM_CALLS = ("always", "unsure", "never")
+#: ``--confirm-calls``: "always" confirms every spoken call, "never" only one
+#: heard unsurely (as any move).
+CONFIRM_CALLS = ("always", "never")
 
 
 @dataclass(frozen=True)
@@ -93,8 +93,20 @@ class Race65Options(Options):
     rules: str = option("phase-seven", "rule set", choices=RULE_SETS)
     difficulty: str | None = option(None, "phase-seven level (default easy)",
                                     choices=DIFFICULTIES)
-    confirm_calls: str = option("always", "ask before judging a spoken call: always, or only "
-                                "when unsure (unsure, never)", choices=CONFIRM_CALLS)
+    confirm_calls: str = option("always", "ask before judging a spoken call: always, or "
+                                "never (only when unsure)", choices=CONFIRM_CALLS)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Self:
+        """As :meth:`Options.from_json`; a log of before 2026-12-05 may say
+        ``confirm_calls`` "unsure", the same as "never" (the word is gone).
+
+        >>> Race65Options.from_json({"confirm_calls": "unsure"}).confirm_calls
+        'never'
+        """
+        if data.get("confirm_calls") == "unsure":
+            data = {**data, "confirm_calls": "never"}
+        return super().from_json(data)
 
 
 class Race65Spec(GameSpec):

@@ -1,10 +1,13 @@
-"""A stream's ears: its listener decoding ahead and judging the words so
+"""A stream's listening: its listener decoding ahead and judging the words so
 far, with what the table knows that words alone do not (the referee is
 speaking, so a "stop" is acted on at the pause itself).
 
 The table microphone has one, each seat's phone or satellite one of its own
 (the same recogniser, a matcher of its own): the segmenter of each stream
-asks its ears at every pause (see :class:`~referee.speech.hearing.segmenter.Judge`).
+asks it at every pause (see :class:`~referee.speech.hearing.segmenter.Judge`).
+
+("Ears", in this project, are only the recogniser and its trained adapter:
+``./run train ears``, :mod:`harness.ears`.)
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from referee.speech.listen import Listener
 log = logging.getLogger(__name__)
 
 
-class Ears:
+class Listening:
     """``listener`` (None: no recogniser, nothing decoded ahead) with the
     table's ``speaking_now()``."""
 
