@@ -15,11 +15,12 @@ fi
 echo "== ruff"
 .venv/bin/ruff check .
 # mypy runs beside the tests (much of the suite waits in real time: games
-# played aloud, browsers, referee processes), and its report is printed after
-# theirs; either failing fails the run.
+# played aloud, browsers, referee processes), at a lower priority so that it
+# never starves a test that listens in real time, and its report is printed
+# after theirs; either failing fails the run.
 types=$(mktemp)
 trap 'rm -f "$types"' EXIT
-.venv/bin/mypy >"$types" 2>&1 &
+nice -n 10 .venv/bin/mypy >"$types" 2>&1 &
 mypy_pid=$!
 echo "== pytest"
 # One thread a worker for the numerical libraries (Whisper's encoder, BLAS):
