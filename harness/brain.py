@@ -104,9 +104,6 @@ class Drive:
         """A new turn was said from ``at`` to ``until`` (its clock waits for it)."""
         return self.step(SpokenUntil(at, until, Tone.TURN))
 
-    def question_spoken(self, at: float, until: float) -> list[Say]:
-        return self.step(SpokenUntil(at, until, Tone.QUESTION))
-
     def replay(self, records: Iterable[Entry], skipped: list[str] | None = None,
                converted: bool = False) -> float:
         """Rebuild the game from a log's lines (``converted``: of an older
