@@ -12,6 +12,9 @@ BRAIN = Path(__file__).resolve().parent.parent / "referee"
 ROOMS = [BRAIN / "session.py", *sorted((BRAIN / "brain").glob("*.py"))]
 #: The room that keeps the clock.
 CLOCK_ROOM = "clock.py"
+#: The clock's state as it was kept before it was a value: fields of the brain.
+CLOCK_FIELDS = {"_turn_limit", "_fired", "_resume_at", "_delayed_to", "_paused",
+                "_paused_clock", "_held", "_told_spoken", "_legacy_clock"}
 
 
 def clock_writes(path: Path) -> list[str]:
@@ -45,11 +48,6 @@ def _a_transition(value: ast.expr | None) -> bool:
         return func.id == "TurnClock"
     return (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute)
             and func.value.attr == "clock")
-
-
-#: The clock's state as it was kept before it was a value: fields of the brain.
-CLOCK_FIELDS = {"_turn_limit", "_fired", "_resume_at", "_delayed_to", "_paused",
-                "_paused_clock", "_held", "_told_spoken", "_legacy_clock"}
 
 
 def test_only_the_clock_room_sets_the_clock_and_others_use_its_transitions():
