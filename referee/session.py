@@ -8,12 +8,16 @@ audience, cut the voice, records for the game log, a snapshot of the public
 state). Typed lines, scripts, the microphone, replay and resume all drive it
 so, and tests drive it on a simulated clock.
 
-The brain is split by job, one module each, read one at a time: this one
-hears what players say and answers questions; :mod:`referee.brain.clock`
-keeps the turn clock, :mod:`referee.brain.questions` asks and takes yes and
-no, :mod:`referee.brain.moves` plays moves, the table's commands and
-chance, :mod:`referee.replay` rebuilds a game from its log, and
-:mod:`referee.brain.shared` holds the state they share.
+The brain is split into rooms, one module each, read one at a time:
+:mod:`referee.brain.clock` keeps the turn clock, :mod:`referee.brain.questions`
+asks and checks answers, :mod:`referee.brain.moves` plays moves, chance and
+undo, :mod:`referee.brain.answers` answers questions about the game and
+keeps what the conversation remembers, and :mod:`referee.brain.shared` holds
+the game and how the referee says and logs things. Each room changes only
+its own state and calls no other room; this module hears what players say
+and joins the rooms (a move, then the chance after it, then a new turn's
+clock; a yes, then what it agreed to). :mod:`referee.replay` rebuilds a game
+from its log.
 
 Decisions:
 
@@ -25,7 +29,6 @@ Decisions:
   typed target call without a name is confirmed as a spoken one is
   (:meth:`~referee.games.base.GameSpec.always_confirm`): "I call sixty-five"
   typed for Bob on Ann's turn would otherwise cost Ann her tray.
-* "repeat" says again the last thing the referee said, countdown excepted.
 * Empty input is ignored; input longer than :data:`~referee.wording.MAX_CHARS`
   characters is refused with a message; anything else that is not a command
   gets a short "didn't catch that" (or the near-miss explanation).
@@ -33,10 +36,8 @@ Decisions:
   spoken ("yes" is common in table talk), and a typed one is told there is
   nothing to answer; "stop" is for the table loop, which cuts the referee's
   sentence.
-* An answer longer than :data:`~referee.wording.SECTION_WORDS` words (the
-  rules, help) is read in sections: the first, then "Say more for the
-  rest."; "more" reads the next. "stop" cuts a section; "repeat" says the
-  last section again.
+* A long answer is read in sections (:mod:`referee.brain.answers`); "stop"
+  cuts a section; "repeat" says the last section again.
 * "help" says what to do now and names the help topics; "help with moves"
   (questions, the table) lists that topic's commands from the phrase files.
 * "louder", "slower" ... are a :class:`~referee.protocol.ChangeVoice` for
@@ -59,13 +60,17 @@ not logged: a rebuilt game does not hear the speech again.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import assert_never
 
+from referee.brain.answers import Answers
 from referee.brain.clock import HEARTBEAT, Clock
 from referee.brain.hearing import awaited, expectation
 from referee.brain.moves import Moves
-from referee.brain.questions import Questions
+from referee.brain.questions import Asking, Questions
 from referee.brain.shared import Question
+from referee.engine.core import ClockResumed, Event, StopGame, Timeout
 from referee.games.base import spoken_list
 from referee.gate import Utterance, judge
 from referee.protocol import (
@@ -74,6 +79,7 @@ from referee.protocol import (
     CutVoice,
     Input,
     Judged,
+    Left,
     Logged,
     MicBack,
     MicLost,
@@ -94,19 +100,17 @@ from referee.protocol import (
     VoiceCut,
     WakeAt,
 )
-from referee.records import DroppedRecord, ErrorRecord, InputRecord, SaidRecord
+from referee.records import DroppedRecord, ErrorRecord, InputRecord
 from referee.speech.hearing.decision import REPEAT, Expectation
 from referee.speech.listen import understand
-from referee.speech.understanding.intents import ADDRESSEE, FLOOR, Heard
+from referee.speech.understanding.intents import FLOOR, Heard
 from referee.speech.understanding.meaning import Intent
 from referee.wording import (
     ADDRESSED,
-    ALL_READ,
     ASKED_AGAIN,
     DID_NOT_CATCH,
-    HELP_AFTER_THE_END,
+    GOODBYE,
     MAX_CHARS,
-    MORE,
     NOT_CAUGHT,
     NOT_MOVES,
     NOTHING_TO_ANSWER,
@@ -118,7 +122,6 @@ from referee.wording import (
     TYPED_SOURCES,
     WHO_SAID,
     clean_text,
-    sections,
 )
 
 __all__ = ["Question", "Session"]
@@ -126,10 +129,10 @@ __all__ = ["Question", "Session"]
 log = logging.getLogger(__name__)
 
 
-class Session(Moves, Questions, Clock):
+class Session(Moves, Questions, Answers, Clock):
     """A game being refereed: the referee's brain. One entry point, :meth:`step`.
 
-    (Its parts are in :mod:`referee.brain`; this class hears and answers.)
+    (Its rooms are in :mod:`referee.brain`; this class hears, and joins them.)
     """
 
     def step(self, message: Input) -> list[Output]:
@@ -206,20 +209,187 @@ class Session(Moves, Questions, Clock):
             case VoiceChanged(at=at, reply=reply):
                 self._emit(self._say([reply], at, Tone.ANSWER))
             case MicLost(at=at, text=text):
-                self._emit(self._hold(at, text))
+                self._emit(self._tick(at))
+                self._hold_for_mic(at)
+                self._emit(self._problem(text, at))
             case MicBack(at=at, text=text):
-                self._emit(self._release(at, text))
+                self._emit(self._tick(at) + self._say([text], at, Tone.ANNOUNCE))
+                self._emit(self._events(self._release_for_mic(at), at))
             case Stop(at=at):
                 self._emit(self._stop(at))
             case Start(at=at, rebuild=rebuild, legacy_clock=legacy_clock):
-                self.clock = self.clock.of_log(legacy_clock)
+                self._clock_of_log(legacy_clock)
                 self._start(at, rebuild)
             case Resume(at=at):
-                self._replaying = False
+                self._replayed()
                 text = "Resuming the game. " + self.spec.where_we_are(self.game, at)
-                self.last = [text]
+                self._remember([text])
                 self._out.append(Say(self.now, text, Tone.TURN))
+            case _:
+                assert_never(message)
 
+    # --- the rooms joined: time, a move and what follows it, a yes or a no ---------------
+    def _tick(self, at: float) -> list[Say]:
+        """Everything due up to ``at``: a turn's clock that starts, an
+        unanswered question (a no), countdown marks, timeouts (each a move of
+        the game's, with what follows it)."""
+        self._resume_due(at)
+        said: list[Say] = []
+        if self.question is not None and self.question.deadline <= at:
+            said += self._resolve(False, self.question.deadline, unanswered=True)
+        while True:
+            marks, deadline = self._marks(at)
+            said += marks
+            if deadline is None:
+                break
+            events = self.game.apply(Timeout(), deadline)
+            said += self._after_move(events, deadline)  # a timeout may draw a card
+            if self._waits_for_sentence(events):
+                break  # (the next turn's clock waits for its sentence: told after this step)
+        self._reach(at)
+        return said
+
+    def _start(self, at: float, rebuild: tuple[str, ...] | None) -> None:
+        """The opening announcement (the first turn's clock starts after it), then
+        any chance the game starts with (a deal), resolved as after a move. A
+        game rebuilt from a log says nothing (:meth:`~referee.brain.moves.Moves._rebuilt`)."""
+        self._reach(at)
+        if rebuild is not None:
+            self._rebuilt(rebuild)
+            return
+        said = self._say([self.spec.opening(self.game)], self.now, Tone.TURN)
+        self._emit(said + self._after_move([], self.now))
+
+    def _after_move(self, events: Sequence[Event], at: float) -> list[Say]:
+        """The events of a move, then those of the chance steps that follow it,
+        each turn that began with its clock, and, when the table must resolve
+        the next chance step, the game's request."""
+        events = [*events, *self._chance(at)]
+        said = self._events(events, at)
+        self._turns_began(events)
+        request = self._chance_request()
+        if request is not None:
+            said += self._say([request], at, Tone.TURN)
+            self._remember([s.text for s in said])
+        return said
+
+    def _act(self, intent: Intent, speaker: str, at: float) -> list[Say]:
+        played = self._play(intent, speaker, at)
+        if isinstance(played, str):
+            return self._problem(played, at)
+        return self._after_move(played, at)
+
+    def _announce(self, events: Sequence[Event], at: float) -> list[Say]:
+        """What the engine's clock did, said (a restarted clock: "the timer resumes")."""
+        return self._events([e for e in events if isinstance(e, ClockResumed)], at)
+
+    def _asked(self, asking: Asking | str, at: float) -> list[Say]:
+        """Ask a question, holding the turn timer while it is open; or say why not."""
+        if isinstance(asking, str):
+            return self._problem(asking, at)
+        return self._ask(asking, at, paused_clock=self._hold_clock(at))
+
+    def _command(self, intent: Intent, who: str, at: float, sure: bool) -> list[Say]:
+        """The table's commands (pause, play again, that's all, undo) and moves:
+        asked about first when another player must agree, when the words make
+        a likelier move read another way, or when not heard surely."""
+        kind = intent.kind
+        if kind in ("pause", "resume"):
+            said, events = self._pause(kind == "pause", at)
+            return said + self._events(events, at)
+        if kind == "rematch" and self.over:
+            return self._rematch(at)
+        if kind == "leave" and self.over:
+            return self._leave_table(at)
+        if kind == "leave":
+            return self._asked(self._agreement_asking(intent, "end the game", who, at), at)
+        others = self._others(who)
+        if kind == "rematch":
+            return self._asked(Asking(f"{others[0]}, do you agree to start a new game?",
+                                      others, intent, who, consent=True), at)
+        if self.clock.paused and kind not in NOT_MOVES:
+            return self._problem("The game is paused: say resume to go on.", at)
+        if kind == "undo":
+            return self._asked(self._undo_asking(who), at)
+        agreement = self.spec.agreement(intent)
+        if agreement is not None:
+            return self._asked(self._agreement_asking(intent, agreement, who, at), at)
+        likelier = None if kind in NOT_MOVES else self.spec.likelier(intent, who, self.game, at)
+        if likelier is not None:  # the words read another way make the move: ask
+            return self._asked(Asking(self.spec.confirmation(likelier, who), (who,), likelier,
+                                      who), at)
+        if not sure and kind not in NOT_MOVES:
+            refused = self._refusal(intent, who, at)
+            if refused is not None:  # (refused either way: no question to block the table)
+                return self._say([refused], at, Tone.PROBLEM)
+            return self._asked(Asking(self.spec.confirmation(intent, who), (who,), intent,
+                                      who), at)
+        return self._act(intent, who, at)
+
+    def _resolve(self, yes: bool, at: float, unanswered: bool = False) -> list[Say]:
+        """What the answer to the open question does: a yes plays, undoes,
+        starts again, ends or leaves; a no says what stands. A turn timer
+        held for the question runs again."""
+        question = self._close_question()
+        assert question is not None
+        intent = question.intent
+        said: list[Say] = []
+        if yes and question.undo_to is not None:
+            undone = self._undo(question.undo_to, at)
+            self._clock_after_undo()
+            self._end_here(self.over)
+            said = self._say([undone], at)
+            if question.paused_clock:  # (a turn still waiting for its sentence waits on)
+                said += self._announce(self._restart_clock(at), at)
+            return said
+        if not yes:
+            refused = self._refused(question, at)
+            said += self._say([f"No answer, so no. {refused}" if unanswered else refused], at,
+                              Tone.PROBLEM if unanswered else Tone.ANSWER)
+        elif intent.kind == "rematch":
+            return self._rematch(at)
+        elif intent.kind == "end":
+            said += self._events(self.game.apply(StopGame(), at), at)
+        elif intent.kind == "leave":
+            self._end_here()  # (the table leaves: nothing more to offer)
+            said += self._events(self.game.apply(StopGame(), at), at)
+            return said + self._leave_table(at)
+        else:
+            said += self._act(intent, question.by, at)
+        if question.paused_clock:
+            said += self._announce(self._restart_clock(at), at)
+        return said
+
+    def _rematch(self, at: float) -> list[Say]:
+        """The same players and options start a new game, once the table has
+        been told what to put back (when anything was played): every room
+        begins afresh."""
+        reset = self._new_game(at)
+        self._end_here(False)
+        self._close_question()
+        self._forget_talk()
+        self._clock_for_new_game(at)
+        said = self._say([f"New game. {reset}".strip(), self.spec.opening(self.game)], at,
+                         Tone.TURN)
+        return said + self._after_move([], at)
+
+    def _leave_table(self, at: float) -> list[Say]:
+        """The table is done: the loop that drives this session ends."""
+        self._leave()
+        self._close_question()
+        self._out.append(Left(at))
+        return self._say([GOODBYE], at, Tone.ANNOUNCE)
+
+    def _stop(self, at: float) -> list[Say]:
+        """The table ends the game."""
+        said = self._tick(at)
+        if self.over:
+            return said
+        self._close_question()
+        self._end_here()  # the table is leaving: no "play again" to offer
+        return said + self._events(self.game.apply(StopGame(), at), at)
+
+    # --- hearing ---------------------------------------------------------------------------
     def _typed(self, m: Typed) -> None:
         """A typed line: never gated (typing is not heard over the referee's voice);
         a typed "stop" cuts the voice as a spoken one does."""
@@ -319,11 +489,9 @@ class Session(Moves, Questions, Clock):
         turn, question and state of the game), never over the referee's voice
         (where it may be that voice's leftover). About hearing, not the game:
         said, not logged; the utterance is logged as dropped."""
-        wait = (who, self.game.depth, None if self.question is None else self.question.text)
-        prompt = not over_voice and wait != self._prompted
+        prompt = not over_voice and self._first_prompt(who)
         self._drop(m, ASKED_AGAIN if prompt else "not caught (asked once already)")
         if prompt:
-            self._prompted = wait
             self._out.append(Say(m.at, SAY_AGAIN.format(who=who), Tone.PROBLEM))
 
     def _drop(self, m: Speech, reason: str) -> None:
@@ -382,7 +550,10 @@ class Session(Moves, Questions, Clock):
         if kind == "more":
             return self._read_more(at)
         if kind == "answer" and self.question is not None:
-            return self._reply(intent, speaker, at, sure)
+            problem = self._reply_problem(intent, speaker, sure)
+            if problem is not None:
+                return self._problem(problem, at)
+            return self._resolve(intent["value"] == "yes", at)
         asked = self.spec.waiting_for(self.game, who) if kind == "answer" else None
         if asked is not None:  # the game's own question, which a yes or no cannot answer
             return self._problem(asked, at)
@@ -401,58 +572,3 @@ class Session(Moves, Questions, Clock):
         if self.question is not None:
             return self._problem(f"First: {self.question.text}", at)
         return self._command(intent, who, at, sure)
-
-    def _addressed(self, heard: Heard, who: str) -> tuple[Heard, str | None]:
-        """``heard`` with "you" resolved, and what to say if it cannot be.
-
-        At a table of more than two, "you" ("I give you a token", "you flip
-        four up") is the player last named by anyone, in a move or a
-        question, other than the speaker ("Bob, ..." names Bob). When nobody
-        was named yet, or the last one named is the speaker, the referee asks
-        whom they mean and nothing changes.
-        """
-        intent = heard.intent
-        unresolved = [k for k, v in intent.slots if v == ADDRESSEE]
-        if not unresolved:
-            named = [v for _, v in intent.slots if v in self.players and v != who]
-            if named:
-                self._named = str(named[-1])
-            return heard, None
-        if self._named is None or self._named == who:
-            others = spoken_list(self._others(who)).replace(" and ", " or ")
-            return heard, f"Who do you mean, {others}? Please say it again with their name."
-        resolved = intent.with_slots(**dict.fromkeys(unresolved, self._named))
-        return replace(heard, intent=resolved), None
-
-    def _answer(self, intent: Intent, at: float) -> list[Say]:
-        if intent["what"] == "repeat":
-            if not self.last:
-                return self._say(["I haven't said anything yet."], at, Tone.ANSWER)
-            for text in self.last:
-                self._log(SaidRecord(at, text, Tone.ANSWER))
-            return [Say(at, t, Tone.ANSWER) for t in self.last]
-        if intent["what"] == "help" and self.question is not None:
-            return self._say([f"Please answer yes or no. {self.question.text}"], at, Tone.ANSWER)
-        secret = self.spec.answer_privately(intent, self.game)
-        if secret is not None:
-            said = self._say([secret[0]], at, Tone.ANSWER)
-            return [*said, self._say_privately(secret[1], secret[2], at)]
-        if intent["what"] == "help" and self.over and intent.get("topic") is None:
-            text = HELP_AFTER_THE_END
-        elif intent["what"] == "help":
-            text = self.spec.help(intent.get("topic"), self.game, intent.get("player"), at)
-        else:
-            text = self.spec.answer_question(intent, self.game, at)
-        self._more = sections(text)
-        return self._read_more(at)
-
-    def _read_more(self, at: float) -> list[Say]:
-        """The next section of a long answer ("more"); "That's all." when all was
-        read, so a player who cannot see tells "done" from "not heard"."""
-        if not self._more:  # ("repeat" still says the last answer, not this)
-            last = self.last
-            said = self._say([ALL_READ], at, Tone.ANSWER)
-            self.last = last
-            return said
-        section = self._more.pop(0)
-        return self._say([f"{section} {MORE}" if self._more else section], at, Tone.ANSWER)

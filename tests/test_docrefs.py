@@ -115,8 +115,8 @@ def test_the_check_finds_a_reference_that_is_not_there():
     """(The check can fail: a module that does not exist, a method of a
     class that has none of that name.)"""
     module = importlib.import_module("referee.brain.clock")
-    assert resolves(module, "referee.brain.clock.Clock._tick")
-    assert resolves(module, "Clock._tick")
+    assert resolves(module, "referee.brain.clock.Clock._marks")
+    assert resolves(module, "Clock._marks")
     assert resolves(module, "HEARTBEAT")
     assert not resolves(module, "referee.brain.replayed")
     assert not resolves(module, "Clock.hold")

@@ -67,3 +67,102 @@ def test_the_room_check_sees_a_clock_field_set_and_the_clock_replaced(tmp_path):
                     "        self.clock = self.clock.marks_again()\n")
     assert clock_writes(room) == ["questions.py:3: self._fired",
                                   "questions.py:4: self.clock replaced"]
+
+
+# --- every room: no stubs, no calls into another room, each field set by one -------------
+#: The rooms, each a class over :class:`~referee.brain.shared.Shared`; the
+#: session joins them (it may call them all, and sets only its own fields).
+ROOM_MODULES = ("clock.py", "questions.py", "moves.py", "answers.py")
+
+
+def methods(path: Path) -> set[str]:
+    """The names a module's classes define."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {item.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+            for item in node.body if isinstance(item, ast.FunctionDef)}
+
+
+def calls_into_other_rooms(path: Path, own: set[str], rooms: dict[str, set[str]]) -> list[str]:
+    """``self.NAME(...)`` in a room where NAME is another room's method."""
+    others = {name: room for room, names in rooms.items() if room != path.name
+              for name in names - own}
+    return [f"{path.name}:{node.lineno}: {others[node.func.attr]}'s {node.func.attr}"
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
+            and node.func.attr in others]
+
+
+def fields_set(path: Path) -> dict[str, int]:
+    """The brain's fields a module sets (``self.NAME = ...``), each with its
+    first line; in ``__init__`` of shared.py every field is made, not set."""
+    found: dict[str, int] = {}
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.FunctionDef) or (
+                path.name == "shared.py" and node.name == "__init__"):
+            continue
+        for statement in ast.walk(node):
+            if isinstance(statement, ast.Assign):
+                targets = statement.targets
+            elif isinstance(statement, ast.AugAssign | ast.AnnAssign):
+                targets = [statement.target]
+            else:
+                continue
+            for target in targets:
+                for leaf in ast.walk(target):
+                    if (isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name)
+                            and leaf.value.id == "self"):
+                        found.setdefault(leaf.attr, statement.lineno)
+    return found
+
+
+def shared_writes(paths: list[Path]) -> list[str]:
+    """Fields set by more than one module."""
+    setters: dict[str, list[str]] = {}
+    for path in paths:
+        for field, line in fields_set(path).items():
+            setters.setdefault(field, []).append(f"{path.name}:{line}")
+    return [f"self.{field}: {', '.join(where)}" for field, where in sorted(setters.items())
+            if len(where) > 1]
+
+
+def test_the_brain_has_no_stub():
+    stubs = [f"{path.name}:{node.lineno}" for path in ROOMS
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Raise) and "NotImplementedError" in ast.unparse(node)]
+    assert stubs == []
+
+
+def test_no_room_calls_another_room():
+    rooms = {path.name: methods(path) for path in ROOMS if path.name in ROOM_MODULES}
+    assert set(rooms) == set(ROOM_MODULES)
+    shared = methods(BRAIN / "brain" / "shared.py")
+    found = [hit for path in ROOMS if path.name in ROOM_MODULES
+             for hit in calls_into_other_rooms(path, rooms[path.name] | shared, rooms)]
+    assert found == []
+
+
+def test_each_field_of_the_brain_is_set_by_one_room():
+    assert shared_writes(ROOMS) == []
+
+
+def test_the_checks_see_a_room_call_another_and_two_rooms_set_one_field(tmp_path):
+    """The brain as it was: moves asked questions and cleared the open one,
+    which the questions room sets too; the questions room played moves."""
+    moves, questions = tmp_path / "moves.py", tmp_path / "questions.py"
+    moves.write_text("class Moves:\n"
+                     "    def _act(self): ...\n"
+                     "    def _leave(self):\n"
+                     "        self.question = None\n"
+                     "        return self._ask()\n")
+    questions.write_text("class Questions:\n"
+                         "    def _ask(self):\n"
+                         "        self.question = 1\n"
+                         "    def _resolve(self):\n"
+                         "        return self._act()\n")
+    rooms = {"moves.py": methods(moves), "questions.py": methods(questions)}
+    assert calls_into_other_rooms(moves, rooms["moves.py"], rooms) == [
+        "moves.py:5: questions.py's _ask"]
+    assert calls_into_other_rooms(questions, rooms["questions.py"], rooms) == [
+        "questions.py:5: moves.py's _act"]
+    assert shared_writes([moves, questions]) == ["self.question: moves.py:4, questions.py:3"]

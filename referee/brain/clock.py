@@ -16,10 +16,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from referee.brain.shared import Shared
-from referee.engine.core import Event, PauseClock, ResumeClock, StopGame, Timeout, TurnStarted
+from referee.engine.core import Event, PauseClock, ResumeClock, TurnStarted
 from referee.protocol import Say, Tone
 from referee.wording import mark_text
 
@@ -30,7 +31,10 @@ HEARTBEAT = 1.0
 
 class Clock(Shared):
     """The turn clock: countdown marks, timeouts, and holding the timer. Its
-    state is :attr:`~referee.brain.shared.Shared.clock`, a :class:`TurnClock`."""
+    state is :attr:`~referee.brain.shared.Shared.clock`, a
+    :class:`~referee.brain.turnclock.TurnClock` that only this room replaces;
+    it also keeps the brain's time (:attr:`~referee.brain.shared.Shared.now`).
+    What a timeout or a restarted clock brings is announced by the session."""
 
     def next_wakeup(self) -> float | None:
         """When the referee next has something to say if nobody speaks."""
@@ -38,31 +42,40 @@ class Clock(Shared):
             return self.question.deadline
         return self.clock.wakeup(self.game.deadline())
 
-    def _tick(self, at: float) -> list[Say]:
-        """Everything due up to ``at``: countdown marks, timeouts, unanswered questions."""
-        said: list[Say] = []
+    def _reach(self, at: float) -> None:
+        """The brain's time is now ``at`` (never back)."""
+        self.now = max(self.now, at)
+
+    def _resume_due(self, at: float) -> None:
+        """Start a turn's clock held while its sentence was said, once due."""
         self.clock, resume_at = self.clock.resume_due(at)
         if (resume_at is not None and not self.over and self.question is None
                 and self.game.deadline() is None):
             self.game.apply(ResumeClock(), resume_at)
-        if self.question is not None and self.question.deadline <= at:
-            said += self._resolve(False, self.question.deadline, unanswered=True)
-        while not self.over and self.question is None:
-            deadline = self.game.deadline()
-            if deadline is None:
-                break
-            self.clock, due = self.clock.marks_due(deadline, at)
-            for mark in due:
-                said += self._say([mark_text(mark)], deadline - mark, Tone.COUNTDOWN)
-            if deadline > at:
-                break
-            events = self.game.apply(Timeout(), deadline)
-            said += self._after_move(events, deadline)  # a timeout may draw a card
-            if (self.clock.told_spoken and not self.clock.legacy
-                    and any(isinstance(e, TurnStarted) for e in events)):
-                break  # (the next turn's clock waits for its sentence: told after this step)
-        self.now = max(self.now, at)
-        return said
+
+    def _marks(self, at: float) -> tuple[list[Say], float | None]:
+        """The countdown marks due by ``at``, said; and the deadline, if it
+        has passed (the engine's timeout is due then)."""
+        deadline = self.game.deadline()
+        if self.over or self.question is not None or deadline is None:
+            return [], None
+        self.clock, due = self.clock.marks_due(deadline, at)
+        said = [s for mark in due
+                for s in self._say([mark_text(mark)], deadline - mark, Tone.COUNTDOWN)]
+        return said, (deadline if deadline <= at else None)
+
+    def _turns_began(self, events: Sequence[Event]) -> None:
+        """Each turn that began gets its clock: its marks to say again, its length."""
+        for event in events:
+            if isinstance(event, TurnStarted):
+                self.clock = self.clock.new_turn(event.seconds)
+
+    def _waits_for_sentence(self, events: Sequence[Event]) -> bool:
+        """Whether a turn that a timeout began (``events``) waits for its
+        sentence to be said (told after this step) before its clock runs:
+        once the table has told that its sentences take time."""
+        return (self.clock.told_spoken and not self.clock.legacy
+                and any(isinstance(e, TurnStarted) for e in events))
 
     def _hold_clock(self, at: float) -> bool:
         """Stop the turn timer, running or about to start once the referee has
@@ -103,57 +116,51 @@ class Clock(Shared):
         if pause:
             self.game.apply(PauseClock(), at)
 
-    def _question_spoken(self, at: float, until: float) -> None:
-        """The open question finished being said at ``until``: the answer time counts from then."""
-        if self.question is None:
-            return
-        deadline = max(self.question.deadline, until + self.answer_seconds)
-        if deadline != self.question.deadline:
-            self.question = replace(self.question, deadline=deadline)
-
-    def _hold(self, at: float, text: str) -> list[Say]:
+    def _hold_for_mic(self, at: float) -> None:
         """Pause the turn timer for something outside the game (a lost microphone)."""
-        said = self._tick(at)
         if self._hold_clock(at):
             self.clock = replace(self.clock, held=True)
-        return said + self._say([text], at, Tone.PROBLEM)
 
-    def _release(self, at: float, text: str) -> list[Say]:
-        """End a :meth:`_hold`: the timer runs again with the time that was left."""
-        said = self._tick(at)
-        said += self._say([text], at, Tone.ANNOUNCE)
-        if self.clock.paused:  # the players paused the game meanwhile: it stays paused
+    def _release_for_mic(self, at: float) -> list[Event]:
+        """End a :meth:`_hold_for_mic`: the timer runs again with the time that
+        was left (what the engine's clock did, to announce), unless the
+        players paused the game meanwhile: then it stays paused."""
+        events: list[Event] = []
+        if self.clock.paused:
             self.clock = replace(self.clock, paused_clock=self.clock.paused_clock
                                  or self.clock.held)
         elif self.clock.held:
-            said += self._events(self._restart_clock(at), at)
+            events = self._restart_clock(at)
         self.clock = replace(self.clock, held=False)
-        return said
+        return events
 
-    def _pause(self, pause: bool, at: float) -> list[Say]:
-        """ "pause" / "resume": the players hold the game (the timer stands still)."""
+    def _pause(self, pause: bool, at: float) -> tuple[list[Say], list[Event]]:
+        """ "pause" / "resume": the players hold the game (the timer stands
+        still); what to say, and what the engine's clock did (to announce)."""
         if self.over:
-            return self._say(["The game is over."], at, Tone.PROBLEM)
+            return self._say(["The game is over."], at, Tone.PROBLEM), []
         if pause == self.clock.paused:
             state = "already paused: say resume to go on" if pause else "not paused"
-            return self._say([f"The game is {state}."], at, Tone.PROBLEM)
+            return self._say([f"The game is {state}."], at, Tone.PROBLEM), []
         self.clock = replace(self.clock, paused=pause)
         if pause:
             held = self._hold_clock(at)
             self.clock = replace(self.clock, paused_clock=held)
             words = "the timer is held. " if held else ""
-            return self._say([f"Paused: {words}Say resume to go on."], at, Tone.ANNOUNCE)
+            return self._say([f"Paused: {words}Say resume to go on."], at, Tone.ANNOUNCE), []
         said = self._say(["We go on."], at, Tone.ANNOUNCE)
-        if self.clock.paused_clock and not self.clock.held:
-            said += self._events(self._restart_clock(at), at)
+        events = self._restart_clock(at) if self.clock.paused_clock and not self.clock.held else []
         self.clock = replace(self.clock, paused_clock=False)
-        return said
+        return said, events
 
-    def _stop(self, at: float) -> list[Say]:
-        """The table ends the game."""
-        said = self._tick(at)
-        if self.over:
-            return said
-        self.question = None
-        self._ended = True  # the table is leaving: no "play again" to offer
-        return said + self._events(self.game.apply(StopGame(), at), at)
+    def _clock_of_log(self, legacy: bool) -> None:
+        """A game rebuilt from a log keeps the clock it was played with."""
+        self.clock = self.clock.of_log(legacy)
+
+    def _clock_for_new_game(self, at: float) -> None:
+        """A new game's clock (a rematch), keeping what the table is like."""
+        self.clock = self.clock.for_new_game(self._turn_limit(at))
+
+    def _clock_after_undo(self) -> None:
+        """An undo gave a turn back its time: its marks are said again."""
+        self.clock = self.clock.marks_again()

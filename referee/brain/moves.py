@@ -15,71 +15,36 @@
 * "That's all" (or "we're done", "goodbye") leaves:
   :attr:`~referee.brain.shared.Shared.left` tells the table loop to end. Said
   during a game, it asks another player to agree to end the game, then leaves.
+
+This room plays: a move, the chance after it, an undo, a new game. Which of
+them a sentence asks for, and what is asked first, is the session's
+(:meth:`~referee.session.Session._command`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from referee.brain.shared import Shared
 from referee.engine.core import Event, Rejection
-from referee.protocol import Left, Say, Tone
 from referee.records import ChanceRecord, EventRecord
 from referee.speech.understanding.meaning import Intent
-from referee.wording import GOODBYE, MAX_CHANCE_STEPS, NOT_MOVES
+from referee.wording import MAX_CHANCE_STEPS, NOT_MOVES
 
 
 class Moves(Shared):
-    """Moves, the table commands, and chance."""
+    """Moves, chance, undo and a new game: the game and what was played."""
 
-    def _start(self, at: float, rebuild: tuple[str, ...] | None) -> None:
-        """The opening announcement (the first turn's clock starts after it), then
-        any chance the game starts with (a deal), resolved as after a move. A
-        game rebuilt from a log says nothing: its chance steps take the logged
-        outcomes (``rebuild``), so resume repeats what was said."""
-        self.now = max(self.now, at)
-        if rebuild is not None:
-            self._replaying = True
-            self._replayed_chance = list(rebuild)
-            # What the game started with (a deal), logged as when it started.
-            for event in self._chance(self.now):
-                self._log(EventRecord.of(event, self.now))
-            return
-        said = self._say([self.spec.opening(self.game)], self.now, Tone.TURN)
-        self._emit(said + self._after_move([], self.now))
+    def _rebuilt(self, rebuild: tuple[str, ...]) -> None:
+        """A game rebuilt from a log says nothing: its chance steps take the
+        logged outcomes (``rebuild``), so resume repeats what was said; what
+        the game started with (a deal) is logged as when it started."""
+        self._replaying = True
+        self._replayed_chance = list(rebuild)
+        for event in self._chance(self.now):
+            self._log(EventRecord.of(event, self.now))
 
-    def _command(self, intent: Intent, who: str, at: float, sure: bool) -> list[Say]:
-        """The table's commands (pause, play again, that's all, undo) and moves:
-        asked about first when another player must agree, when the words make
-        a likelier move read another way, or when not heard surely."""
-        kind = intent.kind
-        if kind in ("pause", "resume"):
-            return self._pause(kind == "pause", at)
-        if kind == "rematch" and self.over:
-            return self._rematch(at)
-        if kind == "leave" and self.over:
-            return self._leave(at)
-        if kind == "leave":
-            return self._ask_agreement(intent, "end the game", who, at)
-        if kind == "rematch":
-            return self._ask(f"{self._others(who)[0]}, do you agree to start a new game?",
-                             self._others(who), intent, who, at, consent=True)
-        if self.clock.paused and kind not in NOT_MOVES:
-            return self._problem("The game is paused: say resume to go on.", at)
-        if kind == "undo":
-            return self._ask_undo(who, at)
-        agreement = self.spec.agreement(intent)
-        if agreement is not None:
-            return self._ask_agreement(intent, agreement, who, at)
-        likelier = None if kind in NOT_MOVES else self.spec.likelier(intent, who, self.game, at)
-        if likelier is not None:  # the words read another way make the move: ask
-            return self._ask(self.spec.confirmation(likelier, who), (who,), likelier, who, at)
-        if not sure and kind not in NOT_MOVES:
-            refused = self._refusal(intent, who, at)
-            if refused is not None:  # (refused either way: no question to block the table)
-                return self._say([refused], at, Tone.PROBLEM)
-            return self._ask(self.spec.confirmation(intent, who), (who,), intent, who, at)
-        return self._act(intent, who, at)
+    def _replayed(self) -> None:
+        """The rebuilt game goes on at a table: a step that fails is a bug again."""
+        self._replaying = False
 
     def _refusal(self, intent: Intent, who: str, at: float) -> str | None:
         """What the rules would say to refuse this move now ("It's Bob's turn,
@@ -94,30 +59,18 @@ class Moves(Shared):
             return None
         return None
 
-    def _act(self, intent: Intent, speaker: str, at: float) -> list[Say]:
+    def _play(self, intent: Intent, speaker: str, at: float) -> list[Event] | str:
+        """Play a move: what happened, or why it was refused."""
         if self.over and intent.kind not in NOT_MOVES:
-            return self._say(["The game is over. Say play again for a new game."],
-                             at, Tone.PROBLEM)
+            return "The game is over. Say play again for a new game."
         try:
             action = self.spec.action_for(intent, speaker, self.game)
             depth = self.game.depth
             events = self.game.apply(action, at)
         except Rejection as rejection:
-            return self._say([rejection.sentence], at, Tone.PROBLEM)
+            return rejection.sentence
         self._moves.append((depth, self.game.describe(action)))
-        return self._after_move(events, at)
-
-    def _after_move(self, events: Sequence[Event], at: float) -> list[Say]:
-        """The events of a move, then those of the chance steps that follow it,
-        and, when the table must resolve the next one, the game's request
-        ("Ann, draw from the bank and tell me how many")."""
-        events = [*events, *self._chance(at)]
-        said = self._events(events, at)
-        waiting = None if self.over else self.game.chance()
-        if waiting is not None:
-            said += self._say([self.spec.ask_chance(waiting, self.game)], at, Tone.TURN)
-            self.last = [s.text for s in said]
-        return said
+        return events
 
     def _chance(self, at: float) -> list[Event]:
         """Resolve the chance steps the game waits for, one after another (a roll;
@@ -146,24 +99,33 @@ class Moves(Shared):
             events += self.game.apply(outcome, at)
         return events
 
-    def _rematch(self, at: float) -> list[Say]:
-        """The same players and options start a new game, once the table has
-        been told what to put back (when anything was played)."""
+    def _chance_request(self) -> str | None:
+        """The game's request when the table must resolve the next chance step
+        ("Ann, draw from the bank and tell me how many")."""
+        waiting = None if self.over else self.game.chance()
+        return None if waiting is None else self.spec.ask_chance(waiting, self.game)
+
+    def _undo(self, undo_to: int, at: float) -> str:
+        """Take back the last move and all after it: what to say of it. The
+        chance it took back comes again (undo is no re-roll)."""
+        before = self.game.undo_to(undo_to, at)
+        self._moves.pop()
+        undone = [o for depth, o in self._chanced if depth > undo_to]
+        self._chanced = [(d, o) for d, o in self._chanced if d <= undo_to]
+        if not self._replaying:  # (a replay takes the logged outcomes as they came)
+            self._undone_chance = undone + self._undone_chance
+        self._log(EventRecord(at, "Undone"))
+        return self.spec.undone(before, self.game)
+
+    def _new_game(self, at: float) -> str:
+        """The same players and options begin again: what to put back on the
+        table first (when anything was played)."""
         reset = self.spec.reset(self.game) if self._moves or self.over else ""
         self.game = self.spec.begin(at)
-        self._ended = False
-        self.question = None
-        self._moves, self._more, self._named = [], [], None
-        self._chanced, self._undone_chance = [], []
-        self.clock = self.clock.for_new_game(self._turn_limit(at))
+        self._moves, self._chanced, self._undone_chance = [], [], []
         self._log(EventRecord(at, "NewGame"))
-        said = self._say([f"New game. {reset}".strip(), self.spec.opening(self.game)], at,
-                         Tone.TURN)
-        return said + self._after_move([], at)
+        return reset
 
-    def _leave(self, at: float) -> list[Say]:
+    def _leave(self) -> None:
         """The table is done: the loop that drives this session ends."""
         self.left = True
-        self.question = None
-        self._out.append(Left(at))
-        return self._say([GOODBYE], at, Tone.ANNOUNCE)

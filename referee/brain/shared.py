@@ -1,12 +1,14 @@
-"""What every part of the brain shares: the game, the state of the
-conversation and of the clock, and how the referee says and logs things.
+"""What every room of the brain shares: the game, the open question, the
+turn clock's value, and how the referee says and logs things.
 
-The brain (:class:`~referee.session.Session`) is split by job, one module a
-job, each a class over this one: the turn clock (:mod:`referee.brain.clock`),
-questions and confirmations (:mod:`referee.brain.questions`), moves, the
-table's commands and chance (:mod:`referee.brain.moves`). :class:`Shared` holds the state
-they share and declares what each offers the others; the session joins them
-and keeps the one entry point, :meth:`~referee.session.Session.step`.
+The brain (:class:`~referee.session.Session`) is split into rooms, one
+module each, a class over this one: the turn clock
+(:mod:`referee.brain.clock`), questions (:mod:`referee.brain.questions`),
+moves and chance (:mod:`referee.brain.moves`), answers and the
+conversation's memory (:mod:`referee.brain.answers`). :class:`Shared` makes
+every field; each is then set by one room only, and no room calls another:
+the session joins them and keeps the one entry point,
+:meth:`~referee.session.Session.step` (``tests/test_rooms.py`` checks both).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from referee.engine.core import Event, GameStopped, TurnStarted
 from referee.games.base import GameSpec
 from referee.protocol import Output, Say, Tone
 from referee.records import EventRecord, Record, SaidRecord
-from referee.speech.understanding.intents import Heard, IntentMatcher
+from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.meaning import Intent
 from referee.wording import AFTER_THE_END, ANSWER_SECONDS, SOMEONE, NoSuchPlayer, player_named
 
@@ -75,7 +77,7 @@ class Shared:
         self._moves: list[tuple[int, str]] = []
         #: The turn clock's state (:mod:`referee.brain.clock` keeps it).
         self.clock = TurnClock(limit=self._turn_limit(at))
-        #: The player last named (see :meth:`referee.session.Session._addressed`).
+        #: The player last named (see :meth:`referee.brain.answers.Answers._addressed`).
         self._named: str | None = None
         #: The referee's decisions on what it hears (:mod:`referee.brain.hearing`).
         self._judge = Judge(self.matcher)
@@ -155,7 +157,7 @@ class Shared:
     def _say(self, texts: Sequence[str], at: float, tone: Tone = Tone.ANNOUNCE) -> list[Say]:
         said = [Say(at, t, tone) for t in texts if t]
         if said and tone != Tone.COUNTDOWN:
-            self.last = [s.text for s in said]
+            self._remember([s.text for s in said])
         for s in said:
             self._log(SaidRecord(at, s.text, tone))
         return said
@@ -167,10 +169,7 @@ class Shared:
         said: list[Say] = []
         for event in events:
             self._log(EventRecord.of(event, at))
-            tone = Tone.ANNOUNCE
-            if isinstance(event, TurnStarted):
-                self.clock = self.clock.new_turn(event.seconds)
-                tone = Tone.TURN
+            tone = Tone.TURN if isinstance(event, TurnStarted) else Tone.ANNOUNCE
             said += self._say([self.spec.announce(event, self.game) or DEFAULT_SAID.get(
                 type(event), "")], at, tone)
             secret = self.spec.private(event, self.game)
@@ -180,8 +179,17 @@ class Shared:
             self._ended = True
             said += self._say([AFTER_THE_END], at, Tone.TURN)
         if said:
-            self.last = [s.text for s in said if s.to is None]
+            self._remember([s.text for s in said if s.to is None])
         return said
+
+    def _remember(self, texts: list[str]) -> None:
+        """What "repeat" says again from now on."""
+        self.last = texts
+
+    def _end_here(self, ended: bool = True) -> None:
+        """Whether the end of the game was announced (the table is leaving,
+        or an undo reached back before it): nothing more to announce."""
+        self._ended = ended
 
     def _say_privately(self, player: str, text: str, at: float) -> Say:
         """A sentence for one player's ears only (a virtual Twist card): never
@@ -221,64 +229,3 @@ class Shared:
 
     def final_state(self) -> dict[str, Any]:
         return self.spec.final_state(self.game)
-
-    # --- what the other rooms do (each defined in its own module) -------------------------
-    def _tick(self, at: float) -> list[Say]:
-        """Everything due up to ``at`` (:mod:`referee.brain.clock`)."""
-        raise NotImplementedError
-
-    def _hold_clock(self, at: float) -> bool:
-        raise NotImplementedError
-
-    def _restart_clock(self, at: float) -> list[Event]:
-        raise NotImplementedError
-
-    def _pause(self, pause: bool, at: float) -> list[Say]:
-        raise NotImplementedError
-
-    def _delay_clock(self, at: float, until: float) -> None:
-        raise NotImplementedError
-
-    def _question_spoken(self, at: float, until: float) -> None:
-        raise NotImplementedError
-
-    def _hold(self, at: float, text: str) -> list[Say]:
-        raise NotImplementedError
-
-    def _release(self, at: float, text: str) -> list[Say]:
-        raise NotImplementedError
-
-    def _stop(self, at: float) -> list[Say]:
-        raise NotImplementedError
-
-    def _ask(self, text: str, answerers: tuple[str, ...], intent: Intent, by: str, at: float,
-             undo_to: int | None = None, consent: bool = False) -> list[Say]:
-        """Ask a yes/no question (:mod:`referee.brain.questions`)."""
-        raise NotImplementedError
-
-    def _ask_undo(self, who: str, at: float) -> list[Say]:
-        raise NotImplementedError
-
-    def _ask_agreement(self, intent: Intent, what: str, who: str, at: float) -> list[Say]:
-        raise NotImplementedError
-
-    def _resolve(self, yes: bool, at: float, unanswered: bool = False) -> list[Say]:
-        raise NotImplementedError
-
-    def _act(self, intent: Intent, speaker: str, at: float) -> list[Say]:
-        """Play a move (:mod:`referee.brain.moves`)."""
-        raise NotImplementedError
-
-    def _after_move(self, events: Sequence[Event], at: float) -> list[Say]:
-        raise NotImplementedError
-
-    def _rematch(self, at: float) -> list[Say]:
-        raise NotImplementedError
-
-    def _leave(self, at: float) -> list[Say]:
-        raise NotImplementedError
-
-    def _respond(self, heard: Heard, speaker: str | None, at: float, *, sure: bool,
-                 source: str) -> list[Say]:
-        """Act on what was heard (:class:`~referee.session.Session`)."""
-        raise NotImplementedError

@@ -65,7 +65,7 @@ from referee.speech.understanding.templates import (
 )
 
 #: A field meaning "the player spoken to" ("you", "your") at a table of more
-#: than two, left for the session to resolve (see ``Session._addressed``).
+#: than two, left for the session to resolve (see ``Answers._addressed``).
 ADDRESSEE = "$addressee"
 
 ACCEPT = 0.75

@@ -1,0 +1,97 @@
+"""Answers and the conversation's memory: what the referee says to a
+question about the game, what "more" reads next, whom "you" means, and
+whether the awaited player was already asked to say it again.
+
+* "repeat" says again the last thing the referee said, countdown excepted.
+* An answer longer than :data:`~referee.wording.SECTION_WORDS` words (the
+  rules, help) is read in sections: the first, then "Say more for the
+  rest."; "more" reads the next; "That's all." once all was read.
+* At a table of more than two, "you" is the player last named by anyone,
+  other than the speaker (:meth:`Answers._addressed`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from referee.brain.shared import Shared
+from referee.games.base import spoken_list
+from referee.protocol import Say, Tone
+from referee.records import SaidRecord
+from referee.speech.understanding.intents import ADDRESSEE, Heard
+from referee.speech.understanding.meaning import Intent
+from referee.wording import ALL_READ, HELP_AFTER_THE_END, MORE, sections
+
+
+class Answers(Shared):
+    """Questions about the game answered, and what the conversation remembers:
+    the sections of a long answer not read yet, the player last named, the
+    wait in which the awaited player was last asked to say it again."""
+
+    def _answer(self, intent: Intent, at: float) -> list[Say]:
+        if intent["what"] == "repeat":
+            if not self.last:
+                return self._say(["I haven't said anything yet."], at, Tone.ANSWER)
+            for text in self.last:
+                self._log(SaidRecord(at, text, Tone.ANSWER))
+            return [Say(at, t, Tone.ANSWER) for t in self.last]
+        if intent["what"] == "help" and self.question is not None:
+            return self._say([f"Please answer yes or no. {self.question.text}"], at, Tone.ANSWER)
+        secret = self.spec.answer_privately(intent, self.game)
+        if secret is not None:
+            said = self._say([secret[0]], at, Tone.ANSWER)
+            return [*said, self._say_privately(secret[1], secret[2], at)]
+        if intent["what"] == "help" and self.over and intent.get("topic") is None:
+            text = HELP_AFTER_THE_END
+        elif intent["what"] == "help":
+            text = self.spec.help(intent.get("topic"), self.game, intent.get("player"), at)
+        else:
+            text = self.spec.answer_question(intent, self.game, at)
+        self._more = sections(text)
+        return self._read_more(at)
+
+    def _read_more(self, at: float) -> list[Say]:
+        """The next section of a long answer ("more"); "That's all." when all was
+        read, so a player who cannot see tells "done" from "not heard"."""
+        if not self._more:  # ("repeat" still says the last answer, not this)
+            last = self.last
+            said = self._say([ALL_READ], at, Tone.ANSWER)
+            self._remember(last)
+            return said
+        section = self._more.pop(0)
+        return self._say([f"{section} {MORE}" if self._more else section], at, Tone.ANSWER)
+
+    def _addressed(self, heard: Heard, who: str) -> tuple[Heard, str | None]:
+        """``heard`` with "you" resolved, and what to say if it cannot be.
+
+        At a table of more than two, "you" ("I give you a token", "you flip
+        four up") is the player last named by anyone, in a move or a
+        question, other than the speaker ("Bob, ..." names Bob). When nobody
+        was named yet, or the last one named is the speaker, the referee asks
+        whom they mean and nothing changes.
+        """
+        intent = heard.intent
+        unresolved = [k for k, v in intent.slots if v == ADDRESSEE]
+        if not unresolved:
+            named = [v for _, v in intent.slots if v in self.players and v != who]
+            if named:
+                self._named = str(named[-1])
+            return heard, None
+        if self._named is None or self._named == who:
+            others = spoken_list(self._others(who)).replace(" and ", " or ")
+            return heard, f"Who do you mean, {others}? Please say it again with their name."
+        resolved = intent.with_slots(**dict.fromkeys(unresolved, self._named))
+        return replace(heard, intent=resolved), None
+
+    def _first_prompt(self, who: str) -> bool:
+        """Whether ``who`` is asked to say it again now: once a wait (the same
+        turn, question and state of the game)."""
+        wait = (who, self.game.depth, None if self.question is None else self.question.text)
+        if wait == self._prompted:
+            return False
+        self._prompted = wait
+        return True
+
+    def _forget_talk(self) -> None:
+        """A new game: no answer to read on, nobody named."""
+        self._more, self._named = [], None
