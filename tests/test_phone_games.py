@@ -99,7 +99,7 @@ GAMES = [
         tiles=9, dice="physical", order="given")), "stb28",
          (Line(A, "stb04"), Line(A, "stb07"), Line(A, "stb12"), Line(A, "stb11"),
           Line(B, "stb18"), Line(A, "stb04"), Line(A, SAY + "shut eight", True), Line(A, "stb06"),
-          Line(A, "stb10"), Line(C, "stb19"), Line(A, SAY + "I rolled eleven"),
+          Line(A, "stb10"), Line(C, "stb19"), Line(A, SAY + "I rolled eleven", True),
           Line(A, "stb14"), Line(A, "stb15"), Line(A, "stb16"))),
     # Turn 7, a physical deck to 20 (tests/test_turn7.py): each player tells
     # the card they were dealt, Ann aims her Lock.

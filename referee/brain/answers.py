@@ -24,9 +24,9 @@ from referee.wording import ALL_READ, HELP_AFTER_THE_END, MORE, sections
 
 
 class Answers(Shared):
-    """Questions about the game answered, and what the conversation remembers:
-    the sections of a long answer not read yet, the player last named, the
-    wait in which the awaited player was last asked to say it again."""
+    """Questions about the game answered, and what the conversation remembers
+    (:attr:`~referee.brain.shared.Shared.memory`, a
+    :class:`~referee.brain.memory.Memory` that only this room replaces)."""
 
     def _answer(self, intent: Intent, at: float) -> list[Say]:
         if intent["what"] == "repeat":
@@ -47,19 +47,19 @@ class Answers(Shared):
             text = self.spec.help(intent.get("topic"), self.game, intent.get("player"), at)
         else:
             text = self.spec.answer_question(intent, self.game, at)
-        self._more = sections(text)
+        self.memory = self.memory.answering(sections(text))
         return self._read_more(at)
 
     def _read_more(self, at: float) -> list[Say]:
         """The next section of a long answer ("more"); "That's all." when all was
         read, so a player who cannot see tells "done" from "not heard"."""
-        if not self._more:  # ("repeat" still says the last answer, not this)
+        self.memory, section, more = self.memory.next_section()
+        if section is None:  # ("repeat" still says the last answer, not this)
             last = self.last
             said = self._say([ALL_READ], at, Tone.ANSWER)
             self._remember(last)
             return said
-        section = self._more.pop(0)
-        return self._say([f"{section} {MORE}" if self._more else section], at, Tone.ANSWER)
+        return self._say([f"{section} {MORE}" if more else section], at, Tone.ANSWER)
 
     def _addressed(self, heard: Heard, who: str) -> tuple[Heard, str | None]:
         """``heard`` with "you" resolved, and what to say if it cannot be.
@@ -75,23 +75,22 @@ class Answers(Shared):
         if not unresolved:
             named = [v for _, v in intent.slots if v in self.players and v != who]
             if named:
-                self._named = str(named[-1])
+                self.memory = self.memory.naming(str(named[-1]))
             return heard, None
-        if self._named is None or self._named == who:
+        addressee = self.memory.named
+        if addressee is None or addressee == who:
             others = spoken_list(self._others(who)).replace(" and ", " or ")
             return heard, f"Who do you mean, {others}? Please say it again with their name."
-        resolved = intent.with_slots(**dict.fromkeys(unresolved, self._named))
+        resolved = intent.with_slots(**dict.fromkeys(unresolved, addressee))
         return replace(heard, intent=resolved), None
 
     def _first_prompt(self, who: str) -> bool:
         """Whether ``who`` is asked to say it again now: once a wait (the same
         turn, question and state of the game)."""
         wait = (who, self.game.depth, None if self.question is None else self.question.text)
-        if wait == self._prompted:
-            return False
-        self._prompted = wait
-        return True
+        self.memory, first = self.memory.prompt(wait)
+        return first
 
     def _forget_talk(self) -> None:
         """A new game: no answer to read on, nobody named."""
-        self._more, self._named = [], None
+        self.memory = self.memory.for_new_game()

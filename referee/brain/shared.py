@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.brain.hearing import Judge
+from referee.brain.memory import Memory
 from referee.brain.turnclock import TurnClock
 from referee.engine.core import Event, GameStopped, TurnStarted
 from referee.games.base import GameSpec
@@ -77,21 +78,17 @@ class Shared:
         self._moves: list[tuple[int, str]] = []
         #: The turn clock's state (:mod:`referee.brain.clock` keeps it).
         self.clock = TurnClock(limit=self._turn_limit(at))
-        #: The player last named (see :meth:`referee.brain.answers.Answers._addressed`).
-        self._named: str | None = None
+        #: What the conversation remembers: the rest of a long answer, the
+        #: player last named, whom "Sorry, Ann?" was said to (:mod:`referee.brain.answers`).
+        self.memory = Memory()
         #: The referee's decisions on what it hears (:mod:`referee.brain.hearing`).
         self._judge = Judge(self.matcher)
-        #: The wait in which the awaited player was last asked to say it again
-        #: (who, the game's depth, the open question): once a wait.
-        self._prompted: tuple[str, int, str | None] | None = None
         #: Outcomes of chance steps read from a log being replayed, oldest first.
         self._replayed_chance: list[str] = []
         #: Each chance step's outcome with the game's depth before it, and the
         #: outcomes an undo took back, to come again (:mod:`referee.brain.moves`).
         self._chanced: list[tuple[int, str]] = []
         self._undone_chance: list[str] = []
-        #: The sections of a long answer not read yet ("more").
-        self._more: list[str] = []
         #: The end of the game was announced, with :data:`AFTER_THE_END`.
         self._ended = False
         #: The table said it is done ("that's all"): the table loop ends.
