@@ -56,7 +56,7 @@ from referee.screen.phones import PhoneSeats
 from referee.screen.server import Screen
 from referee.session import Session
 from referee.speech.audio import RATE, frame_energies, load_wav, speech_bounds
-from referee.table import Table
+from referee.table import Reports, Table
 
 FIXTURES = Path(__file__).parent.parent / "tests" / "audio_fixtures" / "piper-joe"
 QUESTIONS = ["t7c22", "t7c23", "t7c24", "t7c25", "t7c26", "t7c27", "t7c28", "t7c29",
@@ -88,8 +88,8 @@ class Table8:
         self.screen.start()
         self.answers: list[float] = []  # wall time of each sentence handed to the mouth
         self.table = Table(self.session, recognizer=recognizer_for(self.session.matcher.phrases),
-                           show=lambda line: self.answers.append(time.monotonic()),
-                           stamp=False, screen=self.screen.publish)
+                           reports=Reports(show=lambda line: self.answers.append(time.monotonic()),
+                                           stamp=False, screen=self.screen.publish))
         self.loop = LiveLoop(self.table, microphone=None, keyboard=None,
                              seat_lines=self.screen.lines, phones=self.phones,
                              max_seconds=3600.0)

@@ -28,7 +28,7 @@ from referee.games.race65 import Race65Options, Race65Spec
 from referee.protocol import Say, Tone
 from referee.screen.server import Screen
 from referee.session import Session
-from referee.table import Table
+from referee.table import Reports, Table
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -87,7 +87,8 @@ def answer_times(browser: Any, moves: int, pages: int) -> list[float]:
             page = browser.new_page()
             page.goto(screen.url)
             opened.append(page)
-        table = Table(session, show=lambda line: None, stamp=False, screen=screen.publish)
+        table = Table(session,
+                      reports=Reports(show=lambda line: None, stamp=False, screen=screen.publish))
         table.start()
         times: list[float] = []
         at = 1.0

@@ -52,7 +52,7 @@ from harness.fixtures import fixture as fixture_path
 from harness.progress import Bar
 from referee.games import matcher_for
 from referee.games.race65 import Race65Options, Race65Spec
-from referee.protocol import Entry, Say, Tone, Understood
+from referee.protocol import Entry, Room, Say, Tone, Understood
 from referee.records import SaidRecord
 from referee.session import Session
 from referee.speech.audio import RATE, Audio, load_wav
@@ -61,7 +61,7 @@ from referee.speech.hearing.segmenter import BLOCK, DEFAULT_END_SILENCE, Segment
 from referee.speech.hearing.segmenter import Utterance as SegmentedUtterance
 from referee.speech.listen import Listener, understand
 from referee.speech.speaking.tts import Output, make_voice, sound_span
-from referee.table import ECHO_TAIL, Table
+from referee.table import ECHO_TAIL, Mouth, Reports, Table
 from referee.wording import sentences
 
 HARD = Race65Options(difficulty="hard")
@@ -221,8 +221,8 @@ def countdown_errors(turns: int = 2) -> list[float]:
             if isinstance(record, SaidRecord) and record.kind == Tone.COUNTDOWN:
                 due.append(loop._t0 + (record.at - loop._base))
 
-    table = Table(session, voice=make_voice("espeak"), output=output, show=lambda line: None,
-                  stamp=False, record=logged)
+    table = Table(session, mouth=Mouth(voice=make_voice("espeak"), output=output),
+                  reports=Reports(show=lambda line: None, stamp=False, record=logged))
     loop = LiveLoop(table, microphone=None, keyboard=None, max_seconds=30.0 * turns)
     worker = threading.Thread(target=loop.run)
     worker.start()
@@ -283,8 +283,8 @@ def live_responses(count: int) -> tuple[list[float], float] | None:
         output = Clocked()
         voice = make_voice("espeak")
         table = Table(session, recognizer=recognizer_for(session.matcher.phrases, ENGINE),
-                      voice=voice, output=output, show=lambda line: None, stamp=False,
-                      echo_tail=ECHO_TAIL)
+                      mouth=Mouth(voice=voice, output=output), room=Room(echo_tail=ECHO_TAIL),
+                      reports=Reports(show=lambda line: None, stamp=False))
         microphone = TimedMicrophone()
         loop = LiveLoop(table, microphone=microphone, keyboard=None, max_seconds=3600)
         worker = threading.Thread(target=loop.run, kwargs={"greet": False}, daemon=True)
@@ -328,7 +328,7 @@ def _listen_idle(seconds: float) -> tuple[float, float]:
     speaker = SpeakerOutput()
     latency = float(speaker._stream.latency)
     table = Table(session, recognizer=recognizer_for(session.matcher.phrases, ENGINE),
-                  show=lambda line: None, stamp=False)
+                  reports=Reports(show=lambda line: None, stamp=False))
     loop = LiveLoop(table, microphone=Microphone(), keyboard=None, max_seconds=seconds + 2)
     usage: dict[str, float] = {}
 

@@ -80,7 +80,7 @@ from harness.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, Utterance, fixtur
 from harness.phone import Phone
 from harness.progress import Bar
 from referee.games.race65 import Race65Options, Race65Spec
-from referee.protocol import Entry
+from referee.protocol import Entry, Room
 from referee.records import DroppedRecord, EventRecord, InputRecord, SaidRecord
 from referee.screen.phones import PhoneSeats
 from referee.screen.server import Screen
@@ -89,7 +89,7 @@ from referee.speech.audio import RATE, Audio, PlaybackTrack, frame_energies, loa
 from referee.speech.hearing.mic import Microphone
 from referee.speech.speaking.tts import SpeakerOutput, make_voice
 from referee.speech.understanding.meaning import Intent
-from referee.table import ECHO_TAIL, Table
+from referee.table import ECHO_TAIL, Mouth, Reports, Table
 
 RATIOS_DB = (6, 0, -6)
 MOVE_EVENTS = ("TileFlipped", "ConsecutiveViolation", "CallCorrect", "CallIncorrect",
@@ -155,11 +155,11 @@ class Bench:
         track = PlaybackTrack()
         self.output = SpeakerOutput(track=track)
         self.voice = make_voice("espeak")
-        self.table = Table(self.session,
-                           recognizer=recognizer_for(self.session.matcher.phrases),
-                           voice=self.voice, output=self.output, show=self._shown,
-                           stamp=False, echo_tail=ECHO_TAIL, cancels_echo=True,
-                           record=self.records.extend)
+        self.table = Table(self.session, recognizer=recognizer_for(self.session.matcher.phrases),
+                           mouth=Mouth(voice=self.voice, output=self.output),
+                           room=Room(echo_tail=ECHO_TAIL, cancels_echo=True),
+                           reports=Reports(show=self._shown, stamp=False,
+                                           record=self.records.extend))
         self.cuts: list[float] = []
         cut = self.table.cut
 

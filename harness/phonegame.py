@@ -18,7 +18,7 @@ from referee.screen.phones import PhoneSeats
 from referee.screen.server import Screen
 from referee.session import Session
 from referee.speech.speaking.tts import NullOutput
-from referee.table import Table
+from referee.table import Mouth, Reports, Table
 
 
 class PhoneGame:
@@ -42,11 +42,12 @@ class PhoneGame:
             from harness.ears import recognizer_for
 
             recognizer = recognizer_for(self.session.matcher.phrases)
-        self.table = Table(self.session, recognizer=recognizer, voice=voice,
-                           output=output or (NullOutput() if voice is not None else None),
-                           show=self.printed.append, stamp=False,
-                           screen=None if self._screen is None else self._screen.publish,
-                           record=self.records.extend)
+        self.table = Table(self.session, recognizer=recognizer,
+                           mouth=Mouth(voice=voice, output=output or (
+                               NullOutput() if voice is not None else None)),
+                           reports=Reports(show=self.printed.append, stamp=False, screen=None
+                                           if self._screen is None else self._screen.publish,
+                                           record=self.records.extend))
         self.loop = LiveLoop(self.table, microphone=None, keyboard=None,
                              seat_lines=None if self._screen is None else self._screen.lines,
                              phones=self.phones, max_seconds=120.0)

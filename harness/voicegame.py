@@ -42,12 +42,12 @@ def voice_game(session: Session, game: str, moves: Sequence[tuple[str, ...]], ye
     from referee.speech.audio import load_wav
     from referee.speech.hearing.segmenter import DEFAULT_END_SILENCE
     from referee.speech.speaking.tts import EspeakVoice, PiperVoice
-    from referee.table import Table
+    from referee.table import Reports, Table
 
     cases = {u.id: u for u in utterances(game)}
     shown: list[str] = []
     table = Table(session, recognizer=recognizer_for(session.matcher.phrases),
-                  show=shown.append)
+                  reports=Reports(show=shown.append))
     clock = [0.0]
 
     def say(audio: Audio, seat: str | None = None) -> None:

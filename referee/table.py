@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from referee.gate import ECHO_SLACK, overlapping
@@ -89,27 +89,50 @@ READING_WPM = 160.0
 TIMED = (Tone.TURN, Tone.ANSWER, Tone.QUESTION)
 
 
+@dataclass(frozen=True)
+class Mouth:
+    """How the table speaks: its voice and output (none: it prints only),
+    each player's own output (headphones) for what only they may hear, and
+    what hears each rendered sentence back (an audio script's echo)."""
+
+    voice: Voice | None = None
+    output: AudioOutput | None = None
+    private: Mapping[str, AudioOutput] = field(default_factory=dict)
+    #: Without a voice, printed sentences hold the clock as if read at this
+    #: speed (None: they take no time, as in tests of the clock itself).
+    reading_wpm: float | None = None
+    heard_back: Callable[[Audio, Spoken], None] | None = None
+
+
+@dataclass(frozen=True)
+class Reports:
+    """Where the table reports what happens: printed lines (``show``, with
+    the time stamped or not), the game log's records (a step's at once:
+    :meth:`~referee.gamelog.GameLog.write_all`; None: no log), and the
+    table's screen (each output as it is carried out, and in how many seconds)."""
+
+    show: Callable[[str], None] = print
+    stamp: bool = True
+    record: Callable[[Sequence[Entry]], None] | None = None
+    screen: Callable[[Output, float], None] | None = None
+
+
 class Table:
-    """One game at one table."""
+    """One game at one table: the brain (told inputs only), the ears (a
+    recogniser), the mouth, the room it listens in (:class:`~referee.protocol.Room`)
+    and where it reports."""
 
     def __init__(
         self,
         session: Brain,
         *,
         recognizer: Recognizer | None = None,
-        voice: Voice | None = None,
-        output: AudioOutput | None = None,
-        show: Callable[[str], None] = print,
-        stamp: bool = True,
-        echo_tail: float = 0.0,
-        cancels_echo: bool = False,
-        private: Mapping[str, AudioOutput] | None = None,
-        reading_wpm: float | None = None,
-        record: Callable[[Sequence[Entry]], None] | None = None,
-        heard_back: Callable[[Audio, Spoken], None] | None = None,
-        screen: Callable[[Output, float], None] | None = None,
+        mouth: Mouth | None = None,
+        room: Room | None = None,
+        reports: Reports | None = None,
         at: float = 0.0,
     ) -> None:
+        mouth, reports = mouth or Mouth(), reports or Reports()
         #: The brain: only ever told inputs (:meth:`tell`); what the table knows
         #: of the game comes from its outputs.
         self.session: Brain = session
@@ -121,29 +144,22 @@ class Table:
         self.final: dict[str, Any] = {}
         self.wake_at: float | None = None
         self.left = False
-        #: Without a voice, printed sentences hold the clock as if read at this
-        #: speed (None: they take no time, as in tests of the clock itself).
-        self.reading_wpm = reading_wpm
+        self.reading_wpm = mouth.reading_wpm
         #: When the player will have read what was printed so far.
         self.read_until = at
         self.recognizer = recognizer
         # Decodes ahead at pauses, judging the words with a matcher of its own.
         self.listener = None if recognizer is None else Listener.judging(recognizer)
         self.listening = Listening(self.listener, self.speaking_now)  # (the table microphone's)
-        self.voice = voice or SilentVoice()
-        self.output = output or NullOutput()
-        #: Each player's own output (headphones) for what only they may hear.
-        self.private = dict(private or {})
-        self.show = show
-        self.stamp = stamp
-        self.room = Room(echo_tail, cancels_echo)
-        #: Where the game log's records go, a step's at once (None: no log):
-        #: :meth:`~referee.gamelog.GameLog.write_all` writes them in one go.
-        self.record = record
-        #: Called with each rendered sentence (an audio script feeds it back as echo).
-        self.heard_back = heard_back
-        #: The table's screen: each output as it is carried out, and in how many seconds.
-        self.screen = screen
+        self.voice = mouth.voice or SilentVoice()
+        self.output = mouth.output or NullOutput()
+        self.private = dict(mouth.private)
+        self.heard_back = mouth.heard_back
+        self.show = reports.show
+        self.stamp = reports.stamp
+        self.record = reports.record
+        self.screen = reports.screen
+        self.room = room or Room()
         #: When a player is speaking (start, end), as far as the listener knows.
         self._talking: tuple[float, float] | None = None
         #: Sentences spoken or being spoken, oldest first (kept short).

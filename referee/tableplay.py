@@ -34,6 +34,7 @@ from referee.protocol import (
     Caption,
     Entry,
     Resume,
+    Room,
     Say,
     Snapshot,
     Start,
@@ -73,7 +74,7 @@ from referee.speech.speaking.tts import (
     output_device_available,
 )
 from referee.speech.understanding.meaning import spoken_list
-from referee.table import ECHO_TAIL, READING_WPM, Table
+from referee.table import ECHO_TAIL, READING_WPM, Mouth, Reports, Table
 from referee.told import emit, note, problem, take_problems
 
 if TYPE_CHECKING:
@@ -242,9 +243,10 @@ def _run(args: argparse.Namespace, spec: GameSpec, session: Session,
                                  end_silence=args.end_silence)
             recognizer = _recognizer(args, spec)
             game_log = make_log()
-            table = Table(session, recognizer=recognizer, voice=voice, output=output,
-                          show=emit, private=private, record=_writer(game_log),
-                          heard_back=script.heard_back)
+            table = Table(session, recognizer=recognizer,
+                          mouth=Mouth(voice=voice, output=output, private=private,
+                                      heard_back=script.heard_back),
+                          reports=Reports(show=emit, record=_writer(game_log)))
             script.run(table)
         else:
             table, game_log = _run_live(args, spec, session, voice, output, make_log,
@@ -289,11 +291,13 @@ def _run_live(args: argparse.Namespace, spec: GameSpec, session: Session, voice:
         hearing = microphone is not None or phones is not None
         recognizer = _recognizer(args, spec) if hearing else None
         game_log = make_log()
-        table = Table(session, recognizer=recognizer, voice=voice, output=output,
-                      show=emit, stamp=False, echo_tail=ECHO_TAIL,
-                      cancels_echo=microphone is not None and track is not None,
-                      private=private, reading_wpm=READING_WPM, record=_writer(game_log),
-                      screen=None if screen is None else screen.publish,
+        table = Table(session, recognizer=recognizer,
+                      mouth=Mouth(voice=voice, output=output, private=private,
+                                  reading_wpm=READING_WPM),
+                      room=Room(echo_tail=ECHO_TAIL,
+                                cancels_echo=microphone is not None and track is not None),
+                      reports=Reports(show=emit, stamp=False, record=_writer(game_log),
+                                      screen=None if screen is None else screen.publish),
                       at=resuming or 0.0)
         # What went wrong while setting up is said too, not only printed.
         table.say([Say(table.now, text, Tone.PROBLEM) for text in take_problems()],

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from referee.protocol import Brain, Caption, Entry, Say, Tick, Tone, Typed
-from referee.table import Table
+from referee.table import Reports, Table
 from referee.wording import NoSuchPlayer, player_named
 
 _SCRIPT_LINE = re.compile(r"^\s*\[\s*([-+]?\d+(?:\.\d*)?)\s*\]\s?(.*)$")
@@ -59,7 +59,7 @@ class ScriptTable(Table):
     def __init__(self, session: Brain, emit: Callable[[str], None],
                  record: Callable[[Sequence[Entry]], None] | None = None,
                  at: float = 0.0) -> None:
-        super().__init__(session, show=emit, record=record, at=at)
+        super().__init__(session, reports=Reports(show=emit, record=record), at=at)
 
     def caption(self, caption: Caption) -> None:
         text = caption.text if len(caption.text) <= 80 else caption.text[:77] + "..."

@@ -19,7 +19,7 @@ from referee.cli import main
 from referee.live import LiveLoop
 from referee.session import Session
 from referee.speech.understanding.meaning import Intent
-from referee.table import Table
+from referee.table import Reports, Table
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -283,7 +283,7 @@ def test_live_countdown_runs_in_real_time():
     read_fd, write_fd = os.pipe()
     out = io.StringIO()
     session: Session = race65_session("phase-one", None)
-    table = Table(session, show=lambda line: print(line, file=out), stamp=False)
+    table = Table(session, reports=Reports(show=lambda line: print(line, file=out), stamp=False))
     loop = LiveLoop(table, microphone=None, keyboard=os.fdopen(read_fd, "rb"), speed=20.0)
     started = time.monotonic()
     worker = threading.Thread(target=loop.run)

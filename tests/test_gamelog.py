@@ -923,7 +923,7 @@ def test_a_game_killed_while_writing_its_log_keeps_whole_steps(tmp_path, monkeyp
     from referee.gamelog import GameLog, announced
     from referee.records import GameHeader, SaidRecord
     from referee.session import Session
-    from referee.table import Table
+    from referee.table import Reports, Table
 
     def said(rs: list[Entry]) -> list[str]:
         return [r.text for r in rs if isinstance(r, SaidRecord) and r.kind != "countdown"]
@@ -934,8 +934,8 @@ def test_a_game_killed_while_writing_its_log_keeps_whole_steps(tmp_path, monkeyp
         spec = _hard_race()
         log.write(GameHeader(game=spec.name, players=spec.players,
                              options=spec.options.to_json()))
-        table = Table(Session(spec), show=lambda _: None, stamp=False,
-                      record=log.write_all)
+        table = Table(Session(spec),
+                      reports=Reports(show=lambda _: None, stamp=False, record=log.write_all))
         table.start()
         table.hear_text("flip my 7", "Ann", 0.3)
         real_write = log._file.write  # type: ignore[union-attr]

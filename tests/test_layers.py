@@ -376,18 +376,47 @@ def test_the_drivers_are_typed_against_a_brain_that_only_steps():
         assert typing.get_type_hints(driver)["session"] is Brain, driver
 
 
+def test_the_brain_is_typed_against_the_game_contract():
+    """The brain takes a game as :class:`~referee.games.contract.Contract`
+    (protocols: what it asks of every game), not as a game's class."""
+    import typing
+
+    from referee.brain.hearing import awaited, expectation
+    from referee.brain.shared import Shared
+    from referee.games.contract import Contract, Policy, Talk
+
+    assert typing.get_type_hints(Shared.__init__)["spec"] is Contract
+    assert typing.get_type_hints(awaited)["spec"] is Talk
+    assert typing.get_type_hints(expectation)["spec"] is Policy
+
+
 @pytest.mark.slow
-def test_mypy_refuses_a_field_of_the_brain_read_through_a_table(tmp_path):
+def test_mypy_refuses_a_field_of_the_brain_read_and_a_game_that_breaks_the_contract(tmp_path):
+    """Read through a table, the brain has only ``step``; a game that lacks
+    a method of the contract (here: what it says of its events) is refused
+    by the brain, where one that has them all (Race to 65) is taken."""
     from mypy import api
 
-    script = tmp_path / "driver.py"
-    script.write_text("from referee.table import Table\n\n\n"
+    driver = tmp_path / "driver.py"
+    driver.write_text("from referee.table import Table\n\n\n"
                       "def whose_turn(table: Table) -> object:\n"
                       "    return table.session.game\n")
-    out, _, status = api.run([str(script), "--strict", "--no-incremental",
+    game = tmp_path / "game.py"
+    game.write_text("from referee.games.race65 import Race65Spec\n"
+                    "from referee.session import Session\n\n\n"
+                    "class Mute:\n"
+                    "    def __init__(self, spec: Race65Spec) -> None:\n"
+                    "        self.spec = spec\n\n\n"
+                    "def referee_for(spec: Race65Spec) -> tuple[Session, Session]:\n"
+                    "    return Session(spec), Session(Mute(spec))\n")
+    out, _, status = api.run([str(driver), str(game), "--strict", "--no-incremental",
                               "--follow-imports=silent"])
     assert status == 1
+    errors = [line for line in out.splitlines() if ": error:" in line]
+    assert len(errors) == 2, out
     assert '"Brain" has no attribute "game"' in out
+    assert 'game.py:11: error: Argument 1 to "Session" has incompatible type "Mute"; ' \
+        'expected "Contract"' in out
 
 
 def imports_in_scripts(folder: Path) -> list[tuple[str, str]]:

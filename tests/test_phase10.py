@@ -1017,13 +1017,13 @@ def test_the_readme_phase_spoken_lays_down_three_fives_and_three_sevens(model, v
     nothing is invented.)"""
     from referee.speech.hearing.recognizers import make_recognizer
     from referee.speech.speaking.tts import EspeakVoice, PiperVoice
-    from referee.table import Table
+    from referee.table import Reports, Table
 
     spec = Phase10Spec(["Ann", "Bob"])
     session = Session(spec)
     shown: list[str] = []
     table = Table(session, recognizer=make_recognizer(session.matcher.phrases, None, model),
-                  show=shown.append)
+                  reports=Reports(show=shown.append))
     table.start()
     speaker = EspeakVoice() if voice == "espeak" else PiperVoice()
 

@@ -39,7 +39,7 @@ from referee.games.turn7 import Turn7Options, Turn7Spec
 from referee.records import EventRecord
 from referee.session import Session
 from referee.speech.audio import RATE, Audio, load_wav
-from referee.table import Table
+from referee.table import Reports, Table
 
 FIXTURES = Path(__file__).parent / "audio_fixtures" / "piper-joe"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -135,7 +135,7 @@ def typed(game: Game) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, Any]]
     said = texts(game)
     session = Session(game.spec())
     records: list[Any] = []
-    table = Table(session, show=lambda line: None, record=records.extend)
+    table = Table(session, reports=Reports(show=lambda line: None, record=records.extend))
     table.start()
     at = 0.0
     for line in game.lines:
@@ -207,8 +207,8 @@ def spoken(game: Game, directory: Path, expected: list[tuple[str, dict[str, Any]
     records: list[Any] = []
     shown: list[str] = []
     table = Table(session, recognizer=recognizer_for(session.matcher.phrases),
-                  show=shown.append, stamp=False, screen=screen.publish,
-                  record=records.extend)
+                  reports=Reports(show=shown.append, stamp=False, screen=screen.publish,
+                                  record=records.extend))
     loop = LiveLoop(table, microphone=None, keyboard=None, seat_lines=screen.lines,
                     phones=phones, max_seconds=600.0)
     worker = threading.Thread(target=loop.run, daemon=True)

@@ -42,7 +42,7 @@ from referee.games.base import GameSpec, Intent, Options, SetupError, option, sp
 from referee.games.race65 import Race65Spec
 from referee.protocol import Entry
 from referee.session import Session
-from referee.table import Table
+from referee.table import Reports, Table
 
 HERE = Path(__file__).resolve().parent
 
@@ -330,7 +330,7 @@ def test_the_test_game_through_the_table_loop_and_back_from_its_log(registered, 
     log.write(GameHeader(game=spec.name, players=spec.players, options=spec.options.to_json()))
     session = Session(spec)
     shown: list[str] = []
-    table = Table(session, show=shown.append, record=log.write_all)
+    table = Table(session, reports=Reports(show=shown.append, record=log.write_all))
     table.start()
     table.hear_text("I give a token to Cy", None, 1.0)
     table.hear_text("Cy, I give you a token", "Bob", 2.0)

@@ -28,7 +28,7 @@ from referee.protocol import Caption, Say, Snapshot, Start, Tone, Typed
 from referee.screen.server import HISTORY, Screen, ScreenError, parse_address
 from referee.session import Session
 from referee.speech.understanding.meaning import Intent
-from referee.table import Table
+from referee.table import Reports, Table
 from referee.textplay import SpeakerError, split_speaker
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -159,7 +159,7 @@ def test_a_one_tap_move_that_ends_a_turn_or_the_game_is_asked_about_first():
 
     printed: list[str] = []
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
-    table = Table(session, show=printed.append, stamp=False)
+    table = Table(session, reports=Reports(show=printed.append, stamp=False))
     table.start()
     turns = [("Ann", (12, 11)), ("Bob", (1, 2)), ("Ann", (10, 9)), ("Bob", (3, 4)),
              ("Ann", (8, 7)), ("Bob", (5, 6)), ("Ann", (5, 3)), ("Bob", (7, 8))]
@@ -369,7 +369,8 @@ def golden_table(stem: str, lines: int, private: dict[str, str] | None = None
     screen = Screen(spec.players, "127.0.0.1", 0, title=spec.title)
     screen.start()
     printed: list[str] = []
-    table = Table(session, show=printed.append, stamp=False, screen=screen.publish)
+    table = Table(session,
+                  reports=Reports(show=printed.append, stamp=False, screen=screen.publish))
     table.start()
     played = [line for line in script if line.strip() and not line.startswith("#")]
     for line in played[:lines]:
@@ -654,7 +655,8 @@ def test_a_move_made_on_a_seat_page_is_played_and_an_undo_asked_about(browser):
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
     screen = Screen(session.players, "127.0.0.1", 0, title="Race to 65")
     screen.start()
-    table = Table(session, show=lambda line: None, stamp=False, screen=screen.publish)
+    table = Table(session,
+                  reports=Reports(show=lambda line: None, stamp=False, screen=screen.publish))
     loop = LiveLoop(table, microphone=None, keyboard=None, seat_lines=screen.lines,
                     max_seconds=60.0)
     worker = threading.Thread(target=loop.run, daemon=True)
@@ -754,7 +756,8 @@ def test_a_whole_game_played_from_seat_pages_is_the_typed_game(stem):
     screen = Screen(spec.players, "127.0.0.1", 0)
     screen.start()
     records: list[Any] = []
-    table = Table(session, show=lambda line: None, screen=screen.publish, record=records.extend)
+    table = Table(session, reports=Reports(show=lambda line: None, screen=screen.publish,
+                                           record=records.extend))
     loop = LiveLoop(table, microphone=None, keyboard=None, seat_lines=screen.lines,
                     max_seconds=300.0)
     worker = threading.Thread(target=loop.run, daemon=True)

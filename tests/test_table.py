@@ -21,13 +21,13 @@ from referee.audioscript import AudioScript
 from referee.cli import main
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.gate import ECHO, content_words
-from referee.protocol import Say, Tone
+from referee.protocol import Room, Say, Tone
 from referee.session import Session
 from referee.speech.audio import Audio, load_wav
 from referee.speech.hearing.mic import OverVoice
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.speaking.tts import EspeakVoice, WavDirOutput
-from referee.table import Table
+from referee.table import Mouth, Reports, Table
 from referee.wording import AFTER_THE_END, NOT_MOVES, sentences
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -129,7 +129,8 @@ def test_the_referee_hearing_its_own_voice_never_plays_it():
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="hard")))
     script = AudioScript(WIN, ROOT, echo=True)
     table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
-                  voice=EspeakVoice(), show=lambda text: None, heard_back=script.heard_back)
+                  mouth=Mouth(voice=EspeakVoice(), heard_back=script.heard_back),
+                  reports=Reports(show=lambda text: None))
     script.run(table)
     echoes = [judged for judged in table.heard if judged.dropped == ECHO]
     assert len(echoes) >= 10
@@ -207,7 +208,7 @@ def test_a_move_begun_before_the_time_ran_out_is_not_given_to_the_next_player():
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="hard")))
     shown: list[str] = []
     table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
-                  show=shown.append, stamp=False)
+                  reports=Reports(show=shown.append, stamp=False))
     table.start()
     deadline = session.game.deadline()
     assert deadline is not None
@@ -237,9 +238,10 @@ def test_a_move_begun_just_after_a_countdown_word_is_the_players_when_the_cancel
                            (OverVoice(1.0), "echo of the referee's own voice"),
                            (OverVoice(12.0), None)):
         session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="hard")))
-        table = Table(session, voice=EspeakVoice(),
-                      output=WavDirOutput(tmp_path / str(over)), show=lambda text: None,
-                      echo_tail=0.5, cancels_echo=over is not None)
+        table = Table(session,
+                      mouth=Mouth(voice=EspeakVoice(), output=WavDirOutput(tmp_path / str(over))),
+                      room=Room(echo_tail=0.5, cancels_echo=over is not None),
+                      reports=Reports(show=lambda text: None))
         table.start()
         table.advance(table.busy_until + 0.1)  # the turn's clock starts once it is said
         deadline = session.game.deadline()
@@ -261,7 +263,8 @@ def test_a_move_that_outlasts_the_referees_voice_gets_a_spoken_notice():
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
     shown: list[str] = []
     table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
-                  voice=EspeakVoice(), show=shown.append, stamp=False)
+                  mouth=Mouth(voice=EspeakVoice()),
+                  reports=Reports(show=shown.append, stamp=False))
     table.start()
     opening = table.spoken[-1]
     flip = load_wav(F / f"{FLIP_12}.wav")
@@ -287,7 +290,8 @@ def test_stop_cuts_the_referee_and_other_speech_over_it_is_ignored(tmp_path):
     session = Session(Race65Spec(["Ann", "Bob"], options))
     out_dir = tmp_path / "said"
     table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
-                  voice=EspeakVoice(), output=WavDirOutput(out_dir), show=lambda text: None)
+                  mouth=Mouth(voice=EspeakVoice(), output=WavDirOutput(out_dir)),
+                  reports=Reports(show=lambda text: None))
     AudioScript([line("+0.5", RULES)], ROOT).run(table)
     # (The opening starts the same way; the rules, a long reading, come last.)
     first = [s for s in table.spoken if s.text == "Race to 70, phase-seven hard."][-1]
@@ -344,8 +348,8 @@ def test_content_words_ignore_plurals_and_spell_numbers():
 def test_a_typed_stop_cuts_the_referee_at_once(tmp_path):
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="hard")))
     out_dir = tmp_path / "said"
-    table = Table(session, voice=EspeakVoice(), output=WavDirOutput(out_dir),
-                  show=lambda text: None)
+    table = Table(session, mouth=Mouth(voice=EspeakVoice(), output=WavDirOutput(out_dir)),
+                  reports=Reports(show=lambda text: None))
     table.start()
     table.hear_text("rules", "Ann", table.busy_until + 0.5)
     reading = table.busy_until
@@ -367,8 +371,10 @@ def test_the_referees_own_words_from_a_player_over_it_are_the_players(tmp_path):
 
     for cancels, expected in ((False, "echo of the referee's own voice"), (True, None)):
         session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
-        table = Table(session, voice=EspeakVoice(), output=WavDirOutput(tmp_path / str(cancels)),
-                      show=lambda text: None, cancels_echo=cancels)
+        table = Table(session,
+                      mouth=Mouth(voice=EspeakVoice(),
+                                  output=WavDirOutput(tmp_path / str(cancels))),
+                      room=Room(cancels_echo=cancels), reports=Reports(show=lambda text: None))
         table.start()
         table.hear_text("flip my 3", "Ann", table.busy_until + 0.5)
         first, second = table.spoken[-2:]
@@ -399,8 +405,9 @@ def test_the_referees_words_in_its_order_are_its_echo_whatever_the_microphone_me
     from referee.speech.hearing.interface import Transcript
 
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
-    table = Table(session, voice=EspeakVoice(), output=WavDirOutput(tmp_path / "said"),
-                  show=lambda text: None, cancels_echo=True)
+    table = Table(session,
+                  mouth=Mouth(voice=EspeakVoice(), output=WavDirOutput(tmp_path / "said")),
+                  room=Room(cancels_echo=True), reports=Reports(show=lambda text: None))
     table.start()
     table.hear_text("flip my 2", "Ann", table.busy_until + 0.5)
     announced = table.spoken[-2]
@@ -428,8 +435,9 @@ def test_the_referees_words_in_its_order_are_its_echo_whatever_the_microphone_me
 def _reading_the_rules(tmp_path: Path) -> tuple[Session, Table, float]:
     """A table with an echo canceller reading the rules, and a time in the middle."""
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
-    table = Table(session, voice=EspeakVoice(), output=WavDirOutput(tmp_path / "said"),
-                  show=lambda text: None, cancels_echo=True)
+    table = Table(session,
+                  mouth=Mouth(voice=EspeakVoice(), output=WavDirOutput(tmp_path / "said")),
+                  room=Room(cancels_echo=True), reports=Reports(show=lambda text: None))
     table.start()
     table.hear_text("rules", "Ann", table.busy_until + 0.5)
     return session, table, table.busy_until - 10.0

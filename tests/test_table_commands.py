@@ -17,7 +17,7 @@ from referee.records import ChanceRecord, EventRecord
 from referee.speech.speaking.tts import RATES, EspeakVoice, SilentVoice
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.phrase_files import load_phrases
-from referee.table import Table
+from referee.table import Mouth, Reports, Table
 from referee.wording import SECTION_WORDS, sections
 
 
@@ -183,7 +183,8 @@ def test_help_by_topic_names_every_command_of_the_game(game):
 def test_louder_slower_and_the_limits_of_the_voice():
     voice = EspeakVoice(volume=0.5)
     shown: list[str] = []
-    table = Table(timed().session, voice=voice, show=shown.append, stamp=False)
+    table = Table(timed().session, mouth=Mouth(voice=voice),
+                  reports=Reports(show=shown.append, stamp=False))
     table.hear_text("quieter", "Ann", 1.0)
     assert voice.volume == pytest.approx(0.5 / 1.5)
     quiet = abs(voice.render("Ann, seven down.").samples.astype(int)).max()
@@ -210,7 +211,8 @@ def test_louder_slower_and_the_limits_of_the_voice():
 
 def test_a_table_without_a_voice_says_so():
     shown: list[str] = []
-    table = Table(timed().session, voice=SilentVoice(), show=shown.append, stamp=False)
+    table = Table(timed().session, mouth=Mouth(voice=SilentVoice()),
+                  reports=Reports(show=shown.append, stamp=False))
     table.hear_text("louder", "Ann", 1.0)
     assert shown[-1] == "I have no voice here: I am only printing."
 
@@ -363,7 +365,7 @@ def test_stop_while_the_referee_is_silent_says_so():
     from referee.wording import NOT_SPEAKING
 
     shown: list[str] = []
-    table = Table(timed().session, show=shown.append)
+    table = Table(timed().session, reports=Reports(show=shown.append))
     table.start()
     table.hear_text("stop", "Ann", 30.0)
     assert shown[-1] == f"[30.0] referee: {NOT_SPEAKING}"
@@ -375,7 +377,7 @@ def test_words_addressed_to_the_referee_that_are_no_command_get_an_answer():
     from referee.wording import NOT_CAUGHT
 
     shown: list[str] = []
-    table = Table(timed(difficulty="easy").session, show=shown.append)
+    table = Table(timed(difficulty="easy").session, reports=Reports(show=shown.append))
     table.start()
     for text, answered in [("referee, blue giraffe sandwich", True),
                            ("blue giraffe sandwich", False)]:
@@ -394,7 +396,8 @@ def test_without_a_voice_the_clock_stands_still_while_an_answer_is_read(reading)
     the turn while the player read them; read at 160 words a minute, they hold
     the clock as a spoken answer does."""
     shown: list[str] = []
-    table = Table(timed().session, show=shown.append, reading_wpm=reading)
+    table = Table(timed().session, mouth=Mouth(reading_wpm=reading),
+                  reports=Reports(show=shown.append))
     table.start()
     table.hear_text("rules", "Ann", 1.0)
     table.hear_text("more", "Ann", 2.0)
@@ -490,7 +493,8 @@ def test_thats_all_heard_within_the_referees_own_invitation_is_its_echo():
     from referee.speech.hearing.interface import Transcript
 
     s = short_box()
-    table = Table(s.session, voice=EspeakVoice(), show=lambda _: None)
+    table = Table(s.session, mouth=Mouth(voice=EspeakVoice()),
+                  reports=Reports(show=lambda _: None))
     table.start()
     for n, (who, text) in enumerate(SHORT_GAME):
         table.hear_text(text, who, table.busy_until + 1 + n)
@@ -621,7 +625,7 @@ def test_what_the_table_knows_of_the_game_is_the_brains_latest_word():
 
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven",
                                                                difficulty="hard")))
-    table = Table(session, show=lambda _: None, reading_wpm=160.0)
+    table = Table(session, mouth=Mouth(reading_wpm=160.0), reports=Reports(show=lambda _: None))
     table.start()
     for at, line in ((10.0, "flip my 3"), (11.0, "flip my 5"), (20.0, "what's the score")):
         table.hear_text(line, "Ann", at)
@@ -644,7 +648,7 @@ def test_a_hearing_whose_step_fails_is_reported_and_changes_nothing(monkeypatch)
 
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
     shown: list[str] = []
-    table = Table(session, show=shown.append, stamp=False)
+    table = Table(session, reports=Reports(show=shown.append, stamp=False))
     table.start()
     before = session.final_state()
     monkeypatch.setattr(session_module, "judge", broken)

@@ -479,7 +479,7 @@ def test_an_unsure_hearing_is_asked_about_before_it_is_played(whisper, matcher, 
 
     from referee.games.race65 import Race65Options, Race65Spec
     from referee.session import Session
-    from referee.table import Table
+    from referee.table import Reports, Table
 
     monkeypatch.setattr(confidence, "SURE_PROBABILITY", 1.01)  # nothing is sure any more
     transcript = whisper.decode(whisper.prepare(committed("cmd01")))  # "flip my seven"
@@ -487,7 +487,7 @@ def test_an_unsure_hearing_is_asked_about_before_it_is_played(whisper, matcher, 
     assert transcript.confidence < 0.9
     session = Session(Race65Spec(PLAYERS, Race65Options(difficulty="easy")))
     lines: list[str] = []
-    table = Table(session, recognizer=whisper, show=lines.append, stamp=False)
+    table = Table(session, recognizer=whisper, reports=Reports(show=lines.append, stamp=False))
     table.hear_transcript(transcript, 1.0, 2.0, 2.0, "Ann",
                       "mic")
     assert "Ann, did you say: flip Ann's 7?" in lines

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from referee.engine.core import Game
-from referee.games.base import GameSpec
+from referee.games.contract import Policy, Talk
 from referee.speech.hearing.confidence import CALIBRATIONS, names_before
 from referee.speech.hearing.decision import (
     ACT,
@@ -29,7 +29,7 @@ from referee.speech.understanding.intents import IntentMatcher
 from referee.wording import NOT_MOVES, SURE_SCORE
 
 
-def awaited(spec: GameSpec, game: Game[Any], answerers: tuple[str, ...] | None,
+def awaited(spec: Talk, game: Game[Any], answerers: tuple[str, ...] | None,
             paused: bool) -> tuple[str, ...]:
     """The players the referee is waiting for: those its open question asks
     (``answerers``), else the player whose move it is, or every player when
@@ -43,13 +43,13 @@ def awaited(spec: GameSpec, game: Game[Any], answerers: tuple[str, ...] | None,
     return game.players if player is None else (player,)
 
 
-def expectation(spec: GameSpec, game: Game[Any], matcher: IntentMatcher, who: str,
+def expectation(spec: Policy, game: Game[Any], matcher: IntentMatcher, who: str,
                 waiting_for: tuple[str, ...], question_open: bool, at: float) -> Expectation:
     """What the referee expects of ``who`` now: with a question open, a yes
     or a no from one it asked; else a move the rules take from them now
-    without a penalty (:meth:`~referee.games.base.GameSpec.expects`), or a
+    without a penalty (:meth:`~referee.games.contract.Policy.expects`), or a
     yes or no that answers the game's own question
-    (:meth:`~referee.games.base.GameSpec.answer_move`)."""
+    (:meth:`~referee.games.contract.Policy.answer_move`)."""
 
     @lru_cache(maxsize=16)
     def expects(sentence: str) -> bool:

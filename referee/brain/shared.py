@@ -22,7 +22,7 @@ from referee.brain.hearing import Judge
 from referee.brain.memory import Memory
 from referee.brain.turnclock import TurnClock
 from referee.engine.core import Event, GameStopped, TurnStarted
-from referee.games.base import GameSpec
+from referee.games.contract import Contract
 from referee.protocol import Output, Say, Tone
 from referee.records import EventRecord, Record, SaidRecord
 from referee.speech.understanding.intents import IntentMatcher
@@ -60,7 +60,7 @@ class Shared:
 
     def __init__(
         self,
-        spec: GameSpec,
+        spec: Contract,
         *,
         at: float = 0.0,
         matcher: IntentMatcher | None = None,
@@ -125,7 +125,7 @@ class Shared:
 
     def moments(self) -> frozenset[str]:
         """What can be said now besides the sentences of any time (the game's
-        :meth:`~referee.games.base.GameSpec.moments`); none once the game is over."""
+        :meth:`~referee.games.contract.Talk.moments`); none once the game is over."""
         return frozenset() if self.over else self.spec.moments(self.game)
 
     def _emit(self, said: Sequence[Say]) -> None:
@@ -136,7 +136,7 @@ class Shared:
 
     def public_state(self) -> dict[str, Any]:
         """What everyone at the table may know now (a screen shows it): the
-        game's own state (:meth:`~referee.games.base.GameSpec.public_state`),
+        game's own state (:meth:`~referee.games.contract.Talk.public_state`),
         whose turn it is, when it runs out, the open question, and the moves
         each player could make now (as sentences, for seat pages)."""
         return {

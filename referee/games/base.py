@@ -72,7 +72,7 @@ class GameCore(ABC):
         those of ``common.toml``, which every game gets, are "turn" (whose
         turn), "time" (what is left of it), "leader" (who is ahead), "score"
         (a player's or, with ``player`` None, everyone's), "help" (what to do
-        now: :meth:`Talk.help` adds the topics) and "rules"; a game's phrase
+        now: :meth:`TalkDefaults.help` adds the topics) and "rules"; a game's phrase
         file may add its own ("board", "odds", "mytwist"). This default
         answers the general ones from what every game has (the turn, the
         clock, the winners, the summary, the phrase file's examples) and says
@@ -130,8 +130,9 @@ class GameCore(ABC):
         return load_wording(self.phrase_file)
 
 
-class Talk(GameCore):
-    """Optional: how the game talks beyond its events and questions."""
+class TalkDefaults(GameCore):
+    """Optional: how the game talks beyond its events and questions
+    (:class:`~referee.games.contract.Talk`)."""
 
     #: Help topics in the order "help" names them, with their spoken titles.
     HELP_TOPICS: ClassVar[dict[str, str]] = {
@@ -212,7 +213,7 @@ class Talk(GameCore):
         return "Undone."
 
 
-class Policy(GameCore):
+class PolicyDefaults(GameCore):
     """Optional: what is asked about before it is played, and what may interrupt
     the referee (the defaults: nothing but ending the game needs asking)."""
 
@@ -284,7 +285,7 @@ class Policy(GameCore):
         return intent.kind == "stop" or (intent.kind == "query" and intent.get("what") == "repeat")
 
 
-class ChanceAtTable(GameCore):
+class ChanceDefaults(GameCore):
     """Optional: who resolves the game's chance steps (its dice, its deck): the
     referee (virtual) or the table (physical, the default)."""
 
@@ -306,7 +307,7 @@ class ChanceAtTable(GameCore):
 
         >>> class Table:
         ...     games_begun = 1
-        ...     game_seed = ChanceAtTable.game_seed
+        ...     game_seed = ChanceDefaults.game_seed
         >>> spec = Table(); first = spec.game_seed(7)
         >>> spec.games_begun = 2; second = spec.game_seed(7)
         >>> first, second != first, spec.game_seed(7) == second
@@ -324,7 +325,7 @@ class ChanceAtTable(GameCore):
         return ""
 
 
-class Privacy(GameCore):
+class PrivacyDefaults(GameCore):
     """Optional: sentences for one player's ears only (their own headphones)."""
 
     def private(self, event: Event, game: Game[Any]) -> tuple[str, str] | None:
@@ -342,11 +343,11 @@ class Privacy(GameCore):
         return {}
 
 
-class GameSpec(Talk, Policy, ChanceAtTable, Privacy):
+class GameSpec(TalkDefaults, PolicyDefaults, ChanceDefaults, PrivacyDefaults):
     """One game as the referee sees it, set up for a table: its players and
-    options, and the game's required part (:class:`GameCore`) and optional
-    capabilities (:class:`Talk`, :class:`Policy`, :class:`ChanceAtTable`,
-    :class:`Privacy`)."""
+    options, the game's required part (:class:`GameCore`), and defaults for
+    every optional capability of the contract the brain types against
+    (:class:`~referee.games.contract.Contract`)."""
 
     #: Other names accepted on the command line.
     aliases: ClassVar[tuple[str, ...]] = ()
