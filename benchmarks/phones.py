@@ -49,6 +49,7 @@ from websockets.sync.client import ClientConnection, connect
 
 from harness.ears import recognizer_for
 from harness.progress import Bar
+from referee.games import matcher_for
 from referee.games.turn7 import Turn7Options, Turn7Spec
 from referee.live import LiveLoop
 from referee.protocol import Typed
@@ -82,12 +83,14 @@ class Table8:
 
     def __init__(self, players: int) -> None:
         spec = Turn7Spec(PLAYERS[:max(3, players)], Turn7Options(seed=1))
-        self.session = Session(spec)
+        #: The players, as seated (the bench knows the game only from the table's outputs).
+        self.players = spec.players
+        matcher = matcher_for("turn7", spec.players)
         self.phones = PhoneSeats(list(spec.players))
         self.screen = Screen(spec.players, "127.0.0.1", 0, phones=self.phones)
         self.screen.start()
         self.answers: list[float] = []  # wall time of each sentence handed to the mouth
-        self.table = Table(self.session, recognizer=recognizer_for(self.session.matcher.phrases),
+        self.table = Table(Session(spec), recognizer=recognizer_for(matcher.phrases),
                            reports=Reports(show=lambda line: self.answers.append(time.monotonic()),
                                            stamp=False, screen=self.screen.publish))
         self.loop = LiveLoop(self.table, microphone=None, keyboard=None,
@@ -150,7 +153,7 @@ def streaming(phones: int) -> Iterator[tuple[Table8, list[Streamer]]]:
     table = Table8(max(phones, 2))
     streamers: list[Streamer] = []
     try:
-        for player in table.session.players[:phones]:
+        for player in table.players[:phones]:
             streamer = Streamer(connect(table.url(player)))
             streamer.start()
             streamers.append(streamer)
@@ -240,7 +243,6 @@ def hearing(voices: list[str]) -> dict[str, tuple[int, int, int, int]]:
     """Per microphone ("table", "phone"): commands understood right, commands,
     table talk taken for a command, table talk (see the module's doc)."""
     from harness.fixtures import GAMES, babble_bed, fixture, mix_at_snr, utterances
-    from referee.games import matcher_for
     from referee.speech.audio import Audio, from_float
     from referee.speech.listen import hear_audio
     from training.rooms import as_float

@@ -62,6 +62,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import statistics
 import subprocess
 import tempfile
@@ -79,6 +80,7 @@ from harness.ears import recognizer_for
 from harness.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, Utterance, fixture, utterances
 from harness.phone import Phone
 from harness.progress import Bar
+from referee.games import matcher_for
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.protocol import Entry, Room
 from referee.records import DroppedRecord, EventRecord, InputRecord, SaidRecord
@@ -88,7 +90,6 @@ from referee.session import Session
 from referee.speech.audio import RATE, Audio, PlaybackTrack, frame_energies, load_wav
 from referee.speech.hearing.mic import Microphone
 from referee.speech.speaking.tts import SpeakerOutput, make_voice
-from referee.speech.understanding.meaning import Intent
 from referee.table import ECHO_TAIL, Mouth, Reports, Table
 
 RATIOS_DB = (6, 0, -6)
@@ -111,6 +112,11 @@ VOICES = (COMMITTED_VOICE, HELD_OUT_VOICES[1])
 PHONE_LATENCIES = {"Ann": 0.15, "Bob": 0.35}
 PHONE_ROOM_GAIN = 0.5
 CLOSE_DB = 20.0
+
+
+def asked(question: str) -> str:
+    """Who a question asks: it names them first ("Ann, did you say: ...?")."""
+    return next((p for p in PLAYERS if question.startswith(p)), PLAYERS[0])
 
 
 def active_db(samples: np.ndarray[Any, Any]) -> float:
@@ -150,12 +156,14 @@ class Bench:
         self.rng = rng
         self.directory = directory
         self.records: list[Entry] = []
-        self.session = Session(Race65Spec(PLAYERS, Race65Options(rules="phase-seven",
-                                                                  difficulty="hard")))
+        # The bench knows the game only from the table's outputs, as a driver does.
+        session = Session(Race65Spec(PLAYERS, Race65Options(rules="phase-seven",
+                                                             difficulty="hard")))
         track = PlaybackTrack()
         self.output = SpeakerOutput(track=track)
         self.voice = make_voice("espeak")
-        self.table = Table(self.session, recognizer=recognizer_for(self.session.matcher.phrases),
+        phrases = matcher_for("race65", PLAYERS).phrases
+        self.table = Table(session, recognizer=recognizer_for(phrases),
                            mouth=Mouth(voice=self.voice, output=self.output),
                            room=Room(echo_tail=ECHO_TAIL, cancels_echo=True),
                            reports=Reports(show=self._shown, stamp=False,
@@ -219,14 +227,15 @@ class Bench:
 
     def silent(self) -> bool:
         return (self.table.busy_until + ECHO_TAIL < self.loop.now()
-                and self.session.question is None)
+                and self.question() is None)
 
     def settle(self, limit: float = 20.0) -> None:
         """Wait until the referee is silent and nothing is asked (answering no)."""
         deadline = time.monotonic() + limit
         while time.monotonic() < deadline and not self.silent():
-            if self.session.question is not None and self.table.busy_until < self.loop.now():
-                self.type(f"{self.session.question.answerers[0]}: no")
+            question = self.question()
+            if question is not None and self.table.busy_until < self.loop.now():
+                self.type(f"{asked(question)}: no")
                 time.sleep(1.0)
             time.sleep(0.05)
         time.sleep(0.5)
@@ -234,7 +243,7 @@ class Bench:
     def clear_of_deadline(self) -> None:
         """Wait for the next turn if this one is about to run out (see
         :data:`CLEAR_OF_DEADLINE`)."""
-        deadline = self.session.game.deadline()
+        deadline = self.table.state.get("deadline")
         if deadline is not None and deadline - self.loop.now() < CLEAR_OF_DEADLINE:
             time.sleep(max(0.0, deadline - self.loop.now()) + 0.5)
             self.settle()
@@ -247,27 +256,28 @@ class Bench:
             time.sleep(0.01)
         return False
 
+    def question(self) -> str | None:
+        """The question the referee has open, as the table's snapshot shows it."""
+        question = self.table.state.get("question")
+        return None if question is None else str(question)
+
     def legal_tile(self, tiles: dict[int, Utterance]) -> int | None:
-        game, who = self.session.game, self.session.game.current_player()
+        """A tile the player whose turn it is may flip now, of those recorded:
+        from the moves the table's snapshot offers them ("flip my 7")."""
+        who = self.table.state.get("turn")
         if who is None:
             return None
-        choices = list(tiles)
+        offered = {int(m.group(1)) for line in self.table.state["moves"].get(who, [])
+                   if (m := re.fullmatch(r"flip my (\d+)", line))}
+        choices = [tile for tile in tiles if tile in offered]
         self.rng.shuffle(choices)
-        for tile in choices:
-            try:
-                action = self.session.spec.action_for(
-                    Intent.of("flip", owner=who, tile=tile, direction=None), who, game)
-                game.rules.apply(game.state, action, self.loop.now())
-            except Exception:
-                continue
-            return tile
-        return None
+        return choices[0] if choices else None
 
     def _shown(self, line: str) -> None:
         """The table's own notices ("Too late, Bob: ...") are said but not logged
         (they change no game): kept with the records, to be seen."""
         if line.startswith(TABLE_NOTICES):
-            self.records.append(SaidRecord(self.session.now, line, "problem"))
+            self.records.append(SaidRecord(self.table.now, line, "problem"))
 
     def learn_the_room(self) -> None:
         """Wait while the echo canceller learns the room (the opening; with
@@ -313,12 +323,12 @@ class Bench:
             if moves:
                 self._invented(moves, None, tally, label)
                 return "lost"
-            asked = [r for r in new if isinstance(r, SaidRecord) and r.kind == "question"]
-            if asked and not confirmed and self.session.question is not None:
-                question = self.session.question
-                if question.intent.get("tile") == tile:
+            questions = [r for r in new if isinstance(r, SaidRecord) and r.kind == "question"]
+            question = self.question()
+            if questions and not confirmed and question is not None:
+                if str(tile) in re.findall(r"\d+", question):  # "did you say: flip your 7?"
                     time.sleep(max(0.0, self.table.busy_until - self.loop.now()) + 0.3)
-                    self.type(f"{question.answerers[0]}: yes")
+                    self.type(f"{asked(question)}: yes")
                     confirmed = True
                 else:
                     tally.noticed.append(f"{label}: {self.heard(mark)}")
@@ -356,7 +366,7 @@ class Bench:
         # Whose turn it is now (a turn may have run out meanwhile), and a tile
         # that player may flip.
         tile = self.legal_tile(tiles)
-        who = self.session.game.current_player()
+        who = self.table.state.get("turn")
         if tile is None or who is None:
             return
         audio = load_wav(fixture(voice, tiles[tile], "clean"))
@@ -439,7 +449,7 @@ def run_ratio(ratio_db: float, args: argparse.Namespace, seed: int) -> Tally:
         bar = Bar(len(plan), f"steps at {ratio_db:+g} dB")
         for n, (kind, detail) in enumerate(plan):
             bar(n)
-            if bench.session.over:
+            if bench.table.over:
                 break
             if kind in ("over", "quiet"):
                 bench.move(flips, detail, kind == "over", tally)
