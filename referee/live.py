@@ -196,7 +196,8 @@ class LiveLoop:
             if not self._keyboard(0.0 if self._mic_ok else self._wait()):
                 break
             for player, line, source in self.seat_lines() if self.seat_lines else ():
-                self.table.hear_text(line, player, self.now(), source=source)
+                if not self.table.left:
+                    self.table.hear_text(line, player, self.now(), source=source)
             if self.phones is not None:
                 self._phones()
             if self._mic_ok:
@@ -291,6 +292,10 @@ class LiveLoop:
         return True
 
     def _line(self, line: str) -> None:
+        """One typed line, unless the table has left: lines that came after
+        "that's all" in one read (a pipe) are not played."""
+        if self.table.left:
+            return
         at = self.now()
         try:
             speaker, text = split_speaker(line, self.table.players)

@@ -269,6 +269,18 @@ def test_typed_game_through_a_pipe_prints_what_the_referee_says():
     assert json.loads(lines[-1])["players"]["Bob"] == {"total": 0, "down": []}
 
 
+@pytest.mark.slow
+def test_lines_piped_after_that_s_all_are_not_played():
+    """The table left ("that's all", agreed): what else came down the pipe
+    is not answered, and the goodbye is the last thing said."""
+    result = referee("play", "race65", "--no-log",
+                     stdin=b"that's all\nBob: yes\nhelp\nflip my seven\nthat's all\n")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines.count("Good game, everyone. Goodbye.") == 1
+    assert lines[-1] == "Good game, everyone. Goodbye."
+
+
 def test_typed_binary_garbage_and_a_huge_line_are_survived():
     typed = b"\xff\xfe\x00garbage\n" + b"x" * 120_000 + b"\nflip my seven\n"
     result = referee("play", "race65", "--json", stdin=typed)
