@@ -3,7 +3,11 @@
 :class:`Drive` builds a :class:`~referee.session.Session` and sends it typed
 inputs (:mod:`referee.protocol`) through its one entry point; each call
 returns the sentences the referee says (:class:`~referee.protocol.Say`), and
-every record it logs goes to ``record`` as the game log would take it. It is
+every record it logs goes to ``record`` as the game log would take it. What
+a test reads of the game comes from the outputs, as a driver's does: the
+last :class:`~referee.protocol.Snapshot` (:attr:`Drive.state`,
+:attr:`Drive.final`), :class:`~referee.protocol.WakeAt`,
+:class:`~referee.protocol.Moments` and :class:`~referee.protocol.Left`. It is
 the smallest mouth there is: it has no voice ("louder" is answered so) and
 never speaks (so a sentence takes no time). A step that fails (the session
 says sorry and logs an ``error`` record, so a game goes on) fails the test.
@@ -19,11 +23,14 @@ from referee.protocol import (
     ChangeVoice,
     Entry,
     Input,
+    Left,
     Logged,
     MicBack,
     MicLost,
+    Moments,
     Output,
     Say,
+    Snapshot,
     SpokenUntil,
     Start,
     Stop,
@@ -32,6 +39,7 @@ from referee.protocol import (
     Typed,
     Understood,
     VoiceChanged,
+    WakeAt,
 )
 from referee.records import ErrorRecord
 from referee.replay import replay_records
@@ -47,25 +55,56 @@ class Drive:
     def __init__(self, spec: GameSpec, *, at: float = 0.0,
                  matcher: IntentMatcher | None = None, answer_seconds: float = ANSWER_SECONDS,
                  record: Callable[[Entry], None] | None = None) -> None:
-        self.session = Session(spec, at=at, matcher=matcher, answer_seconds=answer_seconds)
-        self.record = record
-        #: Every output of every step so far.
-        self.outputs: list[Output] = []
+        self._drive(Session(spec, at=at, matcher=matcher, answer_seconds=answer_seconds),
+                    record)
 
     @classmethod
     def of(cls, session: Session, record: Callable[[Entry], None] | None = None) -> Drive:
         """Drive a session made elsewhere."""
         drive = cls.__new__(cls)
-        drive.session, drive.record, drive.outputs = session, record, []
+        drive._drive(session, record)
         return drive
 
-    def __getattr__(self, name: str) -> Any:  # the session's state: game, question, last ...
-        return getattr(self.session, name)
+    def _drive(self, session: Session, record: Callable[[Entry], None] | None) -> None:
+        self.session = session
+        self.record = record
+        #: Every output of every step so far.
+        self.outputs: list[Output] = []
+        #: What the last report said: the public state and the result
+        #: (:class:`~referee.protocol.Snapshot`), when to tick next, what can
+        #: be said now; and whether the table left ("that's all").
+        self.state: dict[str, Any] = {}
+        self.final: dict[str, Any] = {}
+        self.wake: float | None = None
+        self.moments: frozenset[str] = frozenset()
+        self.left = False
+
+    @property
+    def over(self) -> bool:
+        return bool(self.state.get("over", False))
+
+    @property
+    def question(self) -> str | None:
+        """The open question's words, as the snapshot shows them (None: none open)."""
+        question = self.state.get("question")
+        return None if question is None else str(question)
+
+    def _learn(self, out: Output) -> None:
+        match out:
+            case Snapshot(state=state, final=final):
+                self.state, self.final = state, final
+            case WakeAt(wake=wake):
+                self.wake = wake
+            case Moments(moments=moments):
+                self.moments = frozenset(moments)
+            case Left():
+                self.left = True
 
     def step(self, message: Input) -> list[Say]:
         said: list[Say] = []
         for out in self.session.step(message):
             self.outputs.append(out)
+            self._learn(out)
             if isinstance(out, Say):
                 said.append(out)
             elif isinstance(out, Logged):
@@ -110,6 +149,9 @@ class Drive:
         format); the last input's time. What the rebuilt game logs goes to
         ``record``; the inputs that did not fit, to ``skipped``."""
         rebuilt = replay_records(self.session, records, converted)
+        self.state, self.final = rebuilt.state, rebuilt.final
+        self.wake, self.moments = rebuilt.wake, frozenset(rebuilt.moments)
+        self.left = self.left or rebuilt.left
         if self.record is not None:
             for record in rebuilt.records:
                 self.record(record)

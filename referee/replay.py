@@ -21,7 +21,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from referee.protocol import INPUTS, Brain, Entry, Input, Logged, Output, Snapshot, Start, Tick
+from referee.protocol import (
+    INPUTS,
+    Brain,
+    Entry,
+    Input,
+    Left,
+    Logged,
+    Moments,
+    Output,
+    Snapshot,
+    Start,
+    Tick,
+    WakeAt,
+)
 from referee.records import ChanceRecord, ErrorRecord, EventRecord, Record, SaidRecord
 
 #: How far past a time an older log gives the clock is run when the log shows
@@ -43,6 +56,11 @@ class Rebuilt:
     #: The public state and the result of the rebuilt game (its last snapshot).
     state: dict[str, Any] = field(default_factory=dict)
     final: dict[str, Any] = field(default_factory=dict)
+    #: When it is next to be ticked, and what can be said now (its last report);
+    #: whether the table had left ("that's all").
+    wake: float | None = None
+    moments: tuple[str, ...] = ()
+    left: bool = False
 
 
 def replay_records(session: Brain, entries: Iterable[Entry],
@@ -77,8 +95,12 @@ def replay_records(session: Brain, entries: Iterable[Entry],
     if old is not None:
         old.end(entries, last)
     shown = [o for o in out if isinstance(o, Snapshot)]
+    wakes = [o.wake for o in out if isinstance(o, WakeAt)]
+    moments = [o.moments for o in out if isinstance(o, Moments)]
     return Rebuilt(last, _logged(out), skipped,
-                   shown[-1].state if shown else {}, shown[-1].final if shown else {})
+                   shown[-1].state if shown else {}, shown[-1].final if shown else {},
+                   wakes[-1] if wakes else None, moments[-1] if moments else (),
+                   any(isinstance(o, Left) for o in out))
 
 
 def rebuild_start(entries: Sequence[Entry], at: float) -> Start:

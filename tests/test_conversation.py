@@ -19,18 +19,19 @@ def texts(said) -> list[str]:
 
 def unsure(s: Drive, text: str, speaker: str | None, at: float) -> list[str]:
     """As the voice loop does for speech it is not sure of."""
-    return texts(s.respond(s.matcher.match(text, s.attribute(speaker)), speaker, at, sure=False))
+    heard = s.session.matcher.match(text, s.session.attribute(speaker))
+    return texts(s.respond(heard, speaker, at, sure=False))
 
 
 def test_an_unsure_call_is_confirmed_with_the_timer_paused():
     s = session()
     s.hear("flip my seven", None, 1.0)
     assert unsure(s, "seventy", "Ann", 2.0) == ["Ann, did you call 70?"]
-    assert s.game.deadline() is None            # paused while asking
-    assert s.next_wakeup() == 2.0 + ANSWER_SECONDS
+    assert s.session.game.deadline() is None            # paused while asking
+    assert s.wake == 2.0 + ANSWER_SECONDS
     said = texts(s.hear("yes", None, 4.0))       # unattributed: the player asked
     assert said[0].startswith("Wrong call: Ann has 7, not 70.")
-    assert s.game.current_player() == "Bob"      # the active player's call ends the turn
+    assert s.session.game.current_player() == "Bob"      # the active player's call ends the turn
 
 
 def test_no_answer_means_no_and_the_timer_resumes_with_what_was_left():
@@ -40,8 +41,8 @@ def test_no_answer_means_no_and_the_timer_resumes_with_what_was_left():
     said = texts(s.tick(3.0 + ANSWER_SECONDS))
     assert said[0] == "No answer, so no. OK, not played."
     assert said[-1] == "Timer running: 12 seconds left."
-    assert s.game.state.total("Ann") == 7
-    assert s.game.deadline() == 3.0 + ANSWER_SECONDS + 12
+    assert s.session.game.state.total("Ann") == 7
+    assert s.session.game.deadline() == 3.0 + ANSWER_SECONDS + 12
 
 
 def test_a_no_cancels_and_other_moves_wait_for_the_answer():
@@ -50,7 +51,7 @@ def test_a_no_cancels_and_other_moves_wait_for_the_answer():
     assert texts(s.hear("flip my eight", "Ann", 1.5)) == ["First: Ann, did you say: flip Ann's 7?"]
     assert texts(s.hear("what's my score", "Ann", 1.6)) == ["Ann has 0."]
     assert texts(s.hear("no", "Ann", 2.0))[0] == "OK, not played."
-    assert s.game.state.total("Ann") == 0
+    assert s.session.game.state.total("Ann") == 0
 
 
 def test_yes_and_no_without_a_question_change_nothing_and_a_typed_one_is_told():
@@ -59,12 +60,12 @@ def test_yes_and_no_without_a_question_change_nothing_and_a_typed_one_is_told():
     from referee.wording import NOTHING_TO_ANSWER
 
     s = session()
-    before = s.game.state
+    before = s.session.game.state
     assert texts(s.hear("yes", "Ann", 1.0)) == [NOTHING_TO_ANSWER]
     spoken = Heard("no", Intent.of("answer", value="no"), 1.0, None)
     assert s.respond(spoken, "Ann", 1.0, source="mic") == []  # (table talk)
     assert s.hear("stop", "Bob", 1.0) == []
-    assert s.game.state is before
+    assert s.session.game.state is before
 
 
 def test_undo_needs_the_other_player_and_gives_back_the_time():
@@ -75,22 +76,22 @@ def test_undo_needs_the_other_player_and_gives_back_the_time():
     assert texts(s.hear("yes", "Ann", 7.0)) == ["Bob has to answer. " + said[0]]
     said = texts(s.hear("yes", "Bob", 8.0))
     assert said == ["Undone. Ann, flip your 7 back up. It's Ann's turn, 2 flips left."]
-    assert s.game.state.total("Ann") == 0
-    assert s.game.deadline() == 8.0 + 11.0
+    assert s.session.game.state.total("Ann") == 0
+    assert s.session.game.deadline() == 8.0 + 11.0
 
 
 def test_undo_of_a_completed_turn_gives_the_turn_back():
     s = session()
     s.hear("flip my seven", None, 1.0)
     s.hear("flip my eight", None, 2.0)
-    assert s.game.current_player() == "Bob"
+    assert s.session.game.current_player() == "Bob"
     s.hear("undo", "Ann", 3.0)
     s.hear("yes", "Bob", 3.5)
-    assert s.game.current_player() == "Ann"
-    assert s.game.state.total("Ann") == 7
+    assert s.session.game.current_player() == "Ann"
+    assert s.session.game.state.total("Ann") == 7
     assert texts(s.hear("undo", "Bob", 4.0)) == ["Ann, do you agree to undo: Ann flips 7?"]
     s.hear("no", "Ann", 4.5)
-    assert s.game.state.total("Ann") == 7
+    assert s.session.game.state.total("Ann") == 7
 
 
 def test_nothing_to_undo():
@@ -104,7 +105,7 @@ def test_a_tray_correction_needs_agreement_and_is_not_a_flip():
         "Bob, do you agree: Ann's 9 is down?"
     ]
     assert texts(s.hear("yes", "Bob", 2.0))[0] == "Corrected: Ann's 9 is down."
-    state = s.game.state
+    state = s.session.game.state
     assert state.total("Ann") == 9
     assert state.flips == ()
     assert state.active_player == "Ann"
@@ -131,10 +132,10 @@ def test_replaying_the_records_rebuilds_state_timer_and_open_question():
     copy = Drive(Race65Spec(["Ann", "Bob"], options))
     last = copy.replay(records)
     assert last == 22.0
-    assert copy.game.state == s.game.state
+    assert copy.session.game.state == s.session.game.state
     assert copy.question == s.question
-    assert copy.next_wakeup() == s.next_wakeup()
-    assert copy.last == s.last
+    assert copy.wake == s.wake
+    assert texts(copy.hear("repeat", "Ann", 23.0)) == texts(s.hear("repeat", "Ann", 23.0))
 
 
 def test_brief_verbosity_drops_times_and_flip_counts():
@@ -148,15 +149,15 @@ def test_consent_must_come_from_another_player_by_name_or_seat():
     is, said at the table's one microphone or typed; Ann cannot agree for Bob."""
     s = session()
     s.hear("flip my seven", "Ann", 1.0)
-    flipped = s.final_state()
+    flipped = s.final
     assert texts(s.hear("undo", "Ann", 2.0)) == ["Bob, do you agree to undo: Ann flips 7?"]
     assert texts(s.hear("yes", None, 3.0)) == [
         "Bob, please say it with your name: Bob agrees, or Bob says no."]
-    assert s.final_state() == flipped
+    assert s.final == flipped
     assert texts(s.hear("Bob agrees", "Ann", 4.0)) == ["Bob has to say it."]
-    assert s.final_state() == flipped
+    assert s.final == flipped
     assert texts(s.hear("Bob agrees", None, 5.0))[0].startswith("Undone")
-    assert s.final_state()["players"]["Ann"]["down"] == []
+    assert s.final["players"]["Ann"]["down"] == []
 
 
 def test_a_named_no_refuses_an_agreement():

@@ -45,7 +45,7 @@ def test_random_bytes_typed_at_the_keyboard_end_cleanly(game):
 def test_any_script_s_digit_is_a_number(digit):
     session = Drive(Race65Spec(["Ann", "Bob"]))
     session.start()
-    heard = session.matcher.match(f"flip my {digit}", "Ann")
+    heard = session.session.matcher.match(f"flip my {digit}", "Ann")
     assert heard.intent == Intent.of("flip", owner="Ann", tile=7, direction=None)
     assert session.hear(f"flip my {digit}", "Ann", 1.0)[0].text.startswith("Ann, 7")
     # a superscript 2, a circled 1, a circled 20 (not a digit): never a crash
@@ -56,12 +56,12 @@ def test_any_script_s_digit_is_a_number(digit):
 def test_a_speaker_not_at_the_table_is_named_and_changes_nothing():
     session = Drive(Race65Spec(["Ann", "Bob"]))
     session.start()
-    before = session.game.state
+    before = session.session.game.state
     assert [s.text for s in session.hear("flip my seven", "Zed", 1.0)] == [
         "There is no player called Zed. The players are Ann and Bob."]
     assert [s.text for s in session.hear("what's my score", "Zed", 1.5)] == [
         "There is no player called Zed. The players are Ann and Bob."]
-    assert session.game.state == before
+    assert session.session.game.state == before
     assert session.hear("flip my seven", "ann", 2.0)[0].text.startswith("Ann, 7")
 
 

@@ -373,7 +373,7 @@ def _live_scripted(log: Path, kill_at: float | None, script: list[tuple[float, s
     return game
 
 
-def _replayed(log: Path) -> tuple[Any, float, list[str], list[str]]:
+def _replayed(log: Path) -> tuple[Drive, float, list[str], list[str]]:
     """The game rebuilt from a log as resume does: the session, the time, what
     the log says was announced and what the rebuilt game says (countdown aside)."""
     from referee.gamelog import announced
@@ -422,7 +422,7 @@ def test_a_timeout_announced_last_is_replayed_whatever_the_times_below_a_millise
         for at, speaker, text in script:
             session.hear(text, speaker, at + rng.uniform(0.0, 0.001))
             session.tick(at + 0.2)
-        deadline = session.game.deadline()
+        deadline = session.session.game.deadline()
         assert deadline is not None
         session.tick(deadline)  # "Time!", and the game is killed
         records, _ = announced(logged)
@@ -460,9 +460,9 @@ def test_a_deadline_just_after_the_last_record_was_never_reached(lines, last):
     said = [r.text for r in again if isinstance(r, SaidRecord)]
     assert said[-1] == last
     assert said == [r.text for r in records if isinstance(r, SaidRecord)][1:]
-    assert rebuilt.final_state() == live.final_state()
-    assert live.final_state()["turn"] == "Ann"
-    assert live.final_state()["players"]["Ann"]["down"] == [12]
+    assert rebuilt.final == live.final
+    assert live.final["turn"] == "Ann"
+    assert live.final["players"]["Ann"]["down"] == [12]
 
 
 #: Random moments of LIVE_SCRIPT to kill it at: among the first moves, the
@@ -513,15 +513,16 @@ def _resumes_as_announced(log: Path) -> None:
     # The CLI's replay and resume rebuild the same game.
     replay = referee("replay", str(log), "--json")
     assert replay.returncode == 0, replay.stderr
-    assert json.loads(replay.stdout.splitlines()[-1]) == session.final_state()
+    assert json.loads(replay.stdout.splitlines()[-1]) == session.final
     if session.over:
         return
     resumed = referee("resume", str(log), *QUIET, "--json")
     assert resumed.returncode == 0, resumed.stderr
     lines = resumed.stdout.splitlines()
-    assert lines[0] == "Resuming the game. " + session.spec.where_we_are(session.game, last)
+    brain = session.session
+    assert lines[0] == "Resuming the game. " + brain.spec.where_we_are(brain.game, last)
     final = json.loads(lines[-1])
-    assert final["players"] == session.final_state()["players"]
+    assert final["players"] == session.final["players"]
 
 
 @pytest.mark.slow
@@ -545,7 +546,7 @@ def test_a_whole_live_game_replays_to_the_same_end_and_resumes_from_random_point
     printed = [x for x in out.splitlines()[:-1] if x not in ("Five.", "Four.", "Three.", "Two.",
                                                               "One.", "10 seconds.")]
     assert printed == logged  # what the log says was said is what the table heard
-    assert session.final_state() == live
+    assert session.final == live
     assert live["players"] == {"Ann": {"total": 24, "down": [3, 5, 7, 9]},
                                "Bob": {"total": 12, "down": [12]}}
     for n in range(len(kills)):
@@ -644,7 +645,7 @@ def _play_steps(session: Any, steps: list[tuple[float, str, int]], start: float)
     return at
 
 
-def _rebuilt(path: Path) -> tuple[Any, list[Entry], list[Entry]]:
+def _rebuilt(path: Path) -> tuple[Drive, list[Entry], list[Entry]]:
     """The game ``path`` holds, rebuilt as resume and replay do: the session,
     the records it was rebuilt from, and the records the rebuilding wrote."""
     from referee.gamelog import announced
@@ -688,11 +689,11 @@ def test_live_replay_and_resume_agree_on_random_games(tmp_path_factory, steps, m
 
     rebuilt, records, again = _rebuilt(path)
     assert _said(again) == _said(records)[1:]   # (the opening is not said again)
-    assert rebuilt.final_state() == live.final_state()
+    assert rebuilt.final == live.final
     replay = io.StringIO()
     with contextlib.redirect_stdout(replay):
         assert main(["replay", str(path), "--json"]) == 0
-    assert json.loads(replay.getvalue().splitlines()[-1]) == live.final_state()
+    assert json.loads(replay.getvalue().splitlines()[-1]) == live.final
 
     # A kill at a random byte of the log, then resume, and more play.
     data = path.read_bytes()
@@ -708,7 +709,7 @@ def test_live_replay_and_resume_agree_on_random_games(tmp_path_factory, steps, m
     _play_steps(resumed, more, last)
     resumed_log.close()
     rebuilt, records, again = _rebuilt(path)
-    assert rebuilt.final_state() == resumed.final_state()
+    assert rebuilt.final == resumed.final
 
 
 # --- one log, one game, one referee at a time ---------------------------------------------
@@ -831,7 +832,7 @@ def test_a_timeout_whose_rebuilt_deadline_falls_a_hair_late_still_comes_before_t
     session, _, logged, replayed = _replayed(log)
     assert logged[-3:] == ["Time!", "Bob loses the turn.", "Ann's turn, 15 seconds."]
     assert replayed == logged
-    assert session.game.current_player() == "Ann"
+    assert session.session.game.current_player() == "Ann"
 
 
 @pytest.mark.slow

@@ -376,6 +376,22 @@ def test_the_drivers_are_typed_against_a_brain_that_only_steps():
         assert typing.get_type_hints(driver)["session"] is Brain, driver
 
 
+def test_the_tests_drive_reads_the_game_from_the_outputs():
+    """``harness.brain.Drive`` has no window onto the brain's fields: what a
+    test reads of the game (the state, the result, when to tick, what can be
+    said, whether the table left) is what the outputs said."""
+    from harness.brain import Drive
+    from referee.games.race65 import Race65Spec
+
+    assert "__getattr__" not in vars(Drive)
+    drive = Drive(Race65Spec(["Ann", "Bob"]))
+    drive.start()
+    assert drive.state["turn"] == "Ann" and drive.wake is None and not drive.over
+    drive.hear("end the game", "Ann", 1.0)
+    drive.hear("yes", "Bob", 2.0)
+    assert drive.over and drive.final["winner"] is None and not drive.left
+
+
 def test_the_brain_is_typed_against_the_game_contract():
     """The brain takes a game as :class:`~referee.games.contract.Contract`
     (protocols: what it asks of every game), not as a game's class."""

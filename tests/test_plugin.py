@@ -269,7 +269,7 @@ def test_the_test_game_is_played_by_typed_lines_to_its_end():
     assert said(s, "give a token to Ann", None, 6.0) == ["Give your token to somebody else."]
     assert said(s, "I give a token to Cy", None, 7.0)[0] == "Ann gives Cy a token; Ann has 2 left."
     assert said(s, "give Cy a token", None, 8.0)[0] == "Bob gives Cy a token; Bob has 1 left."
-    assert s.final_state() == {"winner": None, "tokens": {"Ann": 2, "Bob": 1, "Cy": 3}}
+    assert s.final == {"winner": None, "tokens": {"Ann": 2, "Bob": 1, "Cy": 3}}
 
 
 def test_you_means_the_last_player_named_and_is_asked_about_otherwise():
@@ -277,10 +277,10 @@ def test_you_means_the_last_player_named_and_is_asked_about_otherwise():
     referee asks who, and nothing changes."""
     s = give_session()
     s.start()
-    before = s.game.state
+    before = s.session.game.state
     assert said(s, "I give you a token", None, 1.0) == [
         "Who do you mean, Bob or Cy? Please say it again with their name."]
-    assert s.game.state == before
+    assert s.session.game.state == before
     assert said(s, "what's Cy's score", None, 2.0) == ["Ann has 2. Bob has 2. Cy has 2."]
     assert said(s, "I give you a token", None, 3.0)[0] == "Ann gives Cy a token; Ann has 1 left."
     # Bob names Ann, then "you" is Ann
@@ -294,7 +294,7 @@ def test_you_means_the_last_player_named_and_is_asked_about_otherwise():
 
 def test_with_two_players_you_is_simply_the_other_one():
     s = give_session(("Ann", "Bob", "Cy"))
-    two = s.matcher.match("I give you a token", "Ann").intent
+    two = s.session.matcher.match("I give you a token", "Ann").intent
     assert two == Intent.of("give", to="$addressee")  # three players: resolved by the session
     from referee.speech.understanding.intents import IntentMatcher
 
@@ -344,8 +344,8 @@ def test_the_test_game_through_the_table_loop_and_back_from_its_log(registered, 
     options = spec_class.options_type.from_json(logged.header.options)
     copy = Drive(spec_class(list(logged.header.players), options))
     copy.replay(logged.records)
-    assert copy.game.state == session.game.state
-    assert copy.final_state()["tokens"] == {"Ann": 2, "Bob": 2, "Cy": 5}
+    assert copy.session.game.state == session.game.state
+    assert copy.final["tokens"] == {"Ann": 2, "Bob": 2, "Cy": 5}
 
 
 def test_a_game_can_start_with_chance_steps_in_a_row_and_a_log_repeats_them():
@@ -363,17 +363,17 @@ def test_a_game_can_start_with_chance_steps_in_a_row_and_a_log_repeats_them():
     assert all(d.startswith("Ann draws ") for d in draws)
     logged = [r for r in records if isinstance(r, ChanceRecord)]
     assert [r.name for r in logged] == ["a draw"] * 3
-    ann = s.final_state()["tokens"]["Ann"]
+    ann = s.final["tokens"]["Ann"]
     assert ann == 2 + sum(int(d.split()[2].rstrip(".")) for d in draws)
-    assert s.game.chance() is None
+    assert s.session.game.chance() is None
     assert said(s, "I give a token to Bob", None, 1.0)[0].startswith("Ann gives Bob a token")
     other = GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(draws=3, seed=15))
     alone = Drive(other)
     alone.start()
-    assert alone.final_state()["tokens"]["Ann"] != ann  # seed 15 draws otherwise ...
+    assert alone.final["tokens"]["Ann"] != ann  # seed 15 draws otherwise ...
     copy = Drive(GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(draws=3, seed=15)))
     copy.replay(records)
-    assert copy.game.state == s.game.state  # ... but the log decides
+    assert copy.session.game.state == s.session.game.state  # ... but the log decides
 
 
 def test_the_table_can_hold_the_bank_and_the_referee_waits_for_its_report():
@@ -386,21 +386,21 @@ def test_the_table_can_hold_the_bank_and_the_referee_waits_for_its_report():
     assert [x.text for x in s.start()] == [
         "Give, with Ann, Bob and Cy. Ann starts.",
         "Ann, draw from the bank and tell me how many."]
-    assert s.game.chance() is not None  # nothing was drawn for the table
-    before = s.game.state
+    assert s.session.game.chance() is not None  # nothing was drawn for the table
+    before = s.session.game.state
     assert said(s, "I give a token to Bob", None, 1.0) == ["Wait for the draws."]
     assert said(s, "I drew 7 tokens", None, 1.5) == ["The bank gives 1 to 3 tokens, not 7."]
-    assert s.game.state == before
+    assert s.session.game.state == before
     assert said(s, "I drew 3 tokens", None, 2.0) == [
         "Ann draws 3.", "Ann, draw from the bank and tell me how many."]
     assert said(s, "repeat that", None, 2.5) == [
         "Ann draws 3.", "Ann, draw from the bank and tell me how many."]
     assert said(s, "I got 1", None, 3.0) == ["Ann draws 1."]
-    assert s.game.chance() is None
-    assert s.final_state()["tokens"]["Ann"] == 6
+    assert s.session.game.chance() is None
+    assert s.final["tokens"]["Ann"] == 6
     copy = Drive(GiveSpec(["Ann", "Bob", "Cy"], GiveOptions(draws=2, bank="table")))
     copy.replay(records)
-    assert copy.game.state == s.game.state
+    assert copy.session.game.state == s.session.game.state
 
 
 def test_options_are_a_frozen_value_checked_however_they_are_made():
@@ -479,7 +479,7 @@ def test_the_base_class_answers_the_questions_every_game_shares():
     # No [help] list of moves in its phrase file: its examples are read out.
     assert said(s, "help with moves", "Bob", 4.5) == [
         "Moves: I give a token to Ann. I drew two tokens."]
-    assert spec.answer("odds", None, s.game, 5.0) == "I cannot answer that in this game."
+    assert spec.answer("odds", None, s.session.game, 5.0) == "I cannot answer that in this game."
 
 
 @pytest.mark.slow

@@ -816,14 +816,14 @@ def test_every_move_a_seat_page_offers_is_heard_as_a_move_the_rules_take(script)
             drive.hear(text, speaker, at)
         else:
             drive.tick(at)
-        moves = drive.public_state()["moves"]
+        moves = drive.state["moves"]
         for player, sentences in moves.items():
             for sentence in sentences:
-                heard = drive.matcher.match(sentence, player)
+                heard = drive.session.matcher.match(sentence, player)
                 assert heard.kind not in NOT_MOVES, (sentence, player, heard)
                 try:
-                    action = spec.action_for(heard.intent, player, drive.game)
-                    drive.game.rules.apply(drive.game.state, action, at)
+                    action = spec.action_for(heard.intent, player, drive.session.game)
+                    drive.session.game.rules.apply(drive.session.game.state, action, at)
                 except Rejection as refused:
                     pytest.fail(f"{player}: {sentence!r} offered, refused: {refused.sentence}")
                 offered += 1

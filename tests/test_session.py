@@ -34,38 +34,41 @@ def test_countdown_is_announced_at_its_times_then_time_is_up():
         (13.0, "Two."), (14.0, "One."),
     ]
     assert texts(said[6:]) == ["Time!", "Ann loses the turn.", "Bob's turn, 15 seconds."]
-    assert s.game.current_player() == "Bob"
+    assert s.session.game.current_player() == "Bob"
 
 
 def test_next_wakeup_is_the_next_countdown_mark_then_the_deadline():
     s = session()
-    assert s.next_wakeup() == 5.0
+    s.tick(0.0)
+    assert s.wake == 5.0
     s.tick(5.0)
-    assert s.next_wakeup() == 10.0
+    assert s.wake == 10.0
     s.tick(14.0)
-    assert s.next_wakeup() == 15.0
+    assert s.wake == 15.0
 
 
 def test_a_long_silence_times_out_turn_after_turn():
     s = session()
     said = texts(s.tick(46.0))
     assert said.count("Time!") == 3
-    assert s.game.current_player() == "Bob"
+    assert s.session.game.current_player() == "Bob"
 
 
 def test_countdown_waits_while_the_timer_is_paused():
     s = session()
-    s.game.apply(PauseClock(), 3.0)
-    assert s.next_wakeup() is None
+    s.session.game.apply(PauseClock(), 3.0)
+    assert s.tick(3.0) == []
+    assert s.wake is None
     assert s.tick(100.0) == []
-    s.game.apply(ResumeClock(), 100.0)
-    assert s.next_wakeup() == 102.0  # 12 s were left: "10 seconds" two seconds later
+    s.session.game.apply(ResumeClock(), 100.0)
+    s.tick(100.0)
+    assert s.wake == 102.0  # 12 s were left: "10 seconds" two seconds later
     assert "Time!" in texts(s.tick(112.0))
 
 
 def test_easy_mode_never_counts_down():
     s = session(difficulty="easy")
-    assert s.next_wakeup() is None
+    assert s.wake is None
     assert s.tick(10_000.0) == []
 
 
@@ -79,11 +82,11 @@ def test_utterances_first_let_due_timeouts_happen():
 def test_questions_do_not_change_the_game():
     s = session()
     s.hear("flip my seven", None, 1.0)
-    before = s.game.state
+    before = s.session.game.state
     for question in ["what's my score", "read Bob's board", "how much time is left",
                      "whose turn is it", "help", "rules", "what's the score"]:
         assert s.hear(question, "Bob", 2.0)
-    assert s.game.state is before
+    assert s.session.game.state is before
     assert texts(s.hear("what's my score", "Ann", 2.0)) == ["Ann has 7."]
     assert texts(s.hear("how much time is left", "Bob", 3.5)) == ["Ann has 12 seconds left."]
     assert texts(s.hear("whose turn is it", "Bob", 4.0)) == ["It's Ann's turn, 1 flip left."]
@@ -99,14 +102,14 @@ def test_repeat_says_the_last_announcement_again():
 
 def test_unknown_speech_gets_a_message_and_changes_nothing():
     s = session()
-    before = s.game.state
+    before = s.session.game.state
     assert texts(s.hear("pass me the chips please", None, 1.0)) == [
         "Sorry, I didn't catch that. Say help for what you can say."
     ]
     assert texts(s.hear("flip my thirteen", None, 1.0)) == [
         "There is no tile 13. Tiles go from 1 to 12."
     ]
-    assert s.game.state is before
+    assert s.session.game.state is before
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\x00\x07\x1b\r"])
@@ -117,10 +120,10 @@ def test_empty_input_is_ignored(text):
 
 def test_a_huge_line_is_refused_with_a_message():
     s = session()
-    before = s.game.state
+    before = s.session.game.state
     said = texts(s.hear("flip my seven " * 8000, None, 1.0))
     assert said == ["That was too long for me. Please say one move at a time."]
-    assert s.game.state is before
+    assert s.session.game.state is before
 
 
 def test_ambiguous_speech_asks_which_was_meant():
@@ -135,7 +138,7 @@ def test_out_of_turn_moves_are_refused_but_calls_are_heard():
     assert texts(s.hear("flip my seven", "Bob", 1.0)) == ["It's Ann's turn, not Bob's."]
     said = texts(s.hear("seventy", "Bob", 2.0))
     assert said == ["Wrong call: Bob has 0, not 70. Bob has no tiles down."]
-    assert s.game.current_player() == "Ann"
+    assert s.session.game.current_player() == "Ann"
 
 
 def test_announce_totals_house_rule_adds_the_total_to_each_flip():
@@ -147,18 +150,18 @@ def test_announce_totals_house_rule_adds_the_total_to_each_flip():
 def test_stop_ends_the_game_without_a_winner():
     s = session()
     assert texts(s.stop(3.0)) == ["Game stopped. No winner."]
-    assert s.final_state()["winner"] is None
-    assert s.final_state()["turn"] is None
+    assert s.final["winner"] is None
+    assert s.final["turn"] is None
 
 
 def test_a_question_about_a_tile_is_answered_and_flips_nothing():
     s = session()
     s.hear("flip my seven", "Ann", 1.0)
-    board = s.final_state()
+    board = s.final
     assert texts(s.hear("is my seven up", "Ann", 2.0)) == ["Ann's 7 is down."]
     assert texts(s.hear("is Bob's four down", "Ann", 3.0)) == ["Bob's 4 is up."]
     assert texts(s.hear("which way is my nine", "Ann", 4.0)) == ["Ann's 9 is up."]
-    assert s.final_state() == board
+    assert s.final == board
 
 
 def test_a_flip_of_another_players_tile_addressed_to_the_player_on_turn_is_heard_whole():
@@ -172,7 +175,7 @@ def test_a_flip_of_another_players_tile_addressed_to_the_player_on_turn_is_heard
         "Ann's 12 is already up. Nothing was flipped."]
     said = texts(s.hear("Bob, flip Ann's 12 down", None, 4.0))
     assert said[0].startswith("Ann, flip your 12 down.")
-    assert s.game.state.tiles_down("Ann") == frozenset({3, 7, 12})
+    assert s.session.game.state.tiles_down("Ann") == frozenset({3, 7, 12})
 
 
 @pytest.mark.parametrize(("begun", "late"), [(-0.5, True), (+0.3, False)])

@@ -40,16 +40,16 @@ def test_pause_holds_the_timer_until_resume_and_refuses_moves_meanwhile():
     s.tick(3.0)
     assert texts(s.hear("pause the game", "Bob", 3.0)) == [
         "Paused: the timer is held. Say resume to go on."]
-    assert s.next_wakeup() is None
+    assert s.wake is None
     assert s.tick(100.0) == []  # no countdown, no timeout
     assert texts(s.hear("flip my 7", "Ann", 100.0)) == ["The game is paused: say resume to go on."]
-    assert s.game.state.tiles_down("Ann") == frozenset()
+    assert s.session.game.state.tiles_down("Ann") == frozenset()
     assert "12 seconds" in texts(s.hear("how much time is left", "Ann", 101.0))[0]
     assert texts(s.hear("pause", "Ann", 102.0)) == [
         "The game is already paused: say resume to go on."]
     said = texts(s.hear("resume the game", "Ann", 110.0))
     assert said[0] == "We go on."
-    assert s.game.deadline() == pytest.approx(122.0)  # the 12 seconds that were left
+    assert s.session.game.deadline() == pytest.approx(122.0)  # the 12 seconds that were left
     assert texts(s.hear("resume", "Ann", 111.0)) == ["The game is not paused."]
     said = texts(s.hear("flip my 7", "Ann", 112.0))
     assert said[0] == "10 seconds."  # the countdown goes on where it stood
@@ -61,9 +61,9 @@ def test_a_microphone_coming_back_does_not_end_a_pause():
     s.hear("pause", "Ann", 2.0)
     s.hold(3.0, "I lost the microphone.")
     s.release(5.0, "The microphone is back.")
-    assert s.game.deadline() is None
+    assert s.session.game.deadline() is None
     s.hear("resume", "Ann", 9.0)
-    assert s.game.deadline() == pytest.approx(22.0)
+    assert s.session.game.deadline() == pytest.approx(22.0)
 
 
 def test_a_pause_is_replayed_from_the_log():
@@ -73,9 +73,9 @@ def test_a_pause_is_replayed_from_the_log():
     s.tick(50.0)
     replayed = timed()
     replayed.replay(records)
-    assert replayed.game.deadline() is None
+    assert replayed.session.game.deadline() is None
     replayed.hear("resume", "Ann", 60.0)
-    assert replayed.game.deadline() == pytest.approx(71.0)
+    assert replayed.session.game.deadline() == pytest.approx(71.0)
 
 
 # --- questions a table asks ----------------------------------------------------------------
@@ -97,14 +97,14 @@ def test_target_flips_left_and_who_is_winning():
 def test_who_is_winning_in_shut_the_box_is_the_lowest_finished_score():
     s = Drive(ShutBoxSpec(["Ann", "Bob"]))
     s.start()
-    first = s.game.current_player()
+    first = s.session.game.current_player()
     assert texts(s.hear("who's winning", first, 1.0)) == ["Nobody has finished a turn yet."]
-    while s.game.current_player() == first and not s.over:  # the first player's turn
+    while s.session.game.current_player() == first and not s.over:  # the first player's turn
         s.hear("roll", first, 2.0)
-        state = s.game.state
+        state = s.session.game.state
         if state.roll is not None and (ways := sets_making(state.roll, state.open)):
             s.hear("shut " + " and ".join(map(str, ways[0])), first, 2.0)
-    score = s.game.state.score_of(first)
+    score = s.session.game.state.score_of(first)
     assert score is not None
     assert texts(s.hear("who is in the lead", first, 3.0)) == [
         f"{first} leads with {score}; lowest wins."]
@@ -138,7 +138,7 @@ def test_the_rules_come_in_sections_read_on_more_and_repeat_says_the_last():
     # Nothing left: said so, so that "done" is told from "not heard" (issue #36).
     assert texts(s.hear("more", "Ann", 21.0)) == ["That's everything."]
     whole = " ".join(p.replace(" Say more for the rest.", "") for p in parts)
-    assert whole == s.spec.answer("rules", None, s.game, 1.0)
+    assert whole == s.session.spec.answer("rules", None, s.session.game, 1.0)
 
 
 # --- help by topic -------------------------------------------------------------------------
@@ -226,18 +226,18 @@ def test_a_rematch_needs_another_player_during_the_game():
     s.hear("flip my 7", "Ann", 1.0)
     assert texts(s.hear("new game", "Ann", 2.0)) == ["Bob, do you agree to start a new game?"]
     assert texts(s.hear("no", "Bob", 3.0))[0] == "The game goes on. It's Ann's turn, 1 flip left."
-    assert s.game.state.tiles_down("Ann") == frozenset({7})
+    assert s.session.game.state.tiles_down("Ann") == frozenset({7})
     s.hear("rematch", "Ann", 4.0)
     said = texts(s.hear("Bob agrees", None, 5.0))
     assert said[0] == "New game. Everyone, flip all your tiles back up."
     assert said[1].startswith("Race to 70")
-    assert s.game.state.tiles_down("Ann") == frozenset()
-    assert s.game.current_player() == "Ann"
-    assert s.game.deadline() == pytest.approx(20.0)
+    assert s.session.game.state.tiles_down("Ann") == frozenset()
+    assert s.session.game.current_player() == "Ann"
+    assert s.session.game.deadline() == pytest.approx(20.0)
     assert any(isinstance(r, EventRecord) and r.event == "NewGame" for r in records)
     replayed = timed()
     replayed.replay(records)
-    assert replayed.final_state() == s.final_state()
+    assert replayed.final == s.final
 
 
 def test_after_the_end_a_rematch_starts_at_once_and_undo_cannot_reach_back():
@@ -301,7 +301,7 @@ def test_after_a_win_the_referee_stays_for_questions_undo_and_a_new_game():
     rebuilt = short_box()
     rebuilt.replay(records)
     assert rebuilt.left
-    assert rebuilt.final_state() == s.final_state()
+    assert rebuilt.final == s.final
 
 
 def test_leaving_during_a_game_needs_another_players_agreement():
@@ -337,7 +337,7 @@ def test_a_new_game_says_what_to_put_back_on_the_table(game, options, reset):
     s.stop(1.0)
     said = texts(s.hear("play again", "Ann", 2.0))
     assert said[0] == f"New game. {reset}".strip()
-    assert said[1] == spec.opening(s.game)
+    assert said[1] == spec.opening(s.session.game)
 
 
 def test_a_typed_script_ends_where_the_table_leaves(tmp_path):
@@ -432,7 +432,7 @@ def test_a_typed_call_without_a_name_is_confirmed_as_a_spoken_one():
     s = timed()
     assert texts(s.hear("I call seventy", None, 1.0)) == ["Ann, did you call 70?"]
     assert texts(s.hear("no", None, 2.0))[0] == "OK, not played."
-    assert s.game.state.total("Ann") == 0
+    assert s.session.game.state.total("Ann") == 0
     said = texts(s.hear("I call seventy", "Bob", 3.0))  # named: the typist said who
     assert said[0].startswith("Wrong call: Bob has 0, not 70.")
 
@@ -453,9 +453,9 @@ def test_phase10_without_kept_turns_answers_an_unnamed_question_for_everyone():
     needs = texts(s.hear("what phase do I need", None, 1.0))[0]
     assert all(f"{p} needs phase 1" in needs for p in ("Ann", "Bob", "Cy")), needs
     assert texts(s.hear("where am I", None, 2.0)) == ["Ann is on space 1 of 5, Bob on 1, Cy on 1."]
-    before = s.final_state()
+    before = s.final
     assert texts(s.hear("I lay down my phase", None, 3.0)) == [WHO_SAID]
-    assert s.final_state() == before
+    assert s.final == before
     assert texts(s.hear("what phase do I need", "Cy", 4.0)) == ["Cy needs phase 1, 2 sets of 3."]
     # with turns kept, the player whose turn it is asked
     kept = phase10(turns=True)
@@ -503,11 +503,11 @@ def test_thats_all_heard_within_the_referees_own_invitation_is_its_echo():
     inside = table.hear_transcript(Transcript("that's all", 1.0), invitation.end - 1.0,
                                invitation.end - 0.2, invitation.end + 0.3, None, "mic")
     assert inside.dropped == ECHO
-    assert not s.left
+    assert not table.left
     after = table.hear_transcript(Transcript("that's all", 1.0), invitation.end + 1.0,
                               invitation.end + 1.8, invitation.end + 2.3, "Ann", "mic")
     assert after.dropped is None
-    assert s.left
+    assert table.left
 
 
 # --- a rematch draws new chance ------------------------------------------------------------
@@ -535,7 +535,7 @@ def rematch(spec_for, first_game, seed: int) -> tuple[list[str], list[str], list
     skipped: list[str] = []
     replayed.replay(records, skipped)
     assert skipped == []
-    assert replayed.final_state() == s.final_state()
+    assert replayed.final == s.final
     return first, second, records
 
 
@@ -571,8 +571,8 @@ def test_a_shut_the_box_rematch_rolls_the_order_again():
         skipped: list[str] = []
         replayed.replay(records, skipped)
         assert skipped == []
-        assert replayed.final_state() == s.final_state()
-        assert replayed.game.players == s.game.players
+        assert replayed.final == s.final
+        assert replayed.session.game.players == s.session.game.players
     assert differ >= 19
 
 

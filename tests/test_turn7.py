@@ -642,12 +642,12 @@ def test_a_virtual_hit_says_the_card_and_its_total_and_a_bust_why():
 def test_undo_of_a_virtual_hit_puts_the_card_back_on_top():
     s, _, _ = session(top=["5", "6", "7", "9"])
     says(s, "hit")
-    assert s.game.state.hand("Bob").numbers == (5, 9)
+    assert s.session.game.state.hand("Bob").numbers == (5, 9)
     says(s, "undo", "Bob")
     says(s, "Cy agrees", "Cy", 2.0)
-    assert s.game.state.hand("Bob").numbers == (5,)
+    assert s.session.game.state.hand("Bob").numbers == (5,)
     says(s, "hit", "Bob", 3.0)
-    assert s.game.state.hand("Bob").numbers == (5, 9)
+    assert s.session.game.state.hand("Bob").numbers == (5, 9)
 
 
 def test_targets_are_named_or_answered_with_a_bare_name():
@@ -660,7 +660,7 @@ def test_targets_are_named_or_answered_with_a_bare_name():
     assert said[-1] == "Ann, who gets the Turn Three: Bob or Ann?"
     said = says(s, "turn three on me")
     assert said[0] == "Ann draws three cards."
-    assert len(s.game.state.hand("Ann").cards) >= 2
+    assert len(s.session.game.state.hand("Ann").cards) >= 2
 
 
 def test_the_physical_deck_asks_for_each_card_and_questions_impossible_ones():
@@ -671,10 +671,10 @@ def test_the_physical_deck_asks_for_each_card_and_questions_impossible_ones():
     assert says(s, "plus four")[-1] == "Bob: hit or stay?"
     said = says(s, "hit")
     assert said == ["Bob, draw a card and tell me what it is."]
-    before = s.game.state
+    before = s.session.game.state
     said = says(s, "two")
     assert said[0].startswith("All 2 of the 2s are out since the last shuffle")
-    assert s.game.state == before
+    assert s.session.game.state == before
     assert says(s, "plus three") == ["There is no plus 3 card: bonus cards are plus 2, 4, "
                                      "6, 8 and 10."]
     assert says(s, "times two")[0] == "Bob: times 2."
@@ -693,7 +693,8 @@ def test_a_life_saver_held_alone_is_said_and_a_modifier_alone_is_plain():
     from referee.engine.turn7 import Hand
 
     s, _, _ = session()
-    s.game._states.append(s.game.state.with_hand("Bob", Hand(lifesaver=True)).with_hand(
+    game = s.session.game
+    game._states.append(game.state.with_hand("Bob", Hand(lifesaver=True)).with_hand(
         "Cy", Hand(modifiers=("+4",))))  # (a state the deal could reach; set directly)
     assert says(s, "what do I have", "Bob") == [
         "Bob has a Life Saver and no numbers yet; still in."]
@@ -735,11 +736,12 @@ def test_a_logged_game_replays_the_same_cards():
     s, _, records = session()
     for i, line in enumerate(["hit", "hit", "stay", "hit", "hit"], start=1):
         says(s, line, None, float(i))
-    first = s.spec
+    first = s.session.spec
+    assert isinstance(first, Turn7Spec)
     again = Turn7Spec(PLAYERS, Turn7Options.from_json(first.options.to_json()))
     copy = Drive(again)
     copy.replay(records)
-    assert copy.game.state == s.game.state
+    assert copy.session.game.state == s.session.game.state
 
 
 def test_bad_options_are_refused_with_a_sentence():
@@ -886,7 +888,7 @@ def test_the_turn_timer_counts_down_aloud_and_the_player_stays_when_it_runs_out(
     said = [x.text for x in s.tick(10.0)]
     assert said[0] == "Five."
     assert said[-2:] == ["Time! Bob stays with 5.", "Cy: hit or stay?"]
-    assert s.game.deadline() == 20.0
+    assert s.session.game.deadline() == 20.0
 
 
 def test_with_the_hit_house_rule_the_referee_deals_the_card_when_time_runs_out():
@@ -913,18 +915,18 @@ def test_targets_and_card_reports_are_phrases_of_their_moment_only():
 
 def test_the_game_says_which_moment_it_is_at():
     s, _, _ = session(top=["5", "6", "7", "lock"])
-    assert s.moments() == frozenset()
+    assert s.moments == frozenset()
     says(s, "hit")
-    assert s.moments() == {"target"}
+    assert s.moments == {"target"}
     p, _, _ = session(deck="physical")
-    assert p.moments() == {"card"}
+    assert p.moments == {"card"}
     says(p, "nine")
     says(p, "ten")
     says(p, "lock")
-    assert p.moments() == {"target"}  # Ann's dealt Lock waits for her choice
+    assert p.moments == {"target"}  # Ann's dealt Lock waits for her choice
     says(p, "undo", "Ann", 2.0)
     says(p, "Bob agrees", "Bob", 3.0)
-    assert p.moments() == {"card"}  # the Lock undone: Ann's card again
+    assert p.moments == {"card"}  # the Lock undone: Ann's card again
 
 
 @pytest.mark.slow
