@@ -422,7 +422,7 @@ def test_a_timeout_announced_last_is_replayed_whatever_the_times_below_a_millise
         for at, speaker, text in script:
             session.hear(text, speaker, at + rng.uniform(0.0, 0.001))
             session.tick(at + 0.2)
-        deadline = session.session.game.deadline()
+        deadline = session.state["deadline"]
         assert deadline is not None
         session.tick(deadline)  # "Time!", and the game is killed
         records, _ = announced(logged)
@@ -832,7 +832,7 @@ def test_a_timeout_whose_rebuilt_deadline_falls_a_hair_late_still_comes_before_t
     session, _, logged, replayed = _replayed(log)
     assert logged[-3:] == ["Time!", "Bob loses the turn.", "Ann's turn, 15 seconds."]
     assert replayed == logged
-    assert session.session.game.current_player() == "Ann"
+    assert session.state["turn"] == "Ann"
 
 
 @pytest.mark.slow

@@ -386,10 +386,14 @@ def test_the_tests_drive_reads_the_game_from_the_outputs():
     assert "__getattr__" not in vars(Drive)
     drive = Drive(Race65Spec(["Ann", "Bob"]))
     drive.start()
-    assert drive.state["turn"] == "Ann" and drive.wake is None and not drive.over
+    assert drive.state["turn"] == "Ann"
+    assert drive.wake is None
+    assert not drive.over
     drive.hear("end the game", "Ann", 1.0)
     drive.hear("yes", "Bob", 2.0)
-    assert drive.over and drive.final["winner"] is None and not drive.left
+    assert drive.over
+    assert drive.final["winner"] is None
+    assert not drive.left
 
 
 def test_the_brain_is_typed_against_the_game_contract():

@@ -34,7 +34,7 @@ def test_countdown_is_announced_at_its_times_then_time_is_up():
         (13.0, "Two."), (14.0, "One."),
     ]
     assert texts(said[6:]) == ["Time!", "Ann loses the turn.", "Bob's turn, 15 seconds."]
-    assert s.session.game.current_player() == "Bob"
+    assert s.state["turn"] == "Bob"
 
 
 def test_next_wakeup_is_the_next_countdown_mark_then_the_deadline():
@@ -51,7 +51,7 @@ def test_a_long_silence_times_out_turn_after_turn():
     s = session()
     said = texts(s.tick(46.0))
     assert said.count("Time!") == 3
-    assert s.session.game.current_player() == "Bob"
+    assert s.state["turn"] == "Bob"
 
 
 def test_countdown_waits_while_the_timer_is_paused():
@@ -138,7 +138,7 @@ def test_out_of_turn_moves_are_refused_but_calls_are_heard():
     assert texts(s.hear("flip my seven", "Bob", 1.0)) == ["It's Ann's turn, not Bob's."]
     said = texts(s.hear("seventy", "Bob", 2.0))
     assert said == ["Wrong call: Bob has 0, not 70. Bob has no tiles down."]
-    assert s.session.game.current_player() == "Ann"
+    assert s.state["turn"] == "Ann"
 
 
 def test_announce_totals_house_rule_adds_the_total_to_each_flip():

@@ -888,7 +888,7 @@ def test_the_turn_timer_counts_down_aloud_and_the_player_stays_when_it_runs_out(
     said = [x.text for x in s.tick(10.0)]
     assert said[0] == "Five."
     assert said[-2:] == ["Time! Bob stays with 5.", "Cy: hit or stay?"]
-    assert s.session.game.deadline() == 20.0
+    assert s.state["deadline"] == 20.0
 
 
 def test_with_the_hit_house_rule_the_referee_deals_the_card_when_time_runs_out():
