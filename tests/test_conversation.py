@@ -41,7 +41,7 @@ def test_no_answer_means_no_and_the_timer_resumes_with_what_was_left():
     said = texts(s.tick(3.0 + ANSWER_SECONDS))
     assert said[0] == "No answer, so no. OK, not played."
     assert said[-1] == "Timer running: 12 seconds left."
-    assert s.session.game.state.total("Ann") == 7
+    assert s.final["players"]["Ann"]["total"] == 7
     assert s.state["deadline"] == 3.0 + ANSWER_SECONDS + 12
 
 
@@ -51,7 +51,7 @@ def test_a_no_cancels_and_other_moves_wait_for_the_answer():
     assert texts(s.hear("flip my eight", "Ann", 1.5)) == ["First: Ann, did you say: flip Ann's 7?"]
     assert texts(s.hear("what's my score", "Ann", 1.6)) == ["Ann has 0."]
     assert texts(s.hear("no", "Ann", 2.0))[0] == "OK, not played."
-    assert s.session.game.state.total("Ann") == 0
+    assert s.final["players"]["Ann"]["total"] == 0
 
 
 def test_yes_and_no_without_a_question_change_nothing_and_a_typed_one_is_told():
@@ -76,7 +76,7 @@ def test_undo_needs_the_other_player_and_gives_back_the_time():
     assert texts(s.hear("yes", "Ann", 7.0)) == ["Bob has to answer. " + said[0]]
     said = texts(s.hear("yes", "Bob", 8.0))
     assert said == ["Undone. Ann, flip your 7 back up. It's Ann's turn, 2 flips left."]
-    assert s.session.game.state.total("Ann") == 0
+    assert s.final["players"]["Ann"]["total"] == 0
     assert s.state["deadline"] == 8.0 + 11.0
 
 
@@ -88,10 +88,10 @@ def test_undo_of_a_completed_turn_gives_the_turn_back():
     s.hear("undo", "Ann", 3.0)
     s.hear("yes", "Bob", 3.5)
     assert s.state["turn"] == "Ann"
-    assert s.session.game.state.total("Ann") == 7
+    assert s.final["players"]["Ann"]["total"] == 7
     assert texts(s.hear("undo", "Bob", 4.0)) == ["Ann, do you agree to undo: Ann flips 7?"]
     s.hear("no", "Ann", 4.5)
-    assert s.session.game.state.total("Ann") == 7
+    assert s.final["players"]["Ann"]["total"] == 7
 
 
 def test_nothing_to_undo():

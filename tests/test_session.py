@@ -175,7 +175,7 @@ def test_a_flip_of_another_players_tile_addressed_to_the_player_on_turn_is_heard
         "Ann's 12 is already up. Nothing was flipped."]
     said = texts(s.hear("Bob, flip Ann's 12 down", None, 4.0))
     assert said[0].startswith("Ann, flip your 12 down.")
-    assert s.session.game.state.tiles_down("Ann") == frozenset({3, 7, 12})
+    assert s.final["players"]["Ann"]["down"] == [3, 7, 12]
 
 
 @pytest.mark.parametrize(("begun", "late"), [(-0.5, True), (+0.3, False)])

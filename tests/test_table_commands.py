@@ -43,7 +43,7 @@ def test_pause_holds_the_timer_until_resume_and_refuses_moves_meanwhile():
     assert s.wake is None
     assert s.tick(100.0) == []  # no countdown, no timeout
     assert texts(s.hear("flip my 7", "Ann", 100.0)) == ["The game is paused: say resume to go on."]
-    assert s.session.game.state.tiles_down("Ann") == frozenset()
+    assert s.final["players"]["Ann"]["down"] == []
     assert "12 seconds" in texts(s.hear("how much time is left", "Ann", 101.0))[0]
     assert texts(s.hear("pause", "Ann", 102.0)) == [
         "The game is already paused: say resume to go on."]
@@ -226,12 +226,12 @@ def test_a_rematch_needs_another_player_during_the_game():
     s.hear("flip my 7", "Ann", 1.0)
     assert texts(s.hear("new game", "Ann", 2.0)) == ["Bob, do you agree to start a new game?"]
     assert texts(s.hear("no", "Bob", 3.0))[0] == "The game goes on. It's Ann's turn, 1 flip left."
-    assert s.session.game.state.tiles_down("Ann") == frozenset({7})
+    assert s.final["players"]["Ann"]["down"] == [7]
     s.hear("rematch", "Ann", 4.0)
     said = texts(s.hear("Bob agrees", None, 5.0))
     assert said[0] == "New game. Everyone, flip all your tiles back up."
     assert said[1].startswith("Race to 70")
-    assert s.session.game.state.tiles_down("Ann") == frozenset()
+    assert s.final["players"]["Ann"]["down"] == []
     assert s.state["turn"] == "Ann"
     assert s.state["deadline"] == pytest.approx(20.0)
     assert any(isinstance(r, EventRecord) and r.event == "NewGame" for r in records)
@@ -432,7 +432,7 @@ def test_a_typed_call_without_a_name_is_confirmed_as_a_spoken_one():
     s = timed()
     assert texts(s.hear("I call seventy", None, 1.0)) == ["Ann, did you call 70?"]
     assert texts(s.hear("no", None, 2.0))[0] == "OK, not played."
-    assert s.session.game.state.total("Ann") == 0
+    assert s.final["players"]["Ann"]["total"] == 0
     said = texts(s.hear("I call seventy", "Bob", 3.0))  # named: the typist said who
     assert said[0].startswith("Wrong call: Bob has 0, not 70.")
 

@@ -642,12 +642,12 @@ def test_a_virtual_hit_says_the_card_and_its_total_and_a_bust_why():
 def test_undo_of_a_virtual_hit_puts_the_card_back_on_top():
     s, _, _ = session(top=["5", "6", "7", "9"])
     says(s, "hit")
-    assert s.session.game.state.hand("Bob").numbers == (5, 9)
+    assert s.state["game"]["players"]["Bob"]["cards"] == [5, 9]
     says(s, "undo", "Bob")
     says(s, "Cy agrees", "Cy", 2.0)
-    assert s.session.game.state.hand("Bob").numbers == (5,)
+    assert s.state["game"]["players"]["Bob"]["cards"] == [5]
     says(s, "hit", "Bob", 3.0)
-    assert s.session.game.state.hand("Bob").numbers == (5, 9)
+    assert s.state["game"]["players"]["Bob"]["cards"] == [5, 9]
 
 
 def test_targets_are_named_or_answered_with_a_bare_name():
