@@ -70,7 +70,7 @@ from referee.brain.hearing import awaited, expectation
 from referee.brain.moves import Moves
 from referee.brain.questions import Asking, Questions
 from referee.brain.shared import Question
-from referee.engine.core import ClockResumed, Event, StopGame, Timeout
+from referee.engine.core import Event, StopGame, Timeout
 from referee.games.base import spoken_list
 from referee.gate import Utterance, judge
 from referee.protocol import (
@@ -279,10 +279,6 @@ class Session(Moves, Questions, Answers, Clock):
             return self._problem(played, at)
         return self._after_move(played, at)
 
-    def _announce(self, events: Sequence[Event], at: float) -> list[Say]:
-        """What the engine's clock did, said (a restarted clock: "the timer resumes")."""
-        return self._events([e for e in events if isinstance(e, ClockResumed)], at)
-
     def _asked(self, asking: Asking | str, at: float) -> list[Say]:
         """Ask a question, holding the turn timer while it is open; or say why not."""
         if isinstance(asking, str):
@@ -340,7 +336,7 @@ class Session(Moves, Questions, Answers, Clock):
             self._end_here(self.over)
             said = self._say([undone], at)
             if question.paused_clock:  # (a turn still waiting for its sentence waits on)
-                said += self._announce(self._restart_clock(at), at)
+                said += self._events(self._restart_clock(at), at)
             return said
         if not yes:
             refused = self._refused(question, at)
@@ -357,7 +353,7 @@ class Session(Moves, Questions, Answers, Clock):
         else:
             said += self._act(intent, question.by, at)
         if question.paused_clock:
-            said += self._announce(self._restart_clock(at), at)
+            said += self._events(self._restart_clock(at), at)
         return said
 
     def _rematch(self, at: float) -> list[Say]:

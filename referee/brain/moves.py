@@ -46,19 +46,6 @@ class Moves(Shared):
         """The rebuilt game goes on at a table: a step that fails is a bug again."""
         self._replaying = False
 
-    def _refusal(self, intent: Intent, who: str, at: float) -> str | None:
-        """What the rules would say to refuse this move now ("It's Bob's turn,
-        not Ann's."), tried on the game as it stands (nothing changes); None
-        when they would take it (with a penalty or not)."""
-        try:
-            action = self.spec.action_for(intent, who, self.game)
-            self.game.rules.apply(self.game.state, action, at)
-        except Rejection as rejection:
-            return rejection.sentence
-        except ValueError:
-            return None
-        return None
-
     def _play(self, intent: Intent, speaker: str, at: float) -> list[Event] | str:
         """Play a move: what happened, or why it was refused."""
         if self.over and intent.kind not in NOT_MOVES:

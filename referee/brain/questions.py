@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from referee.brain.shared import Question, Shared
-from referee.engine.core import Rejection
 from referee.protocol import Say, Tone
 from referee.speech.understanding.meaning import Intent
 
@@ -65,12 +64,9 @@ class Questions(Shared):
         """Another player's agreement to ``what``, or the rules' refusal of a
         move that could not be played anyway (asked of nobody)."""
         others = self._others(who)
-        if intent.kind not in ("end", "leave"):
-            try:  # refuse an impossible move before asking anyone
-                action = self.spec.action_for(intent, who, self.game)
-                self.game.rules.apply(self.game.state, action, at)
-            except Rejection as rejection:
-                return rejection.sentence
+        refused = None if intent.kind in ("end", "leave") else self._refusal(intent, who, at)
+        if refused is not None:  # refuse an impossible move before asking anyone
+            return refused
         return Asking(f"{others[0]}, do you agree: {what}?", others, intent, who, consent=True)
 
     def _reply_problem(self, intent: Intent, speaker: str | None, sure: bool) -> str | None:

@@ -21,7 +21,7 @@ from typing import Any
 from referee.brain.hearing import Judge
 from referee.brain.memory import Memory
 from referee.brain.turnclock import TurnClock
-from referee.engine.core import Event, GameStopped, TurnStarted
+from referee.engine.core import Event, GameStopped, Rejection, TurnStarted
 from referee.games.contract import Contract
 from referee.protocol import Output, Say, Tone
 from referee.records import EventRecord, Record, SaidRecord
@@ -220,6 +220,19 @@ class Shared:
             return player_named(speaker, self.players), None
         except NoSuchPlayer as error:
             return None, str(error)
+
+    def _refusal(self, intent: Intent, who: str, at: float) -> str | None:
+        """What the rules would say to refuse this move now ("It's Bob's turn,
+        not Ann's."), tried on the game as it stands (nothing changes); None
+        when they would take it (with a penalty or not)."""
+        try:
+            action = self.spec.action_for(intent, who, self.game)
+            self.game.rules.apply(self.game.state, action, at)
+        except Rejection as rejection:
+            return rejection.sentence
+        except ValueError:
+            return None
+        return None
 
     def _others(self, who: str) -> tuple[str, ...]:
         return tuple(p for p in self.players if p != who) or (who,)
