@@ -15,7 +15,10 @@ says sorry and logs an ``error`` record, so a game goes on) fails the test.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from types import EllipsisType
 from typing import Any
 
 from referee.games.base import GameSpec
@@ -41,7 +44,7 @@ from referee.protocol import (
     VoiceChanged,
     WakeAt,
 )
-from referee.records import ErrorRecord
+from referee.records import ChanceRecord, ErrorRecord, EventRecord
 from referee.replay import replay_records
 from referee.session import Session
 from referee.speech.speaking.tts import SilentVoice
@@ -67,6 +70,8 @@ class Drive:
 
     def _drive(self, session: Session, record: Callable[[Entry], None] | None) -> None:
         self.session = session
+        #: The game being played (what the test built the session with).
+        self.spec = session.spec
         self.record = record
         #: Every output of every step so far.
         self.outputs: list[Output] = []
@@ -88,6 +93,31 @@ class Drive:
         """The open question's words, as the snapshot shows them (None: none open)."""
         question = self.state.get("question")
         return None if question is None else str(question)
+
+    def mark(self) -> int:
+        """Where the outputs stand now, for :meth:`changed_since`."""
+        return len(self.outputs)
+
+    def changed_since(self, mark: int) -> list[str]:
+        """What the game did since ``mark``, as a driver sees it: each event
+        and chance step logged, and each snapshot whose game (its own public
+        state, whose turn it is) differs from the one before; a question
+        opened or closed, or the clock, is not the game ([] when the game
+        is as it was: nothing played, drawn or changed on the board)."""
+        def game(state: dict[str, Any]) -> tuple[Any, Any]:
+            return state.get("game"), state.get("turn")
+
+        changed: list[str] = []
+        shown = next((game(o.state) for o in reversed(self.outputs[:mark])
+                      if isinstance(o, Snapshot)), None)
+        for out in self.outputs[mark:]:
+            if isinstance(out, Snapshot) and shown is not None and game(out.state) != shown:
+                changed.append("snapshot")
+            if isinstance(out, Snapshot):
+                shown = game(out.state)
+            elif isinstance(out, Logged) and isinstance(out.record, EventRecord | ChanceRecord):
+                changed.append(type(out.record).__name__)
+        return changed
 
     def _learn(self, out: Output) -> None:
         match out:
@@ -116,6 +146,12 @@ class Drive:
             elif isinstance(out, ChangeVoice):
                 said += self.step(VoiceChanged(out.at, SilentVoice().adjust(out.change)))
         return said
+
+    @cached_property
+    def matcher(self) -> IntentMatcher:
+        """The game's sentences, as a recogniser's words are matched to them
+        (a matcher of the test's own, not the brain's)."""
+        return IntentMatcher.for_phrases(self.spec.phrase_file, self.spec.players)
 
     def start(self) -> list[Say]:
         return self.step(Start(self.session.now))
@@ -158,3 +194,40 @@ class Drive:
         if skipped is not None:
             skipped += rebuilt.skipped
         return rebuilt.last
+
+
+@dataclass(frozen=True)
+class Unsure:
+    """A line heard by a recogniser that was not sure of it (``sure=False``),
+    as the voice loop sends it: a move is asked about before it is played."""
+
+    text: str
+
+
+#: A row's line that says nothing: the time passes (a :class:`~referee.protocol.Tick`).
+TICK = Unsure("")
+
+#: A conversation's row: when, who spoke (None: the input does not say), what
+#: was said (typed; :class:`Unsure`; :data:`TICK`), and every sentence the
+#: referee says to it, in order. Expected sentences that begin with ``...``
+#: are the last ones said (what comes before, a countdown mark, is not checked).
+Row = tuple[float, str | None, "str | Unsure", Sequence["str | EllipsisType"]]
+
+
+def converse(drive: Drive, rows: Iterable[Row]) -> None:
+    """Say each row's line to ``drive`` in turn, and check what the referee says."""
+    for at, speaker, line, expected in rows:
+        if line is TICK:
+            said = drive.tick(at)
+        elif isinstance(line, Unsure):
+            heard = drive.matcher.match(line.text, speaker or str(drive.state.get("turn")))
+            said = drive.respond(heard, speaker, at, sure=False)
+        else:
+            said = drive.hear(line, speaker, at)
+        got = [s.text for s in said]
+        if list(expected[:1]) == [...]:
+            tail = [str(e) for e in expected[1:]]
+            got = got[len(got) - len(tail):] if len(got) >= len(tail) else got
+            assert got == tail, f"at {at}, {speaker}: {line!r} -> {[s.text for s in said]}"
+        else:
+            assert got == list(expected), f"at {at}, {speaker}: {line!r} -> {got}"

@@ -421,7 +421,11 @@ def test_the_page_shows_the_board_and_every_sentence_in_order(browser, stem, lin
                     assert cell.locator("li.down").count() == len(value)
                 elif isinstance(value, list) and all(isinstance(v, int) for v in value):
                     assert cell.locator("li").all_inner_texts() == [str(v) for v in value]
-                elif isinstance(value, int | str) and not isinstance(value, bool):
+                elif isinstance(value, list):  # (words: Phase 10's groups laid)
+                    assert cell.inner_text() == ", ".join(value)
+                elif isinstance(value, bool) or value is None:
+                    assert cell.inner_text() == {True: "yes", False: "no", None: "\u2013"}[value]
+                elif isinstance(value, int | str):
                     assert cell.inner_text() == str(value)
         if isinstance(shown.get("board"), str):  # a board of spaces, with pawns
             spaces = page.locator(".track li")

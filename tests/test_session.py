@@ -6,7 +6,6 @@ import pytest
 
 from harness.brain import Drive
 from harness.games import race65_session
-from referee.engine.core import PauseClock, ResumeClock
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.wording import countdown_marks
 
@@ -56,12 +55,11 @@ def test_a_long_silence_times_out_turn_after_turn():
 
 def test_countdown_waits_while_the_timer_is_paused():
     s = session()
-    s.session.game.apply(PauseClock(), 3.0)
-    assert s.tick(3.0) == []
+    assert texts(s.hear("pause", "Ann", 3.0)) == [
+        "Paused: the timer is held. Say resume to go on."]
     assert s.wake is None
     assert s.tick(100.0) == []
-    s.session.game.apply(ResumeClock(), 100.0)
-    s.tick(100.0)
+    assert texts(s.hear("resume", "Bob", 100.0))[0] == "We go on."
     assert s.wake == 102.0  # 12 s were left: "10 seconds" two seconds later
     assert "Time!" in texts(s.tick(112.0))
 
@@ -82,11 +80,11 @@ def test_utterances_first_let_due_timeouts_happen():
 def test_questions_do_not_change_the_game():
     s = session()
     s.hear("flip my seven", None, 1.0)
-    before = s.session.game.state
+    mark = s.mark()
     for question in ["what's my score", "read Bob's board", "how much time is left",
                      "whose turn is it", "help", "rules", "what's the score"]:
         assert s.hear(question, "Bob", 2.0)
-    assert s.session.game.state is before
+    assert s.changed_since(mark) == []
     assert texts(s.hear("what's my score", "Ann", 2.0)) == ["Ann has 7."]
     assert texts(s.hear("how much time is left", "Bob", 3.5)) == ["Ann has 12 seconds left."]
     assert texts(s.hear("whose turn is it", "Bob", 4.0)) == ["It's Ann's turn, 1 flip left."]
@@ -102,14 +100,14 @@ def test_repeat_says_the_last_announcement_again():
 
 def test_unknown_speech_gets_a_message_and_changes_nothing():
     s = session()
-    before = s.session.game.state
+    mark = s.mark()
     assert texts(s.hear("pass me the chips please", None, 1.0)) == [
         "Sorry, I didn't catch that. Say help for what you can say."
     ]
     assert texts(s.hear("flip my thirteen", None, 1.0)) == [
         "There is no tile 13. Tiles go from 1 to 12."
     ]
-    assert s.session.game.state is before
+    assert s.changed_since(mark) == []
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\x00\x07\x1b\r"])
@@ -120,10 +118,10 @@ def test_empty_input_is_ignored(text):
 
 def test_a_huge_line_is_refused_with_a_message():
     s = session()
-    before = s.session.game.state
+    mark = s.mark()
     said = texts(s.hear("flip my seven " * 8000, None, 1.0))
     assert said == ["That was too long for me. Please say one move at a time."]
-    assert s.session.game.state is before
+    assert s.changed_since(mark) == []
 
 
 def test_ambiguous_speech_asks_which_was_meant():

@@ -27,8 +27,6 @@ Decisions (also in ``docs/playing.md``):
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -77,10 +75,8 @@ from referee.engine.phase10_phases import (
     TWIST_PHASES,
     Board,
     Card,
-    check_phase,
     hand_points,
     parse_board,
-    parse_card,
 )
 from referee.games.base import (
     GameSpec,
@@ -90,9 +86,9 @@ from referee.games.base import (
     Tool,
     option,
     parse_house_rules,
-    sentence,
     spoken_list,
 )
+from referee.games.phase10.checker import check, check_arguments
 from referee.games.phase10.readout import ReadoutError, counted, read_cards, spoken_cards
 from referee.games.phase10.words import BoardWords, card_words, phase_words
 
@@ -115,33 +111,6 @@ def load_board(value: str | None) -> Board:
         return parse_board(text)
     except ValueError as error:
         raise SetupError(f"{where}: {error}") from error
-
-
-# --- the checker on the command line -------------------------------------------------------
-
-
-def _check_arguments(parser: argparse.ArgumentParser) -> None:
-    which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--phase", type=int, metavar="N", help="a phase of the board, 1 to 10")
-    which.add_argument("--twist", type=int, metavar="N", help="a Twist card, 1 to 10")
-    parser.add_argument("--cards", nargs="+", required=True, metavar="CARD",
-                        help="the cards laid down: 7, 7:red (colours only for colour "
-                             "phases), wild or skip")
-
-
-def _check(args: argparse.Namespace) -> int:
-    """``{"valid": true}`` or ``{"valid": false, "reason": "..."}``."""
-    table, number = (TWIST_PHASES, args.twist) if args.twist is not None else (
-        BOARD_PHASES, args.phase)
-    if number not in table:
-        kind = "Twist cards" if args.twist is not None else "Phases"
-        raise SetupError(f"{kind} go from 1 to 10, not {number}.")
-    try:
-        cards = [parse_card(c) for c in args.cards]
-    except ValueError as error:
-        raise SetupError(sentence(str(error)) + ".") from error
-    print(json.dumps(check_phase(table[number], cards).to_json()))
-    return 0
 
 
 # --- options and the spec ------------------------------------------------------------------
@@ -169,8 +138,8 @@ class Phase10Spec(GameSpec):
     phrase_file = Path(__file__).with_name("phrases.toml")
     aliases = ("phase10", "phase-10-twist", "phase-10")
     summary = "Phase 10 Twist: the referee keeps the board, the phases and the Twists"
-    tools = (Tool("check", "check a laid-down phase of Phase 10 Twist", _check_arguments,
-                  _check),)
+    tools = (Tool("check", "check a laid-down phase of Phase 10 Twist", check_arguments,
+                  check),)
     min_players = 2
     max_players = 6
     options_type = Phase10Options
@@ -590,6 +559,21 @@ class Phase10Spec(GameSpec):
         return {"winner": list(state.winners), "players": players,
                 "hands": len(state.history), "board": self.board.text(),
                 "turn": game.current_player()}
+
+    def public_state(self, game: Game[Any]) -> dict[str, Any]:
+        """The final state, and what is on the table this hand: the groups
+        each player laid down (as read out), who made their phase, who is
+        skipped, and who must still say whether they made it. A Twist card
+        said in headphones stays private."""
+        shown = self.final_state(game)
+        state: Phase10State = game.state
+        for player in state.players:
+            seat = state.seat(player)
+            shown["players"][player] |= {"laid": seat.laid,
+                                         "groups": [g.words() for g in seat.groups],
+                                         "made": seat.made, "skipped": seat.skipped}
+        shown["to_report"] = list(state.unreported)
+        return shown
 
 
 #: The group a hit names, as the engine knows it.

@@ -416,3 +416,13 @@ class Race65Spec(GameSpec):
             },
             "turn": game.current_player(),
         }
+
+    def public_state(self, game: Game[Any]) -> dict[str, Any]:
+        """The final state, and this turn's flips: how many are left, and the
+        tiles flipped (each owner's, as "Bob's 4"), so that a player who cannot
+        hear the referee sees what "2 flips left" says."""
+        state: RaceState = game.state
+        flipped = [f"{f.owner}'s {f.tile}" for f in state.flips]
+        return self.final_state(game) | {
+            "flips_left": None if state.over else self.config.flips_per_turn - len(state.flips),
+            "flipped": flipped}

@@ -51,10 +51,12 @@ function value(key, v) {
 
 // Column titles for the state's keys that need more than a capital.
 const TITLES = {down: "Tiles (dim: face down)", open: "Open tiles", cards: "Cards this round",
-                rounds: "Round scores", modifiers: "Bonus cards"};
+                rounds: "Round scores", modifiers: "Bonus cards", laid: "Phase down",
+                groups: "Groups laid", made: "Made the phase"};
 // The game's other facts, in words ("hands 1" is "Hands played: 1").
 const FACTS = {hands: "Hands played", rounds: "Rounds played", round: "Round", roll: "Roll",
-               target: "Target"};
+               target: "Target", flips_left: "Flips left this turn",
+               flipped: "Flipped this turn", to_report: "Still to say if they made their phase"};
 // Facts the page shows elsewhere: the winner in the heading, the board as its spaces.
 const SHOWN_ELSEWHERE = new Set(["players", "turn", "winner", "board"]);
 const words = (key) => FACTS[key] || (key[0].toUpperCase() + key.slice(1)).replaceAll("_", " ");
