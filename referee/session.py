@@ -148,7 +148,7 @@ class Session(Moves, Questions, Answers, Clock):
         except Exception as error:
             if isinstance(message, Start) and message.rebuild is not None:
                 raise  # (a log that cannot be rebuilt says so)
-            if not self._replaying:  # (there, the replay tells what did not fit)
+            if not self.played.replaying:  # (there, the replay tells what did not fit)
                 log.exception("a step of the game failed")
             self._logged.append(ErrorRecord(message.at, f"{type(error).__name__}: {error}"))
             self._out.append(Say(message.at, SORRY, Tone.PROBLEM))

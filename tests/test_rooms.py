@@ -1,7 +1,9 @@
 """The brain's rooms own their state (#74 item 1): the turn clock is a
 value (:class:`~referee.brain.turnclock.TurnClock`) that only the clock room
 replaces at will; every other room changes it through one of its
-transitions, by name, never by setting its fields."""
+transitions, by name, never by setting its fields. No room calls another,
+each field is set by one module, and nothing changes in place but the
+step's ledgers and the game, each module applying only its own actions."""
 
 from __future__ import annotations
 
@@ -166,3 +168,61 @@ def test_the_checks_see_a_room_call_another_and_two_rooms_set_one_field(tmp_path
     assert calls_into_other_rooms(questions, rooms["questions.py"], rooms) == [
         "questions.py:5: moves.py's _act"]
     assert shared_writes([moves, questions]) == ["self.question: moves.py:4, questions.py:3"]
+
+
+# --- what changes in place: the game, and nothing else but the step's ledgers ----------------
+#: What a step collects as it goes (records to log, outputs, turns as told):
+#: appended to by whichever room logs or says something.
+LEDGERS = {"_out", "_logged", "_turns"}
+#: The engine's actions each module may apply to the game: the moves room
+#: plays, undoes and draws (any); the clock room holds and restarts the
+#: engine's timer; the session applies a timeout and the table's stop.
+GAME_CHANGES = {"moves.py": None, "clock.py": {"PauseClock", "ResumeClock"},
+                "session.py": {"Timeout", "StopGame"}}
+
+
+def changed_in_place(path: Path) -> list[str]:
+    """Where a module changes a field of the brain without setting it: a
+    method that mutates (``self._moves.pop()``), or the game applied to
+    (``self.game.apply(Flip(...))``) by a module not allowed that action."""
+    mutators = {"append", "extend", "pop", "insert", "remove", "clear", "update", "add",
+                "discard", "apply", "undo_to", "popleft", "appendleft"}
+    allowed = GAME_CHANGES.get(path.name, set())
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in mutators and isinstance(node.func.value, ast.Attribute)
+                and isinstance(node.func.value.value, ast.Name)
+                and node.func.value.value.id == "self"):
+            continue
+        field = node.func.value.attr
+        if field in LEDGERS:
+            continue
+        if field == "game" and node.args and isinstance(node.args[0], ast.Call):
+            action = ast.unparse(node.args[0].func)
+            if allowed is None or action in allowed:
+                continue
+        elif field == "game" and allowed is None:
+            continue
+        found.append(f"{path.name}:{node.lineno}: self.{field}.{node.func.attr}")
+    return found
+
+
+def test_nothing_changes_in_place_but_the_game_by_its_own_rooms():
+    assert [hit for path in ROOMS for hit in changed_in_place(path)] == []
+
+
+def test_the_check_sees_a_list_popped_and_a_move_played_by_the_clock(tmp_path):
+    """The brain as it was: the moves made a list that undo popped; and a
+    clock room that played a move instead of holding the timer."""
+    moves, clock = tmp_path / "moves.py", tmp_path / "clock.py"
+    moves.write_text("class Moves:\n"
+                     "    def _undo(self):\n"
+                     "        self._moves.pop()\n"
+                     "        self.game.undo_to(3, 1.0)\n")
+    clock.write_text("class Clock:\n"
+                     "    def _hold(self):\n"
+                     "        self.game.apply(PauseClock(), 1.0)\n"
+                     "        self.game.apply(Flip('Ann', 'Ann', 7), 1.0)\n")
+    assert changed_in_place(moves) == ["moves.py:3: self._moves.pop"]
+    assert changed_in_place(clock) == ["clock.py:4: self.game.apply"]

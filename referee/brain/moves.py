@@ -23,6 +23,7 @@ them a sentence asks for, and what is asked first, is the session's
 
 from __future__ import annotations
 
+from referee.brain.played import Played
 from referee.brain.shared import Shared
 from referee.engine.core import Event, Rejection
 from referee.records import ChanceRecord, EventRecord
@@ -37,14 +38,13 @@ class Moves(Shared):
         """A game rebuilt from a log says nothing: its chance steps take the
         logged outcomes (``rebuild``), so resume repeats what was said; what
         the game started with (a deal) is logged as when it started."""
-        self._replaying = True
-        self._replayed_chance = list(rebuild)
+        self.played = self.played.rebuilt(rebuild)
         for event in self._chance(self.now):
             self._log(EventRecord.of(event, self.now))
 
     def _replayed(self) -> None:
         """The rebuilt game goes on at a table: a step that fails is a bug again."""
-        self._replaying = False
+        self.played = self.played.at_table()
 
     def _play(self, intent: Intent, speaker: str, at: float) -> list[Event] | str:
         """Play a move: what happened, or why it was refused."""
@@ -56,7 +56,7 @@ class Moves(Shared):
             events = self.game.apply(action, at)
         except Rejection as rejection:
             return rejection.sentence
-        self._moves.append((depth, self.game.describe(action)))
+        self.played = self.played.moved(depth, self.game.describe(action))
         return events
 
     def _chance(self, at: float) -> list[Event]:
@@ -71,17 +71,14 @@ class Moves(Shared):
             if chance is None:
                 break
             outcome = self.spec.draw(chance, self.game)  # drawn even on replay: same sequence
-            if self._replayed_chance:
-                logged = self._replayed_chance.pop(0)
+            # (the logged outcome on replay; else what an undo took back)
+            self.played, wanted = self.played.next_outcome(drawn=outcome is not None)
+            if wanted is not None:
                 outcome = next((a for a, _ in chance.outcomes
-                                if self.game.describe(a) == logged), outcome)
-            elif self._undone_chance and outcome is not None:  # what an undo took back
-                again = self._undone_chance.pop(0)
-                outcome = next((a for a, _ in chance.outcomes
-                                if self.game.describe(a) == again), outcome)
+                                if self.game.describe(a) == wanted), outcome)
             if outcome is None:
                 break
-            self._chanced.append((self.game.depth, self.game.describe(outcome)))
+            self.played = self.played.chanced(self.game.depth, self.game.describe(outcome))
             self._log(ChanceRecord(at, chance.name, self.game.describe(outcome)))
             events += self.game.apply(outcome, at)
         return events
@@ -96,20 +93,16 @@ class Moves(Shared):
         """Take back the last move and all after it: what to say of it. The
         chance it took back comes again (undo is no re-roll)."""
         before = self.game.undo_to(undo_to, at)
-        self._moves.pop()
-        undone = [o for depth, o in self._chanced if depth > undo_to]
-        self._chanced = [(d, o) for d, o in self._chanced if d <= undo_to]
-        if not self._replaying:  # (a replay takes the logged outcomes as they came)
-            self._undone_chance = undone + self._undone_chance
+        self.played = self.played.undone(undo_to)
         self._log(EventRecord(at, "Undone"))
         return self.spec.undone(before, self.game)
 
     def _new_game(self, at: float) -> str:
         """The same players and options begin again: what to put back on the
         table first (when anything was played)."""
-        reset = self.spec.reset(self.game) if self._moves or self.over else ""
+        reset = self.spec.reset(self.game) if self.played.moves or self.over else ""
         self.game = self.spec.begin(at)
-        self._moves, self._chanced, self._undone_chance = [], [], []
+        self.played = Played()
         self._log(EventRecord(at, "NewGame"))
         return reset
 

@@ -53,9 +53,9 @@ class Questions(Shared):
 
     def _undo_asking(self, who: str) -> Asking | str:
         """Another player's agreement to undo the last move, or why there is none."""
-        if not self._moves:
+        if not self.played.moves:
             return "There is nothing to undo."
-        depth, move = self._moves[-1]
+        depth, move = self.played.moves[-1]
         others = self._others(who)
         return Asking(f"{others[0]}, do you agree to undo: {move}?", others, Intent("undo"),
                       who, undo_to=depth, consent=True)
@@ -109,7 +109,7 @@ class Questions(Shared):
             return "OK, not played."
         turn = "" if self.over else " " + self.spec.answer("turn", None, self.game, at)
         if question.undo_to is not None:
-            return f"The move stays: {self._moves[-1][1]}.{turn}"
+            return f"The move stays: {self.played.moves[-1][1]}.{turn}"
         if question.intent.kind in ("end", "leave", "rematch"):
             return f"The game goes on.{turn}" if not self.over else "OK."
         return f"Nothing changed.{turn}"

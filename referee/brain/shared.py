@@ -20,6 +20,7 @@ from typing import Any
 
 from referee.brain.hearing import Judge
 from referee.brain.memory import Memory
+from referee.brain.played import Played
 from referee.brain.turnclock import TurnClock
 from referee.engine.core import Event, GameStopped, Rejection, TurnStarted
 from referee.games.contract import Contract
@@ -74,8 +75,8 @@ class Shared:
         self.last: list[str] = []
         self.question: Question | None = None
         self.answer_seconds = answer_seconds
-        #: (stack depth before the move, what the move was), oldest first.
-        self._moves: list[tuple[int, str]] = []
+        #: The moves made and the chance drawn (:mod:`referee.brain.moves` keeps it).
+        self.played = Played()
         #: The turn clock's state (:mod:`referee.brain.clock` keeps it).
         self.clock = TurnClock(limit=self._turn_limit(at))
         #: What the conversation remembers: the rest of a long answer, the
@@ -83,21 +84,12 @@ class Shared:
         self.memory = Memory()
         #: The referee's decisions on what it hears (:mod:`referee.brain.hearing`).
         self._judge = Judge(self.matcher)
-        #: Outcomes of chance steps read from a log being replayed, oldest first.
-        self._replayed_chance: list[str] = []
-        #: Each chance step's outcome with the game's depth before it, and the
-        #: outcomes an undo took back, to come again (:mod:`referee.brain.moves`).
-        self._chanced: list[tuple[int, str]] = []
-        self._undone_chance: list[str] = []
         #: The end of the game was announced, with :data:`AFTER_THE_END`.
         self._ended = False
         #: The table said it is done ("that's all"): the table loop ends.
         self.left = False
         #: What this step logged, and what else it does, in order.
         self._logged: list[Record] = []
-        #: A game rebuilt from a log, until it goes on at a table: a step that
-        #: fails is told by the replay, as not fitting the game.
-        self._replaying = False
         #: When an input was last logged (a tick is logged once a second while
         #: something is due: :meth:`~referee.session.Session.step`).
         self._beat = at
