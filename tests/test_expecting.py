@@ -18,7 +18,7 @@ import pytest
 from referee.cli import main
 from referee.games import matcher_for
 from referee.games.race65 import Race65Spec
-from referee.protocol import Judged, Say, Speech, Start, Typed
+from referee.protocol import Judged, Say, Snapshot, Speech, Start, Typed
 from referee.session import Session
 from referee.speech.audio import load_wav
 from referee.speech.hearing.decision import (
@@ -31,7 +31,7 @@ from referee.speech.hearing.decision import (
     Expectation,
     decide_expecting,
 )
-from referee.speech.hearing.interface import Transcript
+from referee.speech.hearing.interface import Recognizer, Transcript
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.understanding.intents import IntentMatcher
 
@@ -208,3 +208,73 @@ def test_a_hardly_heard_expected_sentence_is_a_prompt_and_talk_is_not() -> None:
                             Expectation(True, lambda sentence: False)).decision == NONE
     below = chance_of(REPEAT_FLOOR / 2)
     assert decide_expecting(extra, own, below, None, str, waiting).decision == NONE
+
+
+# --- a command with other words in one breath -------------------------------------------------
+PIPER = ROOT / "tests" / "audio_fixtures" / "piper-joe"
+
+
+def _hit_me_with_talk(recognizer: Recognizer, talk: str, before: bool) -> Transcript:
+    """A committed line of Turn 7 table talk and "hit me", 0.2 s apart, in
+    one utterance (as ``./run bench intalk`` joins them), heard."""
+    import numpy as np
+
+    from referee.speech.audio import RATE, Audio
+
+    gap = np.zeros(int(0.2 * RATE), np.int16)
+    talking, hit = load_wav(PIPER / f"{talk}.wav").samples, load_wav(PIPER / "t7c02.wav").samples
+    joined = [talking, gap, hit] if before else [hit, gap, talking]
+    return recognizer.decode(recognizer.prepare(Audio(np.concatenate(joined))))
+
+
+@pytest.mark.slow
+def test_a_command_inside_talk_is_asked_about_for_the_awaited_player_only() -> None:
+    """ "I hate this game, hit me", "hit me, come on, give me a good card":
+    the whole is no sentence of the grammar, its part after (or before) the
+    pause is; the awaited player is asked ("do you want another card?"),
+    never played at once; another player's is talk."""
+    from referee.games.turn7 import Turn7Options, Turn7Spec
+
+    players = ["Ann", "Bob", "Cy"]
+    matcher = matcher_for("turn7", players)
+    recognizer = make_recognizer(matcher.phrases)
+    for talk, before in (("t7talk01", True), ("t7talk04", True), ("t7talk02", False)):
+        hearing = _hit_me_with_talk(recognizer, talk, before)
+        assert hearing.text == ""  # the recogniser alone turns it away
+        assert hearing.extra["part"]["best"] == "hit me"
+        assert (hearing.extra["part"]["from"] > 0.5) == before  # after the talk, or before it
+        for by_the_awaited in (True, False):
+            session = Session(Turn7Spec(players, Turn7Options(seed=3)), matcher=matcher)
+            shown = [o for o in session.step(Start(0.0)) if isinstance(o, Snapshot)]
+            deciding = shown[-1].state["turn"]
+            speaker = deciding if by_the_awaited else next(p for p in players if p != deciding)
+            judged, said = _judged(session, hearing, speaker, 2.0)
+            if by_the_awaited:
+                assert (judged.decision, judged.transcript) == (ASK, "hit me"), talk
+                assert said == [f"{deciding}, do you want another card?"]
+            else:
+                assert (judged.decision, said) == (NONE, []), talk
+
+
+def test_a_part_of_an_utterance_is_weighed_only_as_an_expected_sentence() -> None:
+    """A part of an utterance (heard again before or after its inner pause)
+    is asked about when the awaited player's whole utterance was not heard
+    and the part is a sentence expected of them; never acted on at once;
+    nothing when it is not expected, or said off-turn."""
+    from referee.brain.hearing import Judge
+
+    part = {"best": "stay", "probability": 0.99, "free": "Stay.", "primed": "Stay.",
+            "similarity": 100.0, "primed_similarity": 100.0, "gap": 10.0, "nothing": -20.0,
+            "scores": [-0.5, 2, -0.5, 2], "base_logprob": -0.5, "model": "tiny.en+table",
+            "options": [["stay", 9.0, -0.5, 2, -0.5]], "from": 0.8, "to": 1.6}
+    whole = {**part, "best": "what's the score", "probability": 0.001, "free": "Stacy, stay.",
+             "similarity": 30.0, "primed_similarity": 30.0,
+             "options": [["what's the score", -9.0, -9.0, 5, -9.0]], "part": part}
+    judge = Judge(matcher_for("turn7", ["Ann", "Bob"]))
+    heard = Transcript("", 0.0, (), 0.0, whole)
+    expected = Expectation(True, lambda sentence: sentence == "stay")
+    decision = judge.decide(heard, "Ann", expected)
+    assert (decision.decision, decision.sentence) == (ASK, "stay")
+    assert judge.decide(heard, "Ann", Expectation(True, lambda sentence: False)).decision == NONE
+    assert judge.decide(heard, "Bob", Expectation(False, expected.expects)).decision == NONE
+    assert judge.decide(heard, "Ann", None).decision == NONE

@@ -19,6 +19,7 @@ from referee.speech.hearing.decision import (
     ACT,
     ASK,
     NONE,
+    REPEAT,
     Decision,
     Expectation,
     decide_expecting,
@@ -75,7 +76,11 @@ class Judge:
                expecting: Expectation | None) -> Decision:
         """The decision on one hearing by ``who``; a hearing without the
         measures (another recogniser, an older log) is decided as its
-        recogniser did."""
+        recogniser did. A part of the utterance heard again around its pause
+        (``extra["part"]``: a command said with other words in one breath)
+        is asked about when the whole was not heard, the speaker is awaited,
+        and the part is a sentence expected of them, heard at the threshold
+        of one nobody expects (a part is weaker evidence than a whole)."""
         own = _as_heard(transcript)
         extra = transcript.extra
         if not options(extra) or "probability" not in extra:
@@ -86,8 +91,24 @@ class Judge:
             return self.matcher.match(sentence, who).intent
 
         names: Callable[[str], Collection[str]] = self._names
-        return decide_expecting(extra, own, dict(calibration.weights), names, meaning,
-                                expecting)
+        weights = dict(calibration.weights)
+        decision = decide_expecting(extra, own, weights, names, meaning, expecting)
+        part = extra.get("part")
+        if (decision.decision in (NONE, REPEAT) and isinstance(part, dict) and options(part)
+                and expecting is not None and expecting.awaited):
+            # A command said with other words in one breath ("Sheila, hit
+            # me", "hit me, come on"): asked about, never acted on at once,
+            # when it is one the referee expects of them.
+            heard = decide_expecting(part, Decision(NONE, str(part.get("best") or ""),
+                                                    float(part.get("probability") or 0.0)),
+                                     weights, names, meaning, expecting)
+            # (a part is weaker evidence than a whole: it is asked about
+            # only from the threshold of a sentence nobody expects)
+            kind = self.matcher.match(heard.sentence, who).intent.kind
+            if heard.decision == ASK and heard.probability >= calibration.threshold(
+                    kind, self.matcher.phrases.lenient_kinds):
+                return heard
+        return decision
 
 
 def _as_heard(transcript: Transcript) -> Decision:

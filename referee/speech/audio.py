@@ -347,6 +347,41 @@ def speech_bounds(energy: np.ndarray[Any, Any], frame: int, length: int,
     return start, end
 
 
+def inner_pauses(audio: Audio, below_peak_db: float = SPEECH_DB, shortest_s: float = 0.06,
+                 around_s: float = 0.3) -> list[tuple[float, float]]:
+    """The quiet stretches inside an utterance where a command said in one
+    breath with other words may begin or end: at least ``shortest_s`` of 20
+    ms frames more than ``below_peak_db`` under the loudest, with at least
+    ``around_s`` of sound before and after; longest first, as (start, end)
+    in seconds.
+
+    >>> tone = (np.sin(np.arange(8000) / 3) * 8000).astype(np.int16)
+    >>> quiet = np.zeros(3200, dtype=np.int16)
+    >>> inner_pauses(Audio(np.concatenate([tone, quiet, tone])))
+    [(0.5, 0.7)]
+    >>> inner_pauses(Audio(np.concatenate([tone, tone])))
+    []
+    """
+    frame = audio.rate // 50
+    energy = frame_energies(audio.samples, frame)
+    if len(energy) == 0 or energy.max() < 20.0:
+        return []
+    loud = energy >= energy.max() - below_peak_db
+    first, last = int(np.argmax(loud)), len(loud) - 1 - int(np.argmax(loud[::-1]))
+    seconds = frame / audio.rate
+    found: list[tuple[int, tuple[float, float]]] = []
+    start = None
+    for i in range(first, last + 1):
+        if not loud[i] and start is None:
+            start = i
+        elif loud[i] and start is not None:
+            if ((i - start) * seconds >= shortest_s and (start - first) * seconds >= around_s
+                    and (last + 1 - i) * seconds >= around_s):
+                found.append((i - start, (round(start * seconds, 3), round(i * seconds, 3))))
+            start = None
+    return [pause for _, pause in sorted(found, key=lambda f: -f[0])]
+
+
 def speech_region(audio: Audio, below_peak_db: float = SPEECH_DB,
                   margin_s: float = SPEECH_MARGIN) -> Audio:
     """The part of an utterance that holds the speech, with a margin.

@@ -31,7 +31,18 @@ from referee.speech.understanding.templates import PhraseSet
 
 log = logging.getLogger(__name__)
 
-
+#: An utterance the recogniser does not hear as a command is heard again in
+#: parts, after and before each of its longest inner pauses (at most this
+#: many), for a command said with other words in one breath ("Sheila, hit
+#: me", "hit me, come on"): the brain weighs the likeliest part only for the
+#: player it waits for (:mod:`referee.brain.hearing`).
+PART_PAUSES = 1
+#: ... an utterance of at most this many seconds (longer chatter is not
+#: heard again: its parts would cost more than they find).
+PARTS_LONGEST = 5.0
+#: Seconds of the pause kept before a part that starts after it, and after
+#: one that ends at it (as :meth:`WhisperRecognizer.prepare` keeps a tail).
+PART_MARGIN = 0.1
 
 
 class WhisperRecognizer(Recognizer):
@@ -125,7 +136,7 @@ class WhisperRecognizer(Recognizer):
             return None
 
     def _transcribe(self, audio: Audio, spent: float,
-                    give_up: Callable[[], bool] | None = None) -> Transcript:
+                    give_up: Callable[[], bool] | None = None, parts: bool = True) -> Transcript:
         import numpy as np
 
         from referee.speech.audio import peak_dbfs
@@ -166,8 +177,29 @@ class WhisperRecognizer(Recognizer):
                                           self._names)
         extra["probability"] = round(chance, 4)
         extra["model"] = self.model_name
+        if parts and not text and audio.seconds <= PARTS_LONGEST:
+            heard = self._part(audio, give_up)
+            if heard is not None:
+                extra["part"] = heard
         return Transcript(text, confidence, nbest, spent + time.perf_counter() - started,
                           extra)
+
+    def _part(self, audio: Audio, give_up: Callable[[], bool] | None) -> dict[str, Any] | None:
+        """The likeliest hearing of a part of the utterance, after or before
+        one of its inner pauses (its measures, with ``from`` and ``to``: the
+        part, in seconds), or None."""
+        from referee.speech.audio import inner_pauses
+
+        best: dict[str, Any] | None = None
+        for start, end in inner_pauses(audio)[:PART_PAUSES]:
+            for cut in ((max(start, end - PART_MARGIN), audio.seconds),
+                        (0.0, min(end, start + PART_MARGIN))):
+                part = audio.samples[int(cut[0] * audio.rate):int(cut[1] * audio.rate)]
+                heard = self._transcribe(Audio(part, audio.rate), 0.0, give_up, parts=False).extra
+                if heard.get("best") and (best is None
+                                          or heard["probability"] > best["probability"]):
+                    best = {**heard, "from": round(cut[0], 3), "to": round(cut[1], 3)}
+        return best
 
     @property
     def model_name(self) -> str:
