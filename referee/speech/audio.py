@@ -348,12 +348,13 @@ def speech_bounds(energy: np.ndarray[Any, Any], frame: int, length: int,
 
 
 def inner_pauses(audio: Audio, below_peak_db: float = SPEECH_DB, shortest_s: float = 0.06,
-                 around_s: float = 0.3) -> list[tuple[float, float]]:
+                 around_s: float = 0.1) -> list[tuple[float, float]]:
     """The quiet stretches inside an utterance where a command said in one
     breath with other words may begin or end: at least ``shortest_s`` of 20
     ms frames more than ``below_peak_db`` under the loudest, with at least
-    ``around_s`` of sound before and after; longest first, as (start, end)
-    in seconds.
+    ``around_s`` of sound before and after (the sound of the shortest
+    command of the tuning voices: "hit" in piper-joe-fast); longest first,
+    as (start, end) in seconds.
 
     >>> tone = (np.sin(np.arange(8000) / 3) * 8000).astype(np.int16)
     >>> quiet = np.zeros(3200, dtype=np.int16)
