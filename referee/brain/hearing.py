@@ -27,6 +27,7 @@ from referee.speech.hearing.decision import (
 )
 from referee.speech.hearing.interface import Transcript
 from referee.speech.understanding.intents import IntentMatcher
+from referee.speech.understanding.meaning import Intent
 from referee.wording import NOT_MOVES, SURE_SCORE
 
 
@@ -87,7 +88,7 @@ class Judge:
             return own
         calibration = CALIBRATIONS["base" if extra.get("model") == "tiny.en" else "table"]
 
-        def meaning(sentence: str) -> object:
+        def meaning(sentence: str) -> Intent:
             return self.matcher.match(sentence, who).intent
 
         names: Callable[[str], Collection[str]] = self._names
@@ -104,9 +105,8 @@ class Judge:
                                      weights, names, meaning, expecting)
             # (a part is weaker evidence than a whole: it is asked about
             # only from the threshold of a sentence nobody expects)
-            kind = self.matcher.match(heard.sentence, who).intent.kind
             if heard.decision == ASK and heard.probability >= calibration.threshold(
-                    kind, self.matcher.phrases.lenient_kinds):
+                    meaning(heard.sentence).kind, self.matcher.phrases.lenient_kinds):
                 return heard
         return decision
 
