@@ -11,7 +11,9 @@ voice (the held-out voices by default: nothing was tuned on them), the parts
 joined with a pause of each length and a whisper of room noise, and the
 stream cut into utterances exactly as the live loop cuts it
 (:func:`benchmarks.table.heard_as_live`: the voice detector, the words
-decoded ahead at each pause and judged against the grammar). A command is
+decoded ahead at each pause and judged against the grammar, and the brain,
+in the situation where the command is a move it expects of Ann, asked
+whether it expects the words so far: :class:`~referee.listening.Listening`). A command is
 *cut* when an utterance ends before its last part has begun: the referee
 answered before the player had finished. It is *heard right* when its first
 utterance, as the brain judges it from the awaited player, means what was
@@ -36,6 +38,7 @@ from harness.judging import outcome
 from harness.progress import Bar
 from harness.situations import Placer
 from referee.games import matcher_for
+from referee.listening import Listening
 from referee.speech.audio import RATE, SPEECH_DB, speech_bounds
 from referee.speech.audio import frame_energies as energies
 from referee.speech.listen import Listener
@@ -102,8 +105,8 @@ def trimmed(samples: np.ndarray) -> np.ndarray:
     return samples if bounds is None else samples[bounds[0] : bounds[1]]
 
 
-def run(voices: list[str], pauses: list[float], games: list[str], errors: bool = False
-        ) -> dict[tuple[str, float], list[Result]]:
+def run(voices: list[str], pauses: list[float], games: list[str], errors: bool = False,
+        before: bool = False) -> dict[tuple[str, float], list[Result]]:
     results: dict[tuple[str, float], list[Result]] = {}
     total = len(voices) * len(pauses) * sum(len(SAID[g]) for g in games)
     bar = Bar(total, "commands with a pause")
@@ -127,7 +130,9 @@ def run(voices: list[str], pauses: list[float], games: list[str], errors: bool =
                     bar(done, f"{game} {voice}")
                     done += 1
                     stream, last_start, end = stream_of(parts, pause, done)
-                    cut = heard_as_live(stream, Listener(recognizer, matcher))
+                    listening = Listening(Listener(recognizer, matcher), lambda: False,
+                                          None if before else judge.expects)
+                    cut = heard_as_live(stream, listening)
                     ends = [u.end for u, _, _ in cut]  # (where each one's speech ended)
                     is_cut = bool(cut) and ends[0] < last_start
                     listener = Listener(recognizer, matcher)
@@ -200,7 +205,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.before:
         as_before()
-    report(run(args.voices, args.pauses, args.games, args.errors))
+    report(run(args.voices, args.pauses, args.games, args.errors, args.before))
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ from referee.records import SaidRecord
 from referee.session import Session
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.mic import Microphone, SeatUtterance
-from referee.speech.hearing.segmenter import BLOCK, DEFAULT_END_SILENCE, Segmenter
+from referee.speech.hearing.segmenter import BLOCK, DEFAULT_END_SILENCE, Judge, Segmenter
 from referee.speech.hearing.segmenter import Utterance as SegmentedUtterance
 from referee.speech.listen import Listener, understand
 from referee.speech.speaking.tts import Output, make_voice, sound_span
@@ -152,7 +152,7 @@ def response_times(voice_name: str, condition: str) -> tuple[list[Response], int
     return found_times, commands
 
 
-def heard_as_live(stream: np.ndarray, listener: Listener, first_only: bool = False
+def heard_as_live(stream: np.ndarray, listener: Judge, first_only: bool = False
                   ) -> list[tuple[SegmentedUtterance, float, float]]:
     """The utterances a stream (16 kHz samples) is cut into as the live loop
     cuts it, each with when its end was decided (audio time) and how long the

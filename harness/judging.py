@@ -19,7 +19,7 @@ from typing import Any
 
 import referee.speech.hearing.decision as decision
 from referee.games.base import GameSpec
-from referee.protocol import Judged, Speech, Start, Typed
+from referee.protocol import Expected, Judged, SoFar, Speech, Start, Typed
 from referee.session import Session
 from referee.speech.hearing.interface import Transcript
 from referee.speech.understanding.intents import IntentMatcher
@@ -62,9 +62,9 @@ class Situations:
         self.spec, self.matcher, self.before = spec, matcher, tuple(before)
         self._ready: tuple[Session, float] | None = None
 
-    def judge(self, transcript: Transcript, speaker: str | None,
-              seconds: float = 1.0) -> Judgement:
-        if self._ready is None:  # (brought there once, copied for each utterance)
+    def _brought(self) -> tuple[Session, float]:
+        """The brain brought to the situation (once), and the time there."""
+        if self._ready is None:
             brain = Session(self.spec(), matcher=self.matcher)
             brain.step(Start(0.0))
             at = 0.0
@@ -72,7 +72,18 @@ class Situations:
                 at += 0.5
                 brain.step(Typed(at, text, who))
             self._ready = (brain, at + 1.0)
-        ready, at = self._ready
+        return self._ready
+
+    def expects(self, text: str, speaker: str | None = None) -> bool | None:
+        """Whether the brain there expects the words said so far
+        (:class:`~referee.protocol.SoFar`: a question that changes nothing)."""
+        ready, at = self._brought()
+        said = ready.step(SoFar(at, text, speaker))
+        return next((o.expected for o in said if isinstance(o, Expected)), None)
+
+    def judge(self, transcript: Transcript, speaker: str | None,
+              seconds: float = 1.0) -> Judgement:
+        ready, at = self._brought()  # (brought there once, copied for each utterance)
         shared = {id(self.matcher): self.matcher, id(ready.spec): ready.spec,
                   id(ready._judge): ready._judge}
         brain = copy.deepcopy(ready, shared)

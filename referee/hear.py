@@ -32,6 +32,8 @@ from referee.speech.understanding.phrase_files import load_phrases
 from referee.wording import SURE_SCORE, NoSuchPlayer, player_named
 
 if TYPE_CHECKING:
+    from referee.listening import Listening
+    from referee.protocol import Brain
     from referee.speech.listen import Listener
 
 #: The decisions as a line to read says them.
@@ -100,6 +102,28 @@ class Situation:
     def __init__(self, matcher: IntentMatcher, spec: GameSpec | None,
                  speaker: str | None) -> None:
         self.matcher, self.spec, self.speaker = matcher, spec, speaker
+        self._brain: Brain | None = None  # (asked what it expects: never changed)
+
+    def listening(self, listener: Listener) -> Listening:
+        """``listener`` judging pauses as in a game: a move this fresh game's
+        brain does not expect of the speaker is waited out (:class:`Listening`)."""
+        from referee.listening import Listening
+
+        return Listening(listener, lambda: False, None if self.spec is None else self.expects)
+
+    def expects(self, text: str) -> bool | None:
+        """Whether the brain at the start of a fresh game expects these words
+        said so far (:class:`~referee.protocol.SoFar`: a question that changes nothing)."""
+        from referee.protocol import Expected, SoFar, Start
+        from referee.session import Session
+
+        if self._brain is None and self.spec is not None:
+            self._brain = Session(self.spec, matcher=self.matcher)
+            self._brain.step(Start(0.0))
+        if self._brain is None:
+            return None
+        said = self._brain.step(SoFar(1.0, text, self.speaker))
+        return next((o.expected for o in said if isinstance(o, Expected)), None)
 
     def judge(self, transcript: Transcript, seconds: float) -> dict[str, Any]:
         """What the referee makes of one utterance: its intent (with score and
@@ -175,7 +199,8 @@ def hear_microphone(args: argparse.Namespace, table: Situation,
     try:
         # (decodes ahead and judges pauses, as in a game)
         listener = Listener(recognizer, table.matcher)
-        for utterance in microphone_utterances(device, args.end_silence, listener):
+        listening = table.listening(listener)
+        for utterance in microphone_utterances(device, args.end_silence, listening):
             transcript = listener.transcript(utterance.audio)
             show({**table.judge(transcript, utterance.audio.seconds), "engine": recognizer.name,
                   "audio_s": round(utterance.audio.seconds, 3),
@@ -219,7 +244,7 @@ def hear_files(
     failed = False
     for name in files:
         try:
-            _decode_file(name, listener, partial(decode, name=name))
+            _decode_file(name, table.listening(listener), partial(decode, name=name))
         except AudioError as error:
             print(f"referee: {error}", file=sys.stderr)
             if show is _json_line:
@@ -228,7 +253,7 @@ def hear_files(
     return 1 if failed else 0
 
 
-def _decode_file(name: str, listener: Listener, decode: Callable[..., None]) -> None:
+def _decode_file(name: str, listener: Listening, decode: Callable[..., None]) -> None:
     """One WAV file decoded whole, or, when longer than :data:`LONG_FILE`
     seconds, read a block at a time and cut into utterances."""
     import numpy as np

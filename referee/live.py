@@ -404,7 +404,8 @@ class LiveLoop:
         if recognizer is None:
             return None
         listener = self._listeners[player] = Listener.judging(recognizer)
-        return Listening(listener, self.table.speaking_now)
+        return Listening(listener, self.table.speaking_now,
+                         partial(self.table.expects, speaker=player))
 
     def _game_time(self, monotonic: float) -> float:
         return self._base + (monotonic - self._t0) * self.speed

@@ -172,6 +172,21 @@ class Understood:
 
 
 @dataclass(frozen=True)
+class SoFar:
+    """The words a player has said so far, decoded ahead at a pause (they may
+    go on): does the referee expect them now? The brain answers
+    :class:`Expected` and changes nothing; never logged. The ears wait longer
+    for the rest of a move it does not expect ("shut four ..." on a roll of
+    nine: :class:`~referee.listening.Listening`)."""
+
+    type: ClassVar[str] = "so-far"
+    at: float
+    text: str
+    #: Who is speaking (a seat's phone), or None (the table's microphone).
+    speaker: str | None = None
+
+
+@dataclass(frozen=True)
 class SpokenUntil:
     """A sentence of ``tone`` said at ``at`` finished being said (or read) at
     ``until``: a turn's timer starts then, a question's answer time counts from then."""
@@ -234,7 +249,7 @@ class Stop:
 
 
 Input = (Start | Tick | Typed | Speech | Understood | SpokenUntil | VoiceCut
-         | VoiceChanged | MicLost | MicBack | Resume | Stop)
+         | VoiceChanged | MicLost | MicBack | Resume | Stop | SoFar)
 
 
 # --- outputs: what the brain does -----------------------------------------------------
@@ -335,6 +350,19 @@ class Moments:
 
 
 @dataclass(frozen=True)
+class Expected:
+    """The answer to :class:`SoFar`: whether the words are a move the referee
+    expects of their speaker now (a legal move of the player it waits for);
+    None when they are no move (a question, a control, talk): the game has
+    no say in them."""
+
+    type: ClassVar[str] = "expected"
+    at: float
+    text: str
+    expected: bool | None
+
+
+@dataclass(frozen=True)
 class WakeAt:
     """When the referee next has something to say if nobody speaks (a
     countdown mark, a timeout, a question unanswered); None: not before
@@ -354,7 +382,7 @@ class Left:
 
 
 Output = (Say | CutVoice | ChangeVoice | Caption | Logged | Snapshot | Judged | Moments | WakeAt
-          | Left)
+          | Left | Expected)
 
 #: A line of the game log after its header.
 Entry = Record | Input

@@ -77,6 +77,7 @@ from referee.protocol import (
     Caption,
     ChangeVoice,
     CutVoice,
+    Expected,
     Input,
     Judged,
     Left,
@@ -88,6 +89,7 @@ from referee.protocol import (
     Resume,
     Say,
     Snapshot,
+    SoFar,
     Speech,
     SpokenUntil,
     Start,
@@ -142,6 +144,8 @@ class Session(Moves, Questions, Answers, Clock):
         logged, never the end of the game; rebuilding a game from a log is the
         exception: a log that does not fit must say so.
         """
+        if isinstance(message, SoFar):  # (a question of the ears: nothing changes)
+            return [self._so_far(message)]
         self._logged, self._out = [], []
         try:
             self._handle(message)
@@ -217,6 +221,8 @@ class Session(Moves, Questions, Answers, Clock):
                 self._emit(self._events(self._release_for_mic(at), at))
             case Stop(at=at):
                 self._emit(self._stop(at))
+            case SoFar():
+                pass  # (answered by step itself, before anything is logged)
             case Start(at=at, rebuild=rebuild, legacy_clock=legacy_clock):
                 self._clock_of_log(legacy_clock)
                 self._start(at, rebuild)
@@ -478,6 +484,20 @@ class Session(Moves, Questions, Answers, Clock):
                           self.clock.paused)
         return expectation(self.spec, self.game, self.matcher, who, waiting,
                            question is not None, self.now)
+
+    def _so_far(self, m: SoFar) -> Expected:
+        """Whether the words said so far are a move the referee expects of
+        their speaker now (None: no move, the game has no say); a failure
+        is no opinion, never the end of the game."""
+        try:
+            who = self.attribute(m.speaker)
+            if self.matcher.match(m.text, who).intent.kind in NOT_MOVES:
+                return Expected(m.at, m.text, None)
+            expecting = self._expecting(who)
+            return Expected(m.at, m.text, expecting.awaited and expecting.expects(m.text))
+        except Exception:
+            log.exception("judging the words so far failed")
+            return Expected(m.at, m.text, None)
 
     def _say_again(self, m: Speech, who: str, over_voice: bool) -> None:
         """The awaited player said what looks like an attempt at a command, not

@@ -44,6 +44,7 @@ from referee.protocol import (
     ChangeVoice,
     CutVoice,
     Entry,
+    Expected,
     Input,
     Judged,
     Left,
@@ -53,6 +54,7 @@ from referee.protocol import (
     Room,
     Say,
     Snapshot,
+    SoFar,
     Speech,
     Spoken,
     SpokenUntil,
@@ -150,7 +152,8 @@ class Table:
         self.recognizer = recognizer
         # Decodes ahead at pauses, judging the words with a matcher of its own.
         self.listener = None if recognizer is None else Listener.judging(recognizer)
-        self.listening = Listening(self.listener, self.speaking_now)  # (the table microphone's)
+        # (the table microphone's: its speaker is whom the referee waits for)
+        self.listening = Listening(self.listener, self.speaking_now, self.expects)
         self.voice = mouth.voice or SilentVoice()
         self.output = mouth.output or NullOutput()
         self.private = dict(mouth.private)
@@ -396,6 +399,14 @@ class Table:
     def speaking_now(self) -> bool:
         """Whether the referee is talking (a "stop" would cut it)."""
         return self.busy_until > self.now
+
+    def expects(self, text: str, speaker: str | None = None) -> bool | None:
+        """Whether the brain expects these words, said so far by ``speaker``
+        (None: the table's microphone), now (:class:`~referee.protocol.SoFar`:
+        a question that changes nothing)."""
+        answer = next((o for o in self.session.step(SoFar(self.now, text, speaker))
+                       if isinstance(o, Expected)), None)
+        return None if answer is None else answer.expected
 
     def hear_transcript(
         self, transcript: Transcript, start: float, end: float, at: float,

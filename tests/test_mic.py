@@ -650,6 +650,7 @@ def _utterances(data: bytes, verdict: str | None) -> list[tuple[float, float]]:
 @pytest.mark.parametrize(("verdict", "pause", "parts"), [
     ("went on", 0.4, 1),  # the decode ahead was given up: they went on
     ("read-out", 0.5, 1),  # "I lay down my phase ... three fives"
+    ("unexpected", 0.4, 1),  # "shut four ... " on a roll of nine: refused alone
     ("extendable", 0.4, 2),  # "flip my seven ... " the end silence ends it
     (None, 0.4, 2),  # nothing decoded ahead: the endpointer decides
 ])

@@ -91,8 +91,9 @@ class Listener:
         #: Which word sequences are the start of a longer sentence of the grammar.
         self._prefixes = Prefixes(matcher.phrases) if matcher else None
         self._guess: tuple[Audio, Transcript] | None = None
-        #: The intent kind of the words judged last ("stop"), or None.
+        #: The intent kind of the words judged last ("stop"), or None; and the words.
         self.guessed_kind: str | None = None
+        self.guessed_text = ""
         #: How many utterances were decoded ahead, and how many of those guesses held;
         #: how many decodes ahead were given up midway (the speaker went on).
         self.guessed = 0
@@ -148,13 +149,13 @@ class Listener:
         the speaker went on while the words were being decoded (the pause was
         not the end). None: nothing was decoded ahead.
         """
-        self.guessed_kind = None
+        self.guessed_kind, self.guessed_text = None, ""
         if self._guess is None and self._went_on:
             return WENT_ON
         if self._guess is None or self.matcher is None:
             return None
         heard = understand(self.matcher, self._guess[1], self.matcher.players[0])
-        self.guessed_kind = heard.kind
+        self.guessed_kind, self.guessed_text = heard.kind, self._guess[1].text
         if heard.kind == "none" or _said_so_far(self._guess[1]):
             return INCOMPLETE
         said = self._guess[1].text.split()

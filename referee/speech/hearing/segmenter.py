@@ -80,6 +80,12 @@ READ_OUT = "read-out"
 #: pause was not the end, whatever the endpointer's end silence says (a name,
 #: then a pause a little longer than it: "Bob, ... flip your four down").
 WENT_ON = "went on"
+#: A move the referee does not expect of the speaker now that more words
+#: could change ("shut four" ... "and five" on a roll of nine; a move out of
+#: turn): held as words that are no command yet. Asked of the brain by the
+#: table's listening (:class:`~referee.listening.Listening`): a refusal can
+#: wait a moment, a move cut in two cannot be taken back.
+UNEXPECTED = "unexpected"
 #: Quiet after the pause margin before a command that more words could
 #: change ends; extra silence after the endpointer's end for words that are
 #: no command yet.
@@ -178,8 +184,9 @@ class Segmenter:
       words could change (:data:`EXTENDABLE`: "flip my seven" ... "up") after
       :data:`QUIET_EXTENDABLE`; words that are no command yet
       (:data:`INCOMPLETE`: "Bob, ...") are given :data:`HOLD_INCOMPLETE` more
-      after the endpointer's end. ``None`` (nothing decoded: a noisy room)
-      leaves it to the endpointer.
+      after the endpointer's end, and so is a move the referee does not
+      expect now that more words could change (:data:`UNEXPECTED`).
+      ``None`` (nothing decoded: a noisy room) leaves it to the endpointer.
 
     When an utterance ended early and the player goes on after all, what
     follows is an utterance of its own; quiet after it (the endpointer still
@@ -389,7 +396,7 @@ class Segmenter:
         """How long after the endpointer's end the words at the last pause hold
         the utterance open (0: not at all)."""
         return {INCOMPLETE: HOLD_INCOMPLETE, WENT_ON: HOLD_INCOMPLETE,
-                READ_OUT: HOLD_READ_OUT}.get(verdict or "", 0.0)
+                UNEXPECTED: HOLD_INCOMPLETE, READ_OUT: HOLD_READ_OUT}.get(verdict or "", 0.0)
 
     def _sounding(self) -> bool:
         """Whether the last 100 ms hold the start of more speech: a frame within
