@@ -19,7 +19,7 @@ from typing import Any
 
 import referee.speech.hearing.decision as decision
 from referee.games.base import GameSpec
-from referee.protocol import Expected, Judged, SoFar, Speech, Start, Typed
+from referee.protocol import Judged, SoFar, Speech, Start, Typed, expected
 from referee.session import Session
 from referee.speech.hearing.interface import Transcript
 from referee.speech.understanding.intents import IntentMatcher
@@ -78,8 +78,7 @@ class Situations:
         """Whether the brain there expects the words said so far
         (:class:`~referee.protocol.SoFar`: a question that changes nothing)."""
         ready, at = self._brought()
-        said = ready.step(SoFar(at, text, speaker))
-        return next((o.expected for o in said if isinstance(o, Expected)), None)
+        return expected(ready, SoFar(at, text, speaker))
 
     def judge(self, transcript: Transcript, speaker: str | None,
               seconds: float = 1.0) -> Judgement:

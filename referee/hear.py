@@ -114,22 +114,27 @@ class Situation:
     def expects(self, text: str) -> bool | None:
         """Whether the brain at the start of a fresh game expects these words
         said so far (:class:`~referee.protocol.SoFar`: a question that changes nothing)."""
-        from referee.protocol import Expected, SoFar, Start
+        from referee.protocol import SoFar, expected
+
+        if self.spec is None:
+            return None
+        if self._brain is None:
+            self._brain = self._fresh_game(self.spec)
+        return expected(self._brain, SoFar(1.0, text, self.speaker))
+
+    def _fresh_game(self, spec: GameSpec) -> Brain:
+        """A brain at the start of a fresh game of ``spec`` (the table's)."""
+        from referee.protocol import Start
         from referee.session import Session
 
-        if self._brain is None and self.spec is not None:
-            self._brain = Session(self.spec, matcher=self.matcher)
-            self._brain.step(Start(0.0))
-        if self._brain is None:
-            return None
-        said = self._brain.step(SoFar(1.0, text, self.speaker))
-        return next((o.expected for o in said if isinstance(o, Expected)), None)
+        brain = Session(spec, matcher=self.matcher)
+        brain.step(Start(0.0))
+        return brain
 
     def judge(self, transcript: Transcript, seconds: float) -> dict[str, Any]:
         """What the referee makes of one utterance: its intent (with score and
         message), the words it took, and its decision."""
-        from referee.protocol import Judged, Speech, Start
-        from referee.session import Session
+        from referee.protocol import Judged, Speech
         from referee.speech.listen import understand
 
         if self.spec is None:
@@ -138,8 +143,7 @@ class Situation:
             decision = ("none" if not transcript.text else
                         "act" if heard.score >= SURE_SCORE else "ask")
             return {**heard.to_json(), "text": transcript.text, "decision": decision}
-        brain = Session(self.spec, matcher=self.matcher)
-        brain.step(Start(0.0))
+        brain = self._fresh_game(self.spec)
         said = brain.step(Speech(seconds + 0.3, 0.0, seconds, self.speaker, "mic", transcript))
         judged = next((o for o in said if isinstance(o, Judged)), None)
         if judged is None:  # (the step failed, and said so)

@@ -398,6 +398,11 @@ class Brain(Protocol):
         """Take one input; what it logged, then what to say and do."""
         ...
 
+
+def expected(brain: Brain, so_far: SoFar) -> bool | None:
+    """The brain's answer to ``so_far`` (:class:`Expected`); None without one."""
+    return next((o.expected for o in brain.step(so_far) if isinstance(o, Expected)), None)
+
 INPUTS: tuple[type[Any], ...] = typing.get_args(Input)
 OUTPUTS: tuple[type[Any], ...] = typing.get_args(Output)
 MESSAGE_TYPES: dict[str, type[Any]] = {cls.type: cls for cls in (*INPUTS, *OUTPUTS)}

@@ -44,7 +44,6 @@ from referee.protocol import (
     ChangeVoice,
     CutVoice,
     Entry,
-    Expected,
     Input,
     Judged,
     Left,
@@ -65,6 +64,7 @@ from referee.protocol import (
     VoiceChanged,
     VoiceCut,
     WakeAt,
+    expected,
 )
 from referee.speech.audio import Audio
 from referee.speech.hearing.interface import Recognizer, Transcript
@@ -404,9 +404,7 @@ class Table:
         """Whether the brain expects these words, said so far by ``speaker``
         (None: the table's microphone), now (:class:`~referee.protocol.SoFar`:
         a question that changes nothing)."""
-        answer = next((o for o in self.session.step(SoFar(self.now, text, speaker))
-                       if isinstance(o, Expected)), None)
-        return None if answer is None else answer.expected
+        return expected(self.session, SoFar(self.now, text, speaker))
 
     def hear_transcript(
         self, transcript: Transcript, start: float, end: float, at: float,
