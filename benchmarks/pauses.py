@@ -19,6 +19,13 @@ answered before the player had finished. It is *heard right* when its first
 utterance, as the brain judges it from the awaited player, means what was
 said. The table also gives the delay from the end of the last part's
 speech to the end being decided (audio time, as the benchmark's table rows).
+
+*Right at the table* follows every utterance the stream was cut into
+through one brain in the situation, as the live loop hears them, the rest
+of a cut move heard again with it (:meth:`~referee.speech.listen.Listener.whole`):
+the move played or asked about, as the command said whole would have been,
+and no problem said (no "Sorry", no refusal, no move taken too soon); and
+the same with each utterance heard apart, as before the rest was joined.
 """
 
 from __future__ import annotations
@@ -34,13 +41,15 @@ from benchmarks.recognition import moment_of, percentile
 from benchmarks.table import heard_as_live, speech_end
 from harness.ears import recognizer_for
 from harness.fixtures import HELD_OUT_VOICES, VOICES, Utterance
-from harness.judging import outcome
+from harness.judging import Situations, outcome
 from harness.progress import Bar
 from harness.situations import Placer
 from referee.games import matcher_for
 from referee.listening import Listening
+from referee.protocol import Say, Speech, Tone, Typed
 from referee.speech.audio import RATE, SPEECH_DB, speech_bounds
 from referee.speech.audio import frame_energies as energies
+from referee.speech.hearing.segmenter import Utterance as SegmentedUtterance
 from referee.speech.listen import Listener
 
 #: Commands said in parts (a pause between each two), by game: Race to 65 at
@@ -68,6 +77,38 @@ class Result:
     right: bool
     #: From the end of the last part's speech to the end decided (s), when not cut.
     delay: float | None
+    #: Right at the table (:func:`at_the_table`): the rest of a move heard
+    #: with it, and each utterance heard apart.
+    table: bool = False
+    apart: bool = False
+
+
+def at_the_table(cut: list[tuple[SegmentedUtterance, float, float]], listener: Listener,
+                 judge: Situations, said: str, join: bool) -> bool:
+    """Every utterance the stream was cut into heard in turn by one brain in
+    the situation, as the live loop hears them (the rest of a move heard
+    again with it: :meth:`~referee.speech.listen.Listener.whole`, when
+    ``join``): whether the table went as with the command said whole (the
+    referee said just what it says to it typed), or the referee asks about
+    the move meant (its yes would leave the game as the command does) and
+    said no problem (no "Sorry", no refusal, no move taken too soon)."""
+    brain, at = judge.fresh()
+    reference, _ = judge.fresh()
+    meant = [o.text for o in reference.step(Typed(at, said, "Ann")) if isinstance(o, Say)]
+    heard: list[Say] = []
+    for u, decided, _lag in cut:
+        transcript, start = listener.transcript(u.audio), u.start
+        whole = listener.whole(u.audio, u.start, u.end, transcript) if join else None
+        if whole is not None:
+            transcript, start = whole
+        heard += [o for o in brain.step(Speech(at + decided, at + start, at + u.end, "Ann",
+                                               "mic", transcript)) if isinstance(o, Say)]
+    if [o.text for o in heard] == meant:
+        return True
+    question = brain.question
+    return question is not None and all(o.tone != Tone.PROBLEM for o in heard) and (
+        brain._after(question.intent, question.by, brain.game)
+        == reference.spec.public_state(reference.game))
 
 
 def stream_of(parts: list[np.ndarray], pause: float, seed: int) -> tuple[np.ndarray, float, float]:
@@ -142,26 +183,35 @@ def run(voices: list[str], pauses: list[float], games: list[str], errors: bool =
                             listener.recognizer.prepare(cut[0][0].audio))
                         right = outcome(judge.judge(transcript, "Ann"), want) in (
                             "acted", "asked")
+                    table = {join: at_the_table(cut, Listener(recognizer, matcher), judge,
+                                                whole, join) for join in (True, False)}
                     delay = None if is_cut or not cut else max(0.0, cut[0][1] - end)
                     if errors and (is_cut or not right):
                         print(f"  {voice} {pause:g} s {' | '.join(parts_text)!r}: "
                               f"{'cut' if is_cut else 'whole'} at "
                               f"{', '.join(f'{e - last_start:+.2f}' for e in ends)} s "
-                              f"(last part begins at 0); heard {right}")
-                    results.setdefault((game, pause), []).append(Result(is_cut, right, delay))
+                              f"(last part begins at 0); heard {right}, at the table "
+                              f"{table[True]} (apart: {table[False]})")
+                    results.setdefault((game, pause), []).append(
+                        Result(is_cut, right, delay, table[True], table[False]))
     bar.close()
     return results
 
 
 def report(results: dict[tuple[str, float], list[Result]]) -> None:
     print("| game | pause | cut before the end | heard right | end decided after the speech, "
-          "p50 / p95 |")
-    print("|---|---:|---:|---:|---:|")
+          "p50 / p95 | right at the table | the same, each utterance apart |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     everything: list[Result] = []
     for (game, pause), rows in results.items():
         everything += rows
-        print(f"| {game} | {pause:g} s | {_cells(rows)} |")
-    print(f"| all | | {_cells(everything)} |")
+        print(f"| {game} | {pause:g} s | {_cells(rows)} | {_table_cells(rows)} |")
+    print(f"| all | | {_cells(everything)} | {_table_cells(everything)} |")
+
+
+def _table_cells(rows: list[Result]) -> str:
+    return (f"{sum(r.table for r in rows)} of {len(rows)} | "
+            f"{sum(r.apart for r in rows)} of {len(rows)}")
 
 
 def _cells(rows: list[Result]) -> str:

@@ -238,6 +238,25 @@ BABBLE_TEXT = [
 # --- rendering and rooms ------------------------------------------------------------------
 
 
+def spoken_stream(*parts: str | float, voice: str = "espeak-us") -> bytes:
+    """A microphone's stream (16 kHz, little-endian 16-bit): each text as
+    ``voice`` says it (without the voice's own silence around it), each
+    number that many seconds of a quiet room, all over -65 dBFS of room
+    noise. eSpeak's voices are deterministic."""
+    speak = VOICES[voice]
+    rng = np.random.default_rng(1)
+    pieces = []
+    for part in parts:
+        if isinstance(part, str):
+            samples = speak(part).samples.astype(np.float64)
+            loud = np.nonzero(np.abs(samples) > 0.02 * np.abs(samples).max())[0]
+            pieces.append(samples[loud[0] : loud[-1] + 1])
+        else:
+            pieces.append(np.zeros(int(part * RATE)))
+        pieces[-1] = pieces[-1] + rng.normal(0.0, 18.0, len(pieces[-1]))
+    return np.clip(np.concatenate(pieces), -32768, 32767).astype("<i2").tobytes()
+
+
 def _pad(signal: Signal) -> Signal:
     pad = np.zeros(int(PAD_SECONDS * RATE))
     return np.concatenate([pad, signal, pad])

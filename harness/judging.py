@@ -80,12 +80,17 @@ class Situations:
         ready, at = self._brought()
         return expected(ready, SoFar(at, text, speaker))
 
-    def judge(self, transcript: Transcript, speaker: str | None,
-              seconds: float = 1.0) -> Judgement:
-        ready, at = self._brought()  # (brought there once, copied for each utterance)
+    def fresh(self) -> tuple[Session, float]:
+        """A brain in the situation of its own (brought there once, copied for
+        each use), and the time there."""
+        ready, at = self._brought()
         shared = {id(self.matcher): self.matcher, id(ready.spec): ready.spec,
                   id(ready._judge): ready._judge}
-        brain = copy.deepcopy(ready, shared)
+        return copy.deepcopy(ready, shared), at
+
+    def judge(self, transcript: Transcript, speaker: str | None,
+              seconds: float = 1.0) -> Judgement:
+        brain, at = self.fresh()
         said = brain.step(Speech(at + seconds + 0.3, at, at + seconds, speaker, "mic",
                                  transcript))
         judged = next((o for o in said if isinstance(o, Judged)), None)

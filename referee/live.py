@@ -378,12 +378,15 @@ class LiveLoop:
         when another microphone may have heard the same voice) once it is
         clear which was closest (:mod:`referee.overheard`)."""
         transcript = self.table.transcribe(audio, over, listener)
+        heard_by = listener or self.table.listener
+        whole = None if heard_by is None else heard_by.whole(audio, start, end, transcript)
+        if whole is not None:  # (the rest of the last utterance: heard with it)
+            transcript, start = whole
         hear = partial(self.table.hear_transcript, transcript, start, end, speaker=speaker,
                        source=source, over=over, cancels_echo=cancels_echo)
         if self.overheard is None:
             hear(at)
             return
-        heard_by = listener or self.table.listener
         urgent = heard_by is not None and heard_by.kind(transcript) == "stop"
         self.overheard.add(Caught(stream, start, end, at, loudness(audio), hear, urgent))
 

@@ -12,7 +12,9 @@ The brain is split into rooms, one module each, read one at a time:
 :mod:`referee.brain.clock` keeps the turn clock, :mod:`referee.brain.questions`
 asks and checks answers, :mod:`referee.brain.moves` plays moves, chance and
 undo, :mod:`referee.brain.answers` answers questions about the game and
-keeps what the conversation remembers, and :mod:`referee.brain.shared` holds
+keeps what the conversation remembers, :mod:`referee.brain.parts` keeps
+each stream's last utterance (to know it again with its rest) and what the
+referee expects of a speaker, and :mod:`referee.brain.shared` holds
 the game and how the referee says and logs things. Each room changes only
 its own state and calls no other room; this module hears what players say
 and joins the rooms (a move, then the chance after it, then a new turn's
@@ -66,10 +68,10 @@ from typing import assert_never
 
 from referee.brain.answers import Answers
 from referee.brain.clock import HEARTBEAT, Clock
-from referee.brain.hearing import awaited, expectation
 from referee.brain.moves import Moves
+from referee.brain.parts import Parts
 from referee.brain.questions import Asking, Questions
-from referee.brain.shared import Question
+from referee.brain.shared import Part, Question
 from referee.engine.core import Event, StopGame, Timeout
 from referee.games.base import spoken_list
 from referee.gate import Utterance, judge
@@ -77,7 +79,6 @@ from referee.protocol import (
     Caption,
     ChangeVoice,
     CutVoice,
-    Expected,
     Input,
     Judged,
     Left,
@@ -102,8 +103,8 @@ from referee.protocol import (
     VoiceCut,
     WakeAt,
 )
-from referee.records import DroppedRecord, ErrorRecord, InputRecord
-from referee.speech.hearing.decision import REPEAT, Expectation
+from referee.records import ErrorRecord, InputRecord
+from referee.speech.hearing.decision import ACT, REPEAT
 from referee.speech.listen import understand
 from referee.speech.understanding.intents import FLOOR, Heard
 from referee.speech.understanding.meaning import Intent
@@ -119,8 +120,8 @@ from referee.wording import (
     SAY_AGAIN,
     SOMEONE,
     SORRY,
-    SURE_SCORE,
     TOO_LONG,
+    TOO_SOON,
     TYPED_SOURCES,
     WHO_SAID,
     clean_text,
@@ -131,7 +132,7 @@ __all__ = ["Question", "Session"]
 log = logging.getLogger(__name__)
 
 
-class Session(Moves, Questions, Answers, Clock):
+class Session(Moves, Questions, Answers, Clock, Parts):
     """A game being refereed: the referee's brain. One entry point, :meth:`step`.
 
     (Its rooms are in :mod:`referee.brain`; this class hears, and joins them.)
@@ -439,12 +440,16 @@ class Session(Moves, Questions, Answers, Clock):
         cough) is logged and not answered, unless it was addressed to the
         referee."""
         self._emit(self._tick(min(m.start, m.at)))
-        # (the latest step told of a time no later than the start; of two, the later told)
-        then = max(((at, i, turn) for i, (at, turn) in enumerate(self._turns) if at <= m.start),
+        # (the latest step told of a time no later than the start, or for the
+        # whole of an utterance heard already, than that was decided; of two,
+        # the later told)
+        part = self._part_of(m)
+        began = m.start if part is None else part.at
+        then = max(((at, i, turn) for i, (at, turn) in enumerate(self._turns) if at <= began),
                    default=None)
         turn_then = self.game.current_player() if then is None else then[2]
         self._emit(self._tick(m.at))
-        who = self.attribute(m.speaker)
+        who = self.attribute(m.speaker) if part is None else part.who  # (the whole: the part's)
         decision = self._judge.decide(m.transcript, who, self._expecting(who))
         text = decision.text
         heard = understand(self.matcher, replace(m.transcript, text=text,
@@ -462,42 +467,63 @@ class Session(Moves, Questions, Answers, Clock):
             return
         if heard.kind != "none" or text:
             self._out.append(Caption(m.at, self.label(m.speaker), text or "...", m.source))
+        sure = decision.decision == ACT and not verdict.over_voice
+        if part is not None and self._rest_of(part, heard.intent, m, sure):
+            return
+        moves, question = len(self.played.moves), self.question
+        self._heard_speech(m, heard, who, decision.decision, verdict.over_voice)
+        self._heard_part(m, who, heard.intent,
+                         self.played.moves[-1] if len(self.played.moves) > moves else None,
+                         self.question if self.question is not question else None)
+
+    def _heard_speech(self, m: Speech, heard: Heard, who: str, decision: str,
+                      over_voice: bool) -> None:
+        """What an utterance the gate let through does: "stop" cuts the voice,
+        an attempt at a command not heard well is asked again, what is not
+        nearly a command is logged unanswered, and the rest is answered."""
         if heard.kind == "stop":
             self._out.append(CutVoice(m.at, since=m.start))
             return
-        if decision.decision == REPEAT:
-            self._say_again(m, who, over_voice=verdict.over_voice)
+        if decision == REPEAT:
+            self._say_again(m, who, over_voice=over_voice)
             return
         if heard.kind == "none" and not heard.message and heard.score < FLOOR:
             self._drop(m, "not a command")
-            if ADDRESSED.match(text):
+            if ADDRESSED.match(heard.text):
                 self._out.append(Say(m.at, NOT_CAUGHT, Tone.PROBLEM))
             return
         # Said over the referee's voice: never a sure move, whatever the score.
-        sure = self.is_sure(heard, named=False) and not verdict.over_voice
+        sure = self.is_sure(heard, named=False) and not over_voice
         self._emit(self._respond(heard, m.speaker, m.at, sure=sure, source=m.source))
 
-    def _expecting(self, who: str) -> Expectation:
-        """What the referee expects of ``who`` now (:mod:`referee.brain.hearing`)."""
-        question = self.question
-        waiting = awaited(self.spec, self.game, None if question is None else question.answerers,
-                          self.clock.paused)
-        return expectation(self.spec, self.game, self.matcher, who, waiting,
-                           question is not None, self.now)
-
-    def _so_far(self, m: SoFar) -> Expected:
-        """Whether the words said so far are a move the referee expects of
-        their speaker now (None: no move, the game has no say); a failure
-        is no opinion, never the end of the game."""
-        try:
-            who = self.attribute(m.speaker)
-            if self.matcher.match(m.text, who).intent.kind in NOT_MOVES:
-                return Expected(m.at, m.text, None)
-            expecting = self._expecting(who)
-            return Expected(m.at, m.text, expecting.awaited and expecting.expects(m.text))
-        except Exception:
-            log.exception("judging the words so far failed")
-            return Expected(m.at, m.text, None)
+    def _rest_of(self, part: Part, intent: Intent, m: Speech, sure: bool) -> bool:
+        """``m`` is ``part`` heard again with its rest (:mod:`referee.brain.parts`).
+        The move the part played or asked about, said in full, is not heard
+        twice (True: dropped, nothing said). Another move, where the part's
+        was played, is not played: heard ``sure``ly, the referee says it
+        took the part's move too soon, and how to take it back; else nothing
+        (a misheard rest must not cast doubt on a move heard well) (True).
+        Another move, where the part's question is still open, takes the
+        question's place (False: heard as any utterance); so does whatever
+        else the part was."""
+        asked = self.question is not None and part.question is not None and (
+            self.question.text, self.question.by) == (part.question.text, part.question.by)
+        if intent.kind in NOT_MOVES or (part.moved is None and not asked):
+            return False
+        if self._same_move(intent, part):
+            self._drop(m, "the rest of a move heard already")
+            return True
+        if part.moved is not None:
+            self._drop(m, "the whole of a move played too soon" if sure
+                       else "the rest of a move, not heard surely")
+            if sure:
+                self._emit(self._problem(TOO_SOON.format(
+                    who=part.who, move=self.spec.describe_intent(part.intent)), m.at))
+            return True
+        question = self._close_question()  # (another move: the question is let go)
+        if question is not None and question.paused_clock:
+            self._emit(self._events(self._restart_clock(m.at), m.at))
+        return False
 
     def _say_again(self, m: Speech, who: str, over_voice: bool) -> None:
         """The awaited player said what looks like an attempt at a command, not
@@ -509,23 +535,6 @@ class Session(Moves, Questions, Answers, Clock):
         self._drop(m, ASKED_AGAIN if prompt else "not caught (asked once already)")
         if prompt:
             self._out.append(Say(m.at, SAY_AGAIN.format(who=who), Tone.PROBLEM))
-
-    def _drop(self, m: Speech, reason: str) -> None:
-        log.info("not acted on: %r (%s)", m.transcript.text, reason)
-        self._log(DroppedRecord(m.at, m.source, m.speaker, m.transcript.text, reason))
-
-    def is_sure(self, heard: Heard, *, named: bool) -> bool:
-        """Whether a move heard so is played at once rather than asked about
-        first: the matcher's score is high enough, and it is not a move the
-        game always confirms (a call that costs a tray) unless a typed line
-        named who made it. The one rule for typed and spoken input (a spoken
-        move never names its player in words the referee can trust)."""
-        return heard.score >= SURE_SCORE and (
-            named or not self.spec.always_confirm(heard.intent))
-
-    def _is_stop(self, text: str) -> bool:
-        return self.matcher.match(clean_text(text)[:MAX_CHARS],
-                                  self.attribute(None)).kind == "stop"
 
     def _respond(self, heard: Heard, speaker: str | None, at: float, *, sure: bool,
                  source: str) -> list[Say]:

@@ -57,6 +57,9 @@ DID_NOT_CATCH = "Sorry, I didn't catch that. Say help for what you can say."
 #: (:mod:`referee.speech.hearing.decision`): once a wait, short, with their
 #: name so that they know it was theirs.
 SAY_AGAIN = "Sorry, {who}?"
+#: A move played from the first words of an utterance that, heard whole, is
+#: another move (:mod:`referee.brain.parts`): the whole is not played.
+TOO_SOON = "{who}, I took {move} before you had finished. To take it back, say undo."
 #: Why such an utterance is logged as not acted on.
 ASKED_AGAIN = "not caught: asked to say it again"
 #: Words addressed to the referee that are not a command.

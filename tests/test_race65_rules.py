@@ -508,6 +508,19 @@ def test_undo_returns_to_the_state_before_the_last_action():
         game.undo()
 
 
+def test_the_game_as_it_stood_is_a_copy_that_changes_nothing():
+    game = new_game()
+    start = game.state
+    game.apply(Flip("Ann", "Ann", 7), 1)
+    then = game.before(1)
+    assert then.state is start
+    then.apply(Flip("Ann", "Ann", 3), 2)  # (played there, not here)
+    assert game.depth == 2
+    assert game.state.down[0] == frozenset({7})
+    with pytest.raises(Exception, match="never there"):
+        game.before(3)
+
+
 def test_legal_actions_exclude_restricted_tiles_and_include_calls():
     game = new_game()
     game.apply(Flip("Ann", "Ann", 3), 1)

@@ -74,7 +74,7 @@ def test_the_room_check_sees_a_clock_field_set_and_the_clock_replaced(tmp_path):
 # --- every room: no stubs, no calls into another room, each field set by one -------------
 #: The rooms, each a class over :class:`~referee.brain.shared.Shared`; the
 #: session joins them (it may call them all, and sets only its own fields).
-ROOM_MODULES = ("clock.py", "questions.py", "moves.py", "answers.py")
+ROOM_MODULES = ("clock.py", "questions.py", "moves.py", "answers.py", "parts.py")
 
 
 def methods(path: Path) -> set[str]:

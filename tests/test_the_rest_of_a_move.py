@@ -13,12 +13,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from harness.fixtures import spoken_stream
 from referee.games import matcher_for
 from referee.games.shutbox import ShutBoxOptions, ShutBoxSpec
 from referee.listening import Listening
 from referee.protocol import Expected, Say, SoFar, Start, Typed
 from referee.session import Session
-from referee.speech.audio import RATE, Audio
+from referee.speech.audio import Audio
 from referee.speech.hearing.interface import Recognizer, Transcript
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.hearing.segmenter import EXTENDABLE, UNEXPECTED, Segmenter
@@ -70,24 +71,6 @@ def test_a_move_the_referee_does_not_expect_is_held_for_its_rest() -> None:
     assert _listening_to(table, "shut four and five", expects=True) == EXTENDABLE
 
 
-def _stream(*parts: object) -> bytes:
-    """eSpeak's rendering of each text, and pauses (seconds) of a quiet room."""
-    from harness.fixtures import VOICES
-
-    speak = VOICES["espeak-us"]  # deterministic
-    rng = np.random.default_rng(1)
-    pieces = []
-    for part in parts:
-        if isinstance(part, str):
-            samples = speak(part).samples.astype(np.float64)
-            loud = np.nonzero(np.abs(samples) > 0.02 * np.abs(samples).max())[0]
-            pieces.append(samples[loud[0]:loud[-1] + 1])  # (without the voice's own silence)
-        else:
-            pieces.append(np.zeros(int(float(part) * RATE)))  # type: ignore[arg-type]
-        pieces[-1] = pieces[-1] + rng.normal(0.0, 18.0, len(pieces[-1]))  # -65 dBFS of room
-    return np.clip(np.concatenate(pieces), -32768, 32767).astype("<i2").tobytes()
-
-
 @pytest.mark.slow
 def test_shut_four_pause_and_five_is_one_move_on_a_roll_of_nine() -> None:
     """Real speech through the real recogniser: "shut four ... and five" with
@@ -95,7 +78,7 @@ def test_shut_four_pause_and_five_is_one_move_on_a_roll_of_nine() -> None:
     four" (a move more words could change, heard after a quarter second of
     quiet) and the referee would refuse it; with it, the whole is one."""
     recognizer = make_recognizer(matcher_for("shut-the-box", PLAYERS).phrases)
-    data = _stream(0.4, "shut four", 0.5, "and five", 1.2)
+    data = spoken_stream(0.4, "shut four", 0.5, "and five", 1.2)
     for expects, parts in ((False, 2), (True, 1)):
         table = _rolled_nine(recognizer)
         assert table.listener is not None

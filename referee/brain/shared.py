@@ -5,7 +5,8 @@ The brain (:class:`~referee.session.Session`) is split into rooms, one
 module each, a class over this one: the turn clock
 (:mod:`referee.brain.clock`), questions (:mod:`referee.brain.questions`),
 moves and chance (:mod:`referee.brain.moves`), answers and the
-conversation's memory (:mod:`referee.brain.answers`). :class:`Shared` makes
+conversation's memory (:mod:`referee.brain.answers`), each stream's last
+utterance (:mod:`referee.brain.parts`). :class:`Shared` makes
 every field; each is then set by one room only, and no room calls another:
 the session joins them and keeps the one entry point,
 :meth:`~referee.session.Session.step` (``tests/test_rooms.py`` checks both).
@@ -51,6 +52,23 @@ class Question:
     consent: bool = False
 
 
+@dataclass(frozen=True)
+class Part:
+    """An utterance as the brain heard it, kept until its stream's next one
+    (:mod:`referee.brain.parts`): when it was said, what it meant, and what
+    came of it: the move it played (the game's depth before it, and the move
+    as the game describes it), or the question it opened; whose it was, and
+    when it was decided (``at``)."""
+
+    start: float
+    end: float
+    at: float
+    who: str
+    intent: Intent
+    moved: tuple[int, str] | None
+    question: Question | None
+
+
 #: What the referee says of an event the game says nothing of: every game can
 #: be stopped by its table ("end the game", the program closing).
 DEFAULT_SAID: dict[type[Event], str] = {GameStopped: "Game stopped. No winner."}
@@ -82,6 +100,9 @@ class Shared:
         #: What the conversation remembers: the rest of a long answer, the
         #: player last named, whom "Sorry, Ann?" was said to (:mod:`referee.brain.answers`).
         self.memory = Memory()
+        #: The last utterance heard from each stream (source, speaker), to
+        #: know it again with its rest (:mod:`referee.brain.parts`).
+        self.parts: dict[tuple[str, str | None], Part] = {}
         #: The referee's decisions on what it hears (:mod:`referee.brain.hearing`).
         self._judge = Judge(self.matcher)
         #: The end of the game was announced, with :data:`AFTER_THE_END`.

@@ -15,6 +15,7 @@ a :class:`Game`, which keeps the stack of states so that undo is a pop.
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -311,6 +312,15 @@ class Game(Generic[S]):
         del self._states[depth:], self._times[depth:]
         self._states[-1] = self.rules.restore(self._states[-1], moved_at, at)
         return undone
+
+    def before(self, depth: int) -> Game[S]:
+        """The game as it stood at ``depth`` (from :attr:`depth`), apart from
+        this one: what a move would have done there."""
+        if not 1 <= depth <= len(self._states):
+            raise IllegalAction("The game was never there.")
+        then = copy.copy(self)
+        then._states, then._times = self._states[:depth], self._times[:depth]
+        return then
 
     def outcome(self) -> Outcome | None:
         return self.rules.outcome(self.state)

@@ -13,6 +13,11 @@ talking, the guess is thrown away (from a live microphone, the decode stops
 as soon as the speech resumes) and the whole utterance is decoded as usual.
 Either way the recogniser decodes exactly what it would have without the
 guess.
+
+A player who goes on a moment after an utterance ended on a whole command
+that more words could change said its rest ("flip my seven" ... "up"):
+:meth:`Listener.whole` hears the two again as one, for the brain to take as
+the whole of what it heard in part (:mod:`referee.brain.parts`).
 """
 
 from __future__ import annotations
@@ -37,13 +42,19 @@ from referee.speech.understanding.meaning import NONE
 from referee.speech.understanding.numbers import join_numbers
 from referee.speech.understanding.templates import normalise_words
 
+#: Quiet (seconds, from the end of one utterance's speech to the start of the
+#: next one's) within which a player who goes on after a whole command that
+#: more words could change said its rest (:meth:`Listener.whole`). The
+#: referee's answer to the first part begins about 0.3 s after it.
+JOIN_WITHIN = 0.8
+
 
 def understand(matcher: IntentMatcher, transcript: Transcript, speaker: str) -> Heard:
     """The intent of a recognised utterance, or none when it is not believable.
 
     Its score is the lower of how well the words fit a sentence (the matcher)
     and how sure the recogniser is of the words: a move below
-    :data:`~referee.session.SURE_SCORE` is asked about before it is played.
+    :data:`~referee.wording.SURE_SCORE` is asked about before it is played.
     """
     if not transcript.text:
         return Heard(transcript.text, NONE, 0.0)
@@ -101,6 +112,10 @@ class Listener:
         self.given_up = 0
         #: The last decode ahead was given up: the speaker went on.
         self._went_on = False
+        #: The last utterance heard (its audio, start, end and transcript),
+        #: and how many were heard again with their rest.
+        self._last: tuple[Audio, float, float, Transcript] | None = None
+        self.joined = 0
 
     @classmethod
     def judging(cls, recognizer: Recognizer) -> Listener:
@@ -181,3 +196,44 @@ class Listener:
             self.kept += 1
             return replace(guess[1], extra={**guess[1].extra, "ahead": True})
         return self.recognizer.decode(prepared)
+
+    def whole(self, audio: Audio, start: float, end: float, transcript: Transcript
+              ) -> tuple[Transcript, float] | None:
+        """This utterance (heard as ``transcript``, from ``start`` to ``end`` on
+        the stream's clock) with the one before it, when it is that one's rest:
+        the whole's transcript and where the whole began; else None.
+
+        It is the rest when it began within :data:`JOIN_WITHIN` of the last
+        one's end, that one was a whole command that more words could change,
+        and the two decoded as one are a command that keeps that one's words,
+        all but maybe its last (a cut guesses: "flip my" heard as "flip my
+        eight" ... "nine"); this one alone is no command, or the same kind
+        of command that the whole ends with ("nine": "flip my nine") or is
+        (the recogniser made "me" after "hit" the whole "hit me"), not
+        another ("hit", then another player's "stay"; "flip my seven", then
+        "flip my eight": two flips). Either way, what is heard last (the
+        whole, or this one) is remembered for the next.
+        """
+        last, self._last = self._last, (audio, start, end, transcript)
+        if last is None or self.matcher is None or self._prefixes is None:
+            return None
+        before, began, ended, said = last
+        words = said.text.split()
+        if not 0.0 <= start - ended <= JOIN_WITHIN or not self._prefixes.extendable(words):
+            return None
+        both = Audio(np.concatenate([self.recognizer.prepare(before).samples, audio.samples]))
+        joined = self.recognizer.decode(self.recognizer.prepare(both))
+        whole = joined.text.split()
+        kept = next((i for i, (a, b) in enumerate(zip(whole, words, strict=False)) if a != b),
+                    min(len(whole), len(words)))
+        if kept < max(1, len(words) - 1) or len(whole) < len(words):
+            return None
+        kind, alone = self.kind(joined), self.kind(transcript)
+        rest = transcript.text.split()
+        ends = len(whole) > len(rest) and whole[-len(rest):] == rest  # ("nine": "flip my nine")
+        completed = whole == rest and whole[: len(words)] == words  # ("me" heard "hit me")
+        if kind == "none" or (alone != "none" and not (alone == kind and (ends or completed))):
+            return None
+        self._last = (both, began, end, joined)
+        self.joined += 1
+        return replace(joined, extra={**joined.extra, "whole": True}), began

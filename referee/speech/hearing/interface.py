@@ -44,7 +44,7 @@ class Transcript:
 
     text: str
     #: The recogniser's own confidence in ``text``, 0..1: 1 when it has no
-    #: usable measure; below :data:`~referee.session.SURE_SCORE` the referee
+    #: usable measure; below :data:`~referee.wording.SURE_SCORE` the referee
     #: asks before it acts on a move.
     confidence: float
     #: Other readings, best first (``text`` is the first).

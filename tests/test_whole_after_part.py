@@ -1,0 +1,180 @@
+"""A move heard in full after its first words were taken (#72, a sentence's
+end): "flip my seven" ends at a pause (a move the referee expects), and the
+player goes on, "down". The ears hear the two again as one
+(:meth:`~referee.speech.listen.Listener.whole`), and the brain takes the
+whole by what came of the part (:mod:`referee.brain.parts`): the same move
+is not heard twice; another move after a played one is not played, and the
+referee says it took the first too soon; another move while the part's
+question is open takes the question's place.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.fixtures import spoken_stream
+from referee.games import matcher_for
+from referee.games.race65 import Race65Options, Race65Spec
+from referee.listening import Listening
+from referee.live import LiveLoop
+from referee.overheard import TABLE_MIC
+from referee.protocol import Say, Speech, Start, Typed
+from referee.records import DroppedRecord
+from referee.session import Session
+from referee.speech import listen
+from referee.speech.hearing.interface import Transcript
+from referee.speech.hearing.recognizers import make_recognizer
+from referee.speech.hearing.segmenter import Segmenter
+from referee.speech.listen import Listener
+from referee.table import Reports, Table
+
+PLAYERS = ["Ann", "Bob"]
+
+
+def _heard(*said: tuple[str, float, float, float]) -> tuple[Session, list[list[str]]]:
+    """A fresh Race to 65 game hearing each ``(words, confidence, start, end)``
+    from the table's microphone; what it said to each."""
+    session = Session(Race65Spec(PLAYERS, Race65Options()))
+    session.step(Start(0.0))
+    answers = []
+    for text, confidence, start, end in said:
+        outputs = session.step(Speech(end + 0.3, start, end, None, "mic",
+                                      Transcript(text, confidence)))
+        answers.append([o.text for o in outputs if isinstance(o, Say)])
+    return session, answers
+
+
+def _down(session: Session) -> list[int]:
+    return list(session.public_state()["game"]["players"]["Ann"]["down"])
+
+
+def test_the_same_move_heard_in_full_is_not_heard_twice() -> None:
+    session, answers = _heard(("flip my seven", 1.0, 1.0, 1.6),
+                              ("flip my seven down", 1.0, 1.0, 2.4))  # (began with the part)
+    assert answers == [["Ann, 7 down. One more flip."], []]
+    assert _down(session) == [7]
+    # Heard apart (it began after the part ended), the same words are a new
+    # move, refused: the seven is down already.
+    session, answers = _heard(("flip my seven", 1.0, 1.0, 1.6),
+                              ("flip my seven down", 1.0, 1.7, 2.4))
+    assert answers[1] == ["Ann's 7 is already down. Nothing was flipped."]
+
+
+def test_another_move_after_a_played_part_is_not_played_and_the_referee_says_so() -> None:
+    """"flip my" heard as "flip my eight" and played, then "nine"."""
+    session, answers = _heard(("flip my eight", 1.0, 1.0, 1.6), ("flip my nine", 1.0, 1.0, 2.4))
+    assert answers[1] == ["Ann, I took flip Ann's 8 before you had finished. "
+                          "To take it back, say undo."]
+    assert _down(session) == [8]
+    # Heard unsurely, the whole casts no doubt on a move heard well: nothing said.
+    session, answers = _heard(("flip my eight", 1.0, 1.0, 1.6), ("flip my nine", 0.75, 1.0, 2.4))
+    assert answers[1] == []
+    assert _down(session) == [8]
+    # A whole that is the part's words with a direction the rules refuse
+    # from where the game stood ("flip my seven up": it was up) is another move.
+    session, answers = _heard(("flip my seven", 1.0, 1.0, 1.6),
+                              ("flip my seven up", 1.0, 1.0, 2.4))
+    assert answers[1][0].startswith("Ann, I took flip Ann's 7 before"), answers
+
+
+def test_the_whole_takes_the_place_of_the_parts_open_question() -> None:
+    session, answers = _heard(("flip my twelve", 0.75, 1.0, 1.6),  # not sure: asked
+                              ("flip my nine", 1.0, 1.0, 2.4))
+    assert answers == [["Ann, did you say: flip Ann's 12?"], ["Ann, 9 down. One more flip."]]
+    assert session.question is None
+    assert _down(session) == [9]
+    # The same move in full leaves the question open, unanswered.
+    session, answers = _heard(("flip my twelve", 0.75, 1.0, 1.6),
+                              ("flip my twelve down", 1.0, 1.0, 2.4),
+                              ("yes", 1.0, 3.0, 3.3))
+    assert answers[1:] == [[], ["Ann, 12 down. One more flip."]]
+    assert _down(session) == [12]
+
+
+def test_a_whole_after_an_undone_part_or_of_no_move_is_heard_as_any_utterance() -> None:
+    session, answers = _heard(("flip my seven", 1.0, 1.0, 1.6), ("what's my score", 1.0, 1.0, 2.4))
+    assert "7" in answers[1][0], answers  # (answered: no move, no part)
+    assert [p.moved for p in session.parts.values()] == [None]  # (the question is the last now)
+    session, _ = _heard(("flip my seven", 1.0, 1.0, 1.6))
+    session.step(Typed(1.8, "undo", "Ann"))
+    session.step(Typed(1.9, "yes", "Bob"))
+    assert _down(session) == []
+    whole = Transcript("flip my seven down", 1.0)
+    outputs = session.step(Speech(2.7, 1.0, 2.4, None, "mic", whole))
+    assert next(o.text for o in outputs if isinstance(o, Say)).startswith("Ann, 7 down.")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("join", [True, False])
+def test_flip_my_seven_pause_down_through_the_live_loop(join: bool,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real speech through the real recogniser and the live loop's hearing:
+    "flip my seven", half a second, "down". The pause ends the first words
+    (a flip the referee expects); the rest, heard with them, is the same
+    move: played once, nothing more said, and the log keeps the whole as
+    the rest of a move. Without the joining (``join`` False) the rest is
+    heard alone."""
+    if not join:
+        monkeypatch.setattr(listen, "JOIN_WITHIN", -1.0)
+    matcher = matcher_for("race65", PLAYERS)
+    recognizer = make_recognizer(matcher.phrases)
+    session = Session(Race65Spec(PLAYERS, Race65Options()), matcher=matcher)
+    logged: list[object] = []
+    said: list[str] = []
+    table = Table(session, recognizer=recognizer, reports=Reports(
+        show=said.append, stamp=False, record=logged.extend))
+    table.tell(Start(0.0))
+    assert table.listener is not None
+    listening = table.listening
+    segmenter = Segmenter(on_pause=listening.pause, judge=listening.judge, tail=listening.tail)
+    data = spoken_stream(0.4, "flip my seven", 0.5, "down", 1.2)
+    found = [u for i in range(0, len(data), 320) for u in segmenter.feed(data[i:i + 320])]
+    found += list(segmenter.close())
+    assert len(found) == 2  # (cut at the pause: the flip is one the referee expects)
+    loop = LiveLoop(table, microphone=None, keyboard=None)
+    for u in found:
+        loop._caught(TABLE_MIC, u.audio, 1.0 + u.start, 1.0 + u.end, 1.3 + u.end,
+                     speaker=None, source="mic", over=None, cancels_echo=False)
+    assert _down(session) == [7]
+    assert (table.listener.joined == 1) is join
+    assert sum("7 down" in line for line in said) == 1, said
+    rests = [r for r in logged if isinstance(r, DroppedRecord)
+             and r.reason == "the rest of a move heard already"]
+    assert [r.text for r in rests] == (["flip my seven down"] if join else [])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("game", "first", "rest", "whole"), [
+    ("turn7", "lock", "Bob", "lock bob"),
+    ("turn7", "lock", "stay", None),  # (another player's command, it may be)
+    ("race65", "flip my seven", "down", "flip my seven down"),
+    ("race65", "flip my seven", "flip my eight", None),  # (two flips)
+])
+def test_the_ears_join_a_rest_but_not_another_command(game: str, first: str, rest: str,
+                                                      whole: str | None) -> None:
+    """Real speech through the real recogniser, half a second between the
+    two: the rest of a command is heard again whole; a command of its own
+    (alone, another command, or another of the same kind) is not."""
+    matcher = matcher_for(game, PLAYERS)
+    listener = Listener(make_recognizer(matcher.phrases), matcher)
+    listening = Listening(listener, lambda: False)
+    segmenter = Segmenter(on_pause=listening.pause, judge=listening.judge, tail=listening.tail)
+    data = spoken_stream(0.4, first, 0.5, rest, 1.2)
+    found = [u for i in range(0, len(data), 320) for u in segmenter.feed(data[i:i + 320])]
+    found += list(segmenter.close())
+    assert len(found) == 2
+    heard = [listener.whole(u.audio, u.start, u.end, listener.transcript(u.audio))
+             for u in found]
+    assert heard[0] is None
+    joined = None if heard[1] is None else (heard[1][0].text, heard[1][1])
+    assert joined == (None if whole is None else (whole, found[0].start))
+
+
+def test_the_whole_of_a_move_that_ended_the_turn_is_not_too_late() -> None:
+    """Ann's second flip ends her turn; its whole comes after: the rest of
+    a move heard already, not a move made after her turn ("Too late")."""
+    session, answers = _heard(("flip my three", 1.0, 0.2, 0.6), ("flip my seven", 1.0, 1.0, 1.6),
+                              ("flip my seven down", 1.0, 1.0, 2.4))
+    assert answers[1][0].startswith("Ann, 7 down."), answers
+    assert answers[2] == []
+    assert _down(session) == [3, 7]
