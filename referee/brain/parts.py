@@ -9,10 +9,12 @@ microphone, phone or satellite, and speaker) with what came of it, and says
 whether the whole is the same move as the part; what the whole then does is
 the session's (:meth:`~referee.session.Session._rest_of`).
 
-The ears also ask the brain while a player is still speaking: whether the
-words so far are a move it expects of them now (:meth:`Parts._so_far`,
-:class:`~referee.protocol.SoFar`), and the brain's decision on each hearing
-takes what it expects (:meth:`Parts._expecting`).
+The room keeps the rest of what is decided of a hearing that is no one
+else's: what the referee expects of a speaker (:meth:`Parts._expecting`,
+which the decision on each hearing takes, and :meth:`Parts._so_far`, the
+ears' question while a player is still speaking:
+:class:`~referee.protocol.SoFar`), whether a move is heard surely enough to
+play at once (:meth:`Parts.is_sure`), and an utterance dropped (logged).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ log = logging.getLogger(__name__)
 
 class Parts(Shared):
     """What the referee expects of a speaker, the last utterance of each
-    stream, and whether its whole is the same move."""
+    stream, and whether its whole is the same move; sure or not, dropped."""
 
     def _expecting(self, who: str) -> Expectation:
         """What the referee expects of ``who`` now (:mod:`referee.brain.hearing`)."""
