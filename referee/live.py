@@ -379,7 +379,8 @@ class LiveLoop:
         clear which was closest (:mod:`referee.overheard`)."""
         transcript = self.table.transcribe(audio, over, listener)
         heard_by = listener or self.table.listener
-        whole = None if heard_by is None else heard_by.whole(audio, start, end, transcript)
+        whole = None if heard_by is None else heard_by.whole(audio, start, end, transcript,
+                                                             speaker)
         if whole is not None:  # (the rest of the last utterance: heard with it)
             transcript, start = whole
         hear = partial(self.table.hear_transcript, transcript, start, end, speaker=speaker,

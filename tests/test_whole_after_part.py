@@ -178,3 +178,24 @@ def test_the_whole_of_a_move_that_ended_the_turn_is_not_too_late() -> None:
     assert answers[1][0].startswith("Ann, 7 down."), answers
     assert answers[2] == []
     assert _down(session) == [3, 7]
+
+
+@pytest.mark.slow
+def test_the_ears_join_only_what_one_seat_said() -> None:
+    """Seat microphones share the table's listener: "flip my seven" on Ann's
+    channel and "down" on Bob's half a second later are two utterances."""
+    matcher = matcher_for("race65", PLAYERS)
+    listener = Listener(make_recognizer(matcher.phrases), matcher)
+    listening = Listening(listener, lambda: False)
+    segmenter = Segmenter(on_pause=listening.pause, judge=listening.judge, tail=listening.tail)
+    data = spoken_stream(0.4, "flip my seven", 0.5, "down", 1.2)
+    found = [u for i in range(0, len(data), 320) for u in segmenter.feed(data[i:i + 320])]
+    found += list(segmenter.close())
+    assert len(found) == 2
+    heard = [listener.whole(u.audio, u.start, u.end, listener.transcript(u.audio), seat)
+             for u, seat in zip(found, ("Ann", "Bob"), strict=True)]
+    assert heard == [None, None]
+    again = listener.whole(found[1].audio, found[1].start, found[1].end,
+                           listener.transcript(found[1].audio), "Ann")
+    assert again is not None  # (Ann's own rest, told as hers)
+    assert again[0].text == "flip my seven down"

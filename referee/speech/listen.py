@@ -112,9 +112,10 @@ class Listener:
         self.given_up = 0
         #: The last decode ahead was given up: the speaker went on.
         self._went_on = False
-        #: The last utterance heard (its audio, start, end and transcript),
-        #: and how many were heard again with their rest.
-        self._last: tuple[Audio, float, float, Transcript] | None = None
+        #: The last utterance heard from each seat (None: the table's
+        #: microphone): its audio, start, end and transcript; and how many
+        #: were heard again with their rest.
+        self._last: dict[str | None, tuple[Audio, float, float, Transcript]] = {}
         self.joined = 0
 
     @classmethod
@@ -197,11 +198,12 @@ class Listener:
             return replace(guess[1], extra={**guess[1].extra, "ahead": True})
         return self.recognizer.decode(prepared)
 
-    def whole(self, audio: Audio, start: float, end: float, transcript: Transcript
-              ) -> tuple[Transcript, float] | None:
+    def whole(self, audio: Audio, start: float, end: float, transcript: Transcript,
+              seat: str | None = None) -> tuple[Transcript, float] | None:
         """This utterance (heard as ``transcript``, from ``start`` to ``end`` on
-        the stream's clock) with the one before it, when it is that one's rest:
-        the whole's transcript and where the whole began; else None.
+        the stream's clock, from ``seat``'s channel, None for the table's
+        microphone) with the one before it from there, when it is that one's
+        rest: the whole's transcript and where the whole began; else None.
 
         It is the rest when it began within :data:`JOIN_WITHIN` of the last
         one's end, that one was a whole command that more words could change,
@@ -214,7 +216,8 @@ class Listener:
         "flip my eight": two flips). Either way, what is heard last (the
         whole, or this one) is remembered for the next.
         """
-        last, self._last = self._last, (audio, start, end, transcript)
+        last = self._last.get(seat)
+        self._last[seat] = (audio, start, end, transcript)
         if last is None or self.matcher is None or self._prefixes is None:
             return None
         before, began, ended, said = last
@@ -234,6 +237,6 @@ class Listener:
         completed = whole == rest and whole[: len(words)] == words  # ("me" heard "hit me")
         if kind == "none" or (alone != "none" and not (alone == kind and (ends or completed))):
             return None
-        self._last = (both, began, end, joined)
+        self._last[seat] = (both, began, end, joined)
         self.joined += 1
         return replace(joined, extra={**joined.extra, "whole": True}), began
