@@ -45,10 +45,7 @@ import numpy as np
 from harness.fixtures import DEV_VOICES, GAMES, HELD_OUT_VOICES, UNMET_VOICES
 from referee.games import matcher_for
 from referee.speech.hearing.confidence import (
-    CALIBRATION,
-    HEARD_PROBABILITY,
-    TABLE_CALIBRATION,
-    TABLE_HEARD_PROBABILITY,
+    CALIBRATIONS,
     Calibration,
     whisper_features,
 )
@@ -146,14 +143,30 @@ def _gap(nbest: list[list[Any]], matcher: IntentMatcher, speaker: str) -> float:
     return float("inf")
 
 
-def fit(x: np.ndarray, y: np.ndarray, steps: int = 20000, rate: float = 0.5,
-        penalty: float = 1e-4) -> np.ndarray:
+#: The measures that mean nothing of their own for a model: without an
+#: adapter the base margin is the margin, and without a primer the primed
+#: transcript is the plain one (Moonshine has neither). Their weights stay 0.
+SAME_AS_OTHERS = {"moonshine-tiny": ("base_margin", "primed_similarity"),
+                  "moonshine-base": ("base_margin", "primed_similarity")}
+
+
+def names_for(model: str) -> list[str]:
+    """The measures a model's calibration weighs."""
+    return [n for n in NAMES if n not in SAME_AS_OTHERS.get(model, ())]
+
+
+def fit(x: np.ndarray, y: np.ndarray, used: list[bool] | None = None, steps: int = 20000,
+        rate: float = 0.5, penalty: float = 1e-4) -> np.ndarray:
     """Logistic regression by projected gradient descent: each step, a weight
-    with the wrong sign for :data:`SIGNS` is set to 0."""
+    with the wrong sign for :data:`SIGNS` is set to 0 (and one not ``used``
+    stays 0)."""
     xb = np.hstack([x, np.ones((len(x), 1))])
     w = np.zeros(xb.shape[1])
-    low = np.array([0.0 if SIGNS[n] > 0 else -np.inf for n in NAMES] + [-np.inf])
-    high = np.array([0.0 if SIGNS[n] < 0 else np.inf for n in NAMES] + [np.inf])
+    used = used or [True] * len(NAMES)
+    low = np.array([0.0 if SIGNS[n] > 0 or not u else -np.inf
+                    for n, u in zip(NAMES, used, strict=True)] + [-np.inf])
+    high = np.array([0.0 if SIGNS[n] < 0 or not u else np.inf
+                     for n, u in zip(NAMES, used, strict=True)] + [np.inf])
     for _ in range(steps):
         p = 1.0 / (1.0 + np.exp(-xb @ w))
         w -= rate * (xb.T @ (p - y) / len(y) + penalty * w)
@@ -214,11 +227,10 @@ def held_out_line(game: str, name: str, threshold: float, rows: list[Row]) -> st
 
 
 def judge_held_out(tuning: dict[str, list[Row]], held: dict[str, list[Row]],
-                   weights: dict[str, float], table: bool,
+                   weights: dict[str, float], model: str,
                    real: dict[str, list[Row]] | None = None) -> None:
     """The shipped calibration at its threshold against the fit at the rule's."""
-    shipped = (Calibration(TABLE_CALIBRATION, heard=TABLE_HEARD_PROBABILITY) if table
-               else Calibration(CALIBRATION, heard=HEARD_PROBABILITY))
+    shipped = CALIBRATIONS[model]
     fitted = Calibration(weights, heard=rule_threshold(tuning, weights))
     print()
     print(f"The fit is heard from {fitted.heard:g} (the rule over the tuning voices in the "
@@ -250,7 +262,10 @@ def main() -> None:
     parser.add_argument("dumps", nargs="+", help="FILE.json:GAME from bench recognition --dump")
     parser.add_argument("--table", action="store_true",
                         help="the dumps were heard with the table's adapter: print the "
-                        "weights for TABLE_CALIBRATION")
+                        "weights for TABLE_CALIBRATION (as --model table)")
+    parser.add_argument("--model", choices=sorted(CALIBRATIONS), default=None,
+                        help="the model the dumps were heard with (its shipped calibration "
+                        "is the one compared): base (default), table, moonshine-tiny, ...")
     parser.add_argument("--unmet", action="store_true",
                         help="fit on the unmet tuning voices too (harness.fixtures.UNMET_VOICES)")
     parser.add_argument("--held", nargs="+", default=[], metavar="FILE.json:GAME",
@@ -264,6 +279,8 @@ def main() -> None:
                         "the fit on, with --held")
     args = parser.parse_args()
     voices = (*DEV_VOICES, *UNMET_VOICES) if args.unmet else DEV_VOICES
+    model = args.model or ("table" if args.table else "base")
+    names = names_for(model)
     rows: list[dict[str, Any]] = []
     for spec in args.dumps:
         path, game = spec.rsplit(":", 1)
@@ -272,9 +289,10 @@ def main() -> None:
         rows += real_rows(path)
     x = np.array([r["features"] for r in rows])
     y = np.array([r["label"] for r in rows])
-    w = fit(x, y)
-    print(("TABLE_CALIBRATION" if args.table else "CALIBRATION") + " = {")
-    print("    " + ", ".join(f'"{n}": {v:.3f}' for n, v in zip(NAMES, w, strict=False)) + ",")
+    w = fit(x, y, [n in names for n in NAMES])
+    print(f"{model}: " + "{")
+    print("    " + ", ".join(f'"{n}": {v:.3f}' for n, v in zip(NAMES, w, strict=False)
+                             if n in names) + ",")
     print(f'    "bias": {w[-1]:.3f},')
     print("}")
     p = 1.0 / (1.0 + np.exp(-(np.hstack([x, np.ones((len(x), 1))]) @ w)))
@@ -297,13 +315,14 @@ def main() -> None:
         print(f"| {threshold} | " + " | ".join(_percent(talk[g]) for g in games) + " | "
               + " | ".join(cells) + " |")
     if args.held:
-        weights = {n: float(v) for n, v in zip(NAMES, w, strict=False)} | {"bias": float(w[-1])}
+        weights = {n: float(v) for n, v in zip(NAMES, w, strict=False) if n in names
+                   } | {"bias": float(w[-1])}
         from benchmarks.realvoices import dump_rows as real_dump
 
         real = {spec: real_dump(Path(spec.rsplit(":", 1)[0]), spec.rsplit(":", 1)[1])
                 for spec in args.real_held}
         judge_held_out(dump_rows(args.dumps, voices), dump_rows(args.held, HELD_OUT_VOICES),
-                       weights, args.table, real)
+                       weights, model, real)
 
 
 def _percent(values: list[bool]) -> str:

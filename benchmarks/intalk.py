@@ -36,6 +36,7 @@ from harness.progress import Bar
 from harness.situations import Placer
 from referee.games import matcher_for
 from referee.speech.audio import RATE, Audio, load_wav
+from referee.speech.hearing.recognizers import ENGINES
 
 #: The commands joined to talk (fixture ids), by game.
 COMMANDS = {"turn7": ("t7c02", "t7c04", "t7c01"), "race65": ("cmd01", "cmd14", "cmd16"),
@@ -57,7 +58,8 @@ def joined(command: np.ndarray, word: np.ndarray, gap: float, before: bool) -> A
     return Audio(np.clip(np.concatenate(parts), -32768, 32767).astype(np.int16))
 
 
-def hear(voices: list[str], gaps: list[float], games: list[str]) -> list[dict[str, Any]]:
+def hear(voices: list[str], gaps: list[float], games: list[str],
+         ears: str | None = None) -> list[dict[str, Any]]:
     """Every command alone and joined to every word, decoded once each."""
     words = [sorted((REAL / w).glob("*.wav"))[0] for w in NOT_COMMANDS]
     total = sum(len(COMMANDS[g]) for g in games) * len(voices) * (1 + len(words) * len(gaps) * 2)
@@ -65,7 +67,7 @@ def hear(voices: list[str], gaps: list[float], games: list[str]) -> list[dict[st
     rows: list[dict[str, Any]] = []
     for game in games:
         matcher = matcher_for(game, GAMES[game][1])
-        recognizer = recognizer_for(matcher.phrases)
+        recognizer = recognizer_for(matcher.phrases, ears)
         cases = [u for u in utterances(game) if u.id in COMMANDS[game]]
         for voice in voices:
             for case in cases:
@@ -121,13 +123,15 @@ def main() -> None:
     parser.add_argument("--dump", type=Path, help="write every hearing to this JSON file")
     parser.add_argument("--report", type=Path, metavar="DUMP",
                         help="judge an earlier run's dump again instead of hearing")
+    parser.add_argument("--ears", choices=list(ENGINES), help="what hears (default: the "
+                        "referee's default)")
     args = parser.parse_args()
     if args.report:
         report(json.loads(args.report.read_text()))
         return
     if not REAL.is_dir():
         raise SystemExit(f"The real voices are not here ({REAL}).")
-    rows = hear(args.voices, args.gaps, args.games)
+    rows = hear(args.voices, args.gaps, args.games, args.ears)
     if args.dump:
         args.dump.write_text(json.dumps(rows))
     report(rows)

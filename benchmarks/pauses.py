@@ -49,6 +49,7 @@ from referee.listening import Listening
 from referee.protocol import Say, Speech, Tone, Typed
 from referee.speech.audio import RATE, SPEECH_DB, speech_bounds
 from referee.speech.audio import frame_energies as energies
+from referee.speech.hearing.recognizers import ENGINES
 from referee.speech.hearing.segmenter import Utterance as SegmentedUtterance
 from referee.speech.listen import Listener
 
@@ -147,7 +148,8 @@ def trimmed(samples: np.ndarray) -> np.ndarray:
 
 
 def run(voices: list[str], pauses: list[float], games: list[str], errors: bool = False,
-        before: bool = False) -> dict[tuple[str, float], list[Result]]:
+        before: bool = False, ears: str | None = None
+        ) -> dict[tuple[str, float], list[Result]]:
     results: dict[tuple[str, float], list[Result]] = {}
     total = len(voices) * len(pauses) * sum(len(SAID[g]) for g in games)
     bar = Bar(total, "commands with a pause")
@@ -155,7 +157,7 @@ def run(voices: list[str], pauses: list[float], games: list[str], errors: bool =
     for game in games:
         players = ("Ann", "Bob") if game == "race65" else ("Ann", "Bob", "Cy")
         matcher = matcher_for(game, players)
-        recognizer = recognizer_for(matcher.phrases)
+        recognizer = recognizer_for(matcher.phrases, ears)
         placer = Placer(game, players, matcher)
         for voice in voices:
             speak = VOICES[voice]
@@ -252,10 +254,12 @@ def main() -> None:
     parser.add_argument("--errors", action="store_true", help="print each command cut")
     parser.add_argument("--before", action="store_true",
                         help="the end of an utterance decided as before #72 (as_before)")
+    parser.add_argument("--ears", choices=list(ENGINES), help="what hears (default: the "
+                        "referee's default)")
     args = parser.parse_args()
     if args.before:
         as_before()
-    report(run(args.voices, args.pauses, args.games, args.errors, args.before))
+    report(run(args.voices, args.pauses, args.games, args.errors, args.before, args.ears))
 
 
 if __name__ == "__main__":

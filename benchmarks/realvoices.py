@@ -61,7 +61,7 @@ from referee.games import matcher_for
 from referee.games.race65 import Race65Spec
 from referee.speech.audio import load_wav
 from referee.speech.hearing.adapter import ADAPTER, load
-from referee.speech.hearing.recognizers import BASE_MODEL
+from referee.speech.hearing.recognizers import BASE_MODEL, ENGINES
 from referee.speech.listen import understand
 from referee.speech.understanding.intents import IntentMatcher
 from training.real import (
@@ -162,6 +162,26 @@ def dump_rows(path: Path, wanted: str) -> list[Row]:
     return rows
 
 
+def paired(first: Sequence[dict[str, Any]], second: Sequence[dict[str, Any]],
+           matcher: IntentMatcher) -> list[dict[str, Any]]:
+    """Two dumps of the same recordings judged as two ears (the table's own
+    :func:`~referee.speech.hearing.pair.together`): the first's hearing where
+    it is sure, else the second's told the first's."""
+    from referee.speech.hearing.pair import enough, together
+
+    by_key = {(r["set"], r["room"], r["file"], r["word"]): r for r in second}
+    out = []
+    for row in first:
+        other = by_key.get((row["set"], row["room"], row["file"], row["word"]))
+        if other is None or enough(transcript_of(row)):
+            out.append(row)
+            continue
+        both = together(transcript_of(row), transcript_of(other),
+                        lambda sentence: matcher.match(sentence, "Ann").intent)
+        out.append({**other, "heard": both.text, "confidence": both.confidence})
+    return out
+
+
 #: Who says each recording: the player the referee waits for (Ann, on her
 #: turn, through the table's microphone) and another player off-turn (Bob,
 #: through his own seat microphone, on Ann's turn).
@@ -237,7 +257,7 @@ def judge_rows(rows: Sequence[dict[str, Any]], situations: Situations,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="real voices benchmark")
-    parser.add_argument("--engine", choices=["whisper", "pocketsphinx", "vosk"])
+    parser.add_argument("--engine", "--ears", dest="engine", choices=list(ENGINES))
     parser.add_argument("--model", help="Whisper's model: 'base' (tiny.en as shipped, without "
                         "the table's adapter) or a folder")
     parser.add_argument("--sets", nargs="+", choices=SETS, default=["speech-commands"])
@@ -251,6 +271,9 @@ def main() -> None:
     parser.add_argument("--report", type=Path, nargs="+", metavar="DUMP",
                         help="judge earlier runs' dumps again (the referee's decision as it "
                         "is now) instead of hearing")
+    parser.add_argument("--pair", type=Path, metavar="DUMP",
+                        help="with one --report dump: the same recordings heard by a second "
+                        "ear (Whisper), judged as the table's pair of ears")
     args = parser.parse_args()
     matcher = matcher_for("race65", ["Ann", "Bob"])
     situations = Situations(lambda: Race65Spec(["Ann", "Bob"]), matcher)
@@ -258,7 +281,10 @@ def main() -> None:
         print(HEADER)
         print("|---|---|---|---:|---:|---:|---:|")
         for dump in args.report:
-            judge_rows(json.loads(dump.read_text())["rows"], situations, matcher, args.errors)
+            rows = json.loads(dump.read_text())["rows"]
+            if args.pair:
+                rows = paired(rows, json.loads(args.pair.read_text())["rows"], matcher)
+            judge_rows(rows, situations, matcher, args.errors)
         return
     if not VOICES.is_dir():
         raise SystemExit(f"The real voices are not here ({SHARED}).")

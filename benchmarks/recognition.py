@@ -1,7 +1,7 @@
 """Recognition benchmark: speech fixtures -> recogniser -> intent.
 
 Run: ``./run bench recognition [--game race65|shut-the-box|turn7]
-[--engine whisper|pocketsphinx|vosk]
+[--ears whisper|moonshine-tiny|moonshine-base|pocketsphinx|vosk]
 [--voices ...] [--conditions ...] [--dump FILE.json]``, or
 ``./run bench recognition --game GAME --report FILE.json`` to print the tables
 of an earlier run's dump again (without its peak memory, which a dump does not
@@ -68,6 +68,7 @@ from referee.games import matcher_for
 from referee.speech.audio import load_wav
 from referee.speech.hearing.confidence import CALIBRATIONS, Calibration, decide, names_before
 from referee.speech.hearing.interface import Transcript
+from referee.speech.hearing.recognizers import ENGINES
 from referee.speech.listen import understand
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.templates import PhraseSet
@@ -266,6 +267,36 @@ def rejudge(rows: list[Row], game: str, calibration: Calibration) -> list[Row]:
         extra["probability"] = round(chance, 4)
         out.append(replace(row, heard=text, intent=heard.intent.to_json(), score=heard.score,
                            extra=extra))
+    return out
+
+
+def paired(first: list[Row], second: list[Row], game: str) -> list[Row]:
+    """Two dumps of the same utterances judged as two ears
+    (:mod:`referee.speech.hearing.pair`, the very functions the table runs):
+    the first's row where it is sure, else the second's told the first's
+    hearing (never sure where the two mean different things). Its time is
+    the first's, or both together."""
+    from referee.speech.hearing.pair import enough, together
+
+    players = GAMES[game][1]
+    matcher = table_matcher(game)
+    by_key = {(r.voice, r.condition, r.id): r for r in second}
+
+    def transcript(row: Row) -> Transcript:
+        return Transcript(row.heard, 1.0 if row.heard and not row.asked else
+                          0.75 if row.heard else 0.0, (), row.seconds, dict(row.extra))
+
+    out = []
+    for row in first:
+        other = by_key.get((row.voice, row.condition, row.id))
+        if other is None or enough(transcript(row)):
+            out.append(row)
+            continue
+        both = together(transcript(row), transcript(other),
+                        lambda sentence: matcher.match(sentence, players[0]).intent)
+        heard = understand(matcher, both, players[0])
+        out.append(replace(other, heard=both.text, intent=heard.intent.to_json(),
+                           score=heard.score, seconds=row.seconds + other.seconds))
     return out
 
 
@@ -519,7 +550,7 @@ def judged(rows: list[Row], game: str, before: bool = False) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description="recognition benchmark")
     parser.add_argument("--game", choices=list(GAMES), default="race65")
-    parser.add_argument("--engine", choices=["whisper", "pocketsphinx", "vosk"])
+    parser.add_argument("--engine", "--ears", dest="engine", choices=list(ENGINES))
     parser.add_argument("--model", help="model folder (Whisper or Vosk)")
     parser.add_argument("--voices", nargs="+", default=list(DEFAULT_VOICES))
     parser.add_argument("--conditions", nargs="+", default=list(CONDITIONS))
@@ -542,12 +573,18 @@ def main() -> None:
     parser.add_argument("--calibration", choices=list(CALIBRATIONS),
                         help="with --report: judge the dump's Whisper hearings again with "
                         "this calibration (the base model's or the table adapter's)")
+    parser.add_argument("--pair", metavar="DUMP", nargs="+",
+                        help="with --report: the same utterances heard by a second ear "
+                        "(Whisper): judge the two as the table's pair of ears")
     args = parser.parse_args()
 
     if args.report:
         rows = [row for dump in args.report for row in load_rows(dump, args.game)]
         if args.calibration:
             rows = rejudge(rows, args.game, CALIBRATIONS[args.calibration])
+        if args.pair:
+            rows = paired(rows, [row for dump in args.pair for row in load_rows(dump, args.game)],
+                          args.game)
         voices = [v for v in VOICES if any(r.voice == v for r in rows)]
         conditions = [c for c in CONDITIONS if any(r.condition == c and r.kind == "command"
                                                    for r in rows)]

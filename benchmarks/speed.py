@@ -50,7 +50,7 @@ PARTS: dict[str, tuple[type, str]] = {
     "audio's keys and values": (decoder.Decoder, "memory"),
     "prompts": (decoder.Decoder, "prefixes"),
     "decoder steps": (decoder.Decoder, "step"),
-    "grammar's beam (Python)": (whisper._Beam, "advance"),
+    "grammar's beam (Python)": (whisper.Beam, "advance"),
     "base model's scores of the best sentences": (decoder.Decoder, "logprobs_after"),
 }
 

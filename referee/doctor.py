@@ -67,7 +67,7 @@ def _doctor_ears() -> None:
     from referee.speech.hearing.sphinx_vosk import pocketsphinx_model_dir
     from referee.speech.hearing.whisper_files import ModelError, check_model_files
 
-    print(f"recogniser: {default_engine()} (the default; --engine chooses another)")
+    print(f"recogniser: {default_engine()} (the default; --ears chooses another)")
     whisper_model = find_whisper_model()
     if whisper_model is None:
         print("whisper: not installed (./run installs it; or 'referee models install "
@@ -80,9 +80,24 @@ def _doctor_ears() -> None:
             print(f"whisper: unusable: {error}")
         print(f"whisper model in use: {adapter_state()}")
         print(f"whisper encoder: {encoder_state()}")
+    _doctor_moonshine()
     vosk_model = find_vosk_model()
     print(f"vosk: {f'model {vosk_model}' if vosk_model else f'no model in {MODELS_DIR}'}")
     print(f"pocketsphinx: US English model in {pocketsphinx_model_dir()}")
+
+
+def _doctor_moonshine() -> None:
+    from referee.speech.hearing.moonshine import MODELS, check_moonshine, find_moonshine_model
+    from referee.speech.hearing.whisper_files import ModelError
+
+    for name in MODELS:
+        try:
+            folder = check_moonshine(name)
+            print(f"{name}: in {folder} (every file matches its SHA-256; --ears {name})")
+        except ModelError as error:
+            where = find_moonshine_model(name)
+            state = "not installed" if not where.is_dir() else f"unusable: {error}"
+            print(f"{name}: {state} ('referee models install {name}')")
 
 
 def _doctor_devices() -> None:

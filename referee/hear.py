@@ -158,7 +158,8 @@ def _json_line(heard: dict[str, Any]) -> None:
 
 def _readable(heard: dict[str, Any]) -> None:
     """What was heard as a line to read: 'move.wav (1.2-2.5 s): "flip my
-    seven": flip, owner Ann, tile 7 (score 0.98; 0.21 s to decode)'."""
+    seven": flip, owner Ann, tile 7 (score 0.98; 0.21 s to decode; heard by
+    whisper)'."""
     where = heard.get("file", "")
     if "start" in heard:
         where += f" ({heard['start']:g}-{heard['end']:g} s)"
@@ -176,6 +177,8 @@ def _readable(heard: dict[str, Any]) -> None:
         details.append(DECIDED.get(str(heard["decision"]), str(heard["decision"])))
     if "decode_s" in heard:
         details.append(f"{heard['decode_s']:.2f} s to decode")
+    if "engine" in heard:
+        details.append(f"heard by {heard['engine']}")
     said = f'"{heard["text"]}"' if heard.get("text") else "(nothing heard)"
     print(f"{where + ': ' if where else ''}{said}: {meaning} ({'; '.join(details)})", flush=True)
 
@@ -190,13 +193,13 @@ def hear_microphone(args: argparse.Namespace, table: Situation,
         microphone_utterances,
         parse_device,
     )
-    from referee.speech.hearing.recognizers import make_recognizer
+    from referee.speech.hearing.recognizers import make_ears
     from referee.speech.listen import Listener
 
     device = parse_device(args.device)
     try:
         input_device(device)
-        recognizer = make_recognizer(table.matcher.phrases, args.engine, args.model)
+        recognizer = make_ears(table.matcher.phrases, args.engine, args.model, _warn)
     except (MicrophoneError, RecognizerError) as error:
         raise SetupError(str(error)) from error
     print(f"Listening ({recognizer.name}); Ctrl-C stops.", file=sys.stderr, flush=True)
@@ -214,6 +217,10 @@ def hear_microphone(args: argparse.Namespace, table: Situation,
     return 0
 
 
+def _warn(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
 def hear_files(
     files: Sequence[str], table: Situation,
     engine: str | None, model: Path | str | None,
@@ -226,11 +233,11 @@ def hear_files(
     failed."""
     from referee.speech.audio import Audio, AudioError
     from referee.speech.hearing.interface import RecognizerError
-    from referee.speech.hearing.recognizers import make_recognizer
+    from referee.speech.hearing.recognizers import make_ears
     from referee.speech.listen import Listener
 
     try:
-        recognizer = make_recognizer(table.matcher.phrases, engine, model)
+        recognizer = make_ears(table.matcher.phrases, engine, model, _warn)
     except RecognizerError as error:
         raise SetupError(str(error)) from error
 

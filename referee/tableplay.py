@@ -155,15 +155,20 @@ def private_outputs(spec: GameSpec, live: bool) -> dict[str, Output]:
 
 
 def _recognizer(args: argparse.Namespace, spec: GameSpec) -> Any:
+    """The table's ears; Moonshine that cannot hear here is said aloud and
+    Whisper hears instead (``args.engine`` then says so, for the log's header)."""
     from referee.speech.hearing.interface import RecognizerError
-    from referee.speech.hearing.recognizers import make_recognizer
+    from referee.speech.hearing.recognizers import make_ears
     from referee.speech.understanding.phrase_files import load_phrases
 
     try:
-        return make_recognizer(load_phrases(spec.phrase_file, spec.players), args.engine,
-                               args.model)
+        recognizer = make_ears(load_phrases(spec.phrase_file, spec.players), args.engine,
+                               args.model, problem)
     except RecognizerError as error:
         raise SetupError(str(error)) from error
+    if args.engine is not None and recognizer.name != args.engine:
+        args.engine = recognizer.name
+    return recognizer
 
 
 def game_log_for(args: argparse.Namespace, spec: GameSpec, live: bool) -> GameLog | None:

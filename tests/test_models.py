@@ -315,7 +315,7 @@ def test_playing_installs_only_what_playing_needs(tmp_path, level, extras, packa
     mypy ... for the first game)."""
     project = tmp_path / "project"
     (project / "scripts").mkdir(parents=True)
-    for name in ("scripts/setup.sh", "pyproject.toml"):
+    for name in ("scripts/setup.sh", "scripts/moonshine-wheels.txt", "pyproject.toml"):
         (project / name).write_bytes((Path(__file__).parent.parent / name).read_bytes())
     asked = tmp_path / "asked.txt"
     fake = tmp_path / "bin"
@@ -326,8 +326,9 @@ def test_playing_installs_only_what_playing_needs(tmp_path, level, extras, packa
         (fake / name).chmod(0o755)
     venv = project / ".venv" / "bin"
     venv.mkdir(parents=True)
-    (venv / "python").write_text(recorder + "exit 0\n")
-    (venv / "python").chmod(0o755)
+    for name in ("python", "referee"):
+        (venv / name).write_text(recorder + "exit 0\n")
+        (venv / name).chmod(0o755)
     env = {"PATH": f"{fake}:/usr/bin:/bin", "HOME": str(tmp_path), "PYTHON": sys.executable}
     done = subprocess.run(["bash", "scripts/setup.sh", *([level] if level else [])],
                           cwd=project, env=env, capture_output=True, text=True, timeout=120,
@@ -341,3 +342,10 @@ def test_playing_installs_only_what_playing_needs(tmp_path, level, extras, packa
     assert len(pip) == 1
     assert pip[0].endswith(extras)
     assert (("silero-vad" in " ".join(lines)) == bool(level))
+    # Moonshine's models from pip's download of their pinned wheels: tiny to
+    # play, base too for the benchmarks and tests
+    installed = [line.split()[3] for line in lines if line.startswith("referee models install")]
+    assert installed == ["moonshine-tiny", *(["moonshine-base"] if level else [])]
+    assert all(" --from " in line for line in lines if line.startswith("referee models"))
+    assert sum("pip download" in line and "--require-hashes" in line
+               for line in lines) == len(installed)

@@ -14,7 +14,7 @@ from typing import Any
 
 from referee.engine.core import Game
 from referee.games.contract import Policy, Talk
-from referee.speech.hearing.confidence import CALIBRATIONS, names_before
+from referee.speech.hearing.confidence import calibration_of, names_before
 from referee.speech.hearing.decision import (
     ACT,
     ASK,
@@ -86,7 +86,7 @@ class Judge:
         extra = transcript.extra
         if not options(extra) or "probability" not in extra:
             return own
-        calibration = CALIBRATIONS["base" if extra.get("model") == "tiny.en" else "table"]
+        calibration = calibration_of(extra.get("model"))
 
         def meaning(sentence: str) -> Intent:
             return self.matcher.match(sentence, who).intent

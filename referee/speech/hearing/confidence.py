@@ -78,9 +78,37 @@ class Calibration:
         return self.lenient if kind in lenient_kinds else self.heard
 
 
-#: Whisper tiny.en as shipped (``--model base``), and with the table's adapter.
+#: Moonshine tiny's, fitted the same way on the same tuning split heard by
+#: Moonshine tiny (``./run bench calibrate --model moonshine-tiny``).
+MOONSHINE_TINY_CALIBRATION = dict(CALIBRATION)
+MOONSHINE_TINY_HEARD = HEARD_PROBABILITY
+#: Moonshine base's, the same way.
+MOONSHINE_BASE_CALIBRATION = dict(CALIBRATION)
+MOONSHINE_BASE_HEARD = HEARD_PROBABILITY
+
+#: Each model's calibration, by the name its hearings carry (``extra["model"]``):
+#: Whisper tiny.en as shipped (``--model base``), with the table's adapter, and
+#: each Moonshine. "base" and "table" are the older names of the first two.
 CALIBRATIONS = {"base": Calibration(CALIBRATION),
-                "table": Calibration(TABLE_CALIBRATION, heard=TABLE_HEARD_PROBABILITY)}
+                "table": Calibration(TABLE_CALIBRATION, heard=TABLE_HEARD_PROBABILITY),
+                "moonshine-tiny": Calibration(MOONSHINE_TINY_CALIBRATION,
+                                              heard=MOONSHINE_TINY_HEARD),
+                "moonshine-base": Calibration(MOONSHINE_BASE_CALIBRATION,
+                                              heard=MOONSHINE_BASE_HEARD)}
+CALIBRATIONS["tiny.en"] = CALIBRATIONS["base"]
+CALIBRATIONS["tiny.en+table"] = CALIBRATIONS["table"]
+
+
+def calibration_of(model: object) -> Calibration:
+    """The calibration of the model a hearing names (``extra["model"]``):
+    Whisper with the table's adapter when it names none it knows (older logs).
+
+    >>> calibration_of("tiny.en") is CALIBRATIONS["base"]
+    True
+    >>> calibration_of(None) is CALIBRATIONS["table"]
+    True
+    """
+    return CALIBRATIONS.get(str(model), CALIBRATIONS["table"])
 #: Confidence given to a sentence heard but not sure (below SURE_SCORE).
 UNSURE_CONFIDENCE = 0.75
 #: An utterance whose loudest 20 ms is quieter than this (dBFS) is silence.

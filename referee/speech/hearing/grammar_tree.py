@@ -11,11 +11,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from referee.speech.hearing.whisper_files import Tokens
 from referee.speech.understanding.network import Node, compile_phrases, said_as
 from referee.speech.understanding.numbers import UNITS, join_numbers
 from referee.speech.understanding.templates import PhraseSet, SlotRef, Word
@@ -76,6 +76,17 @@ def repeats(words: Sequence[str]) -> bool:
                for n in range(2, 9))
 
 
+class Spelling(Protocol):
+    """A tokenizer as the search needs it (Whisper's
+    :class:`~referee.speech.hearing.whisper_files.Tokens`, Moonshine's
+    :class:`~referee.speech.hearing.moonshine.MoonshineTokens`)."""
+
+    @property
+    def end(self) -> int: ...
+
+    def encode(self, text: str) -> tuple[int, ...]: ...
+
+
 @dataclass(frozen=True)
 class _State:
     """Where a hypothesis is in the grammar."""
@@ -116,7 +127,7 @@ class SentenceSearch:
     """The phrase file's network (:func:`~referee.speech.understanding.network.compile_phrases`),
     searched token by token."""
 
-    def __init__(self, phrases: PhraseSet, tokens: Tokens) -> None:
+    def __init__(self, phrases: PhraseSet, tokens: Spelling) -> None:
         self.tokens = tokens
         network = compile_phrases(phrases)
         self.root = network.start

@@ -39,6 +39,20 @@ class RecognizerError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class OtherEar:
+    """What the first of two ears made of the utterance the second decided on
+    (:mod:`referee.speech.hearing.pair`): its model, its best sentence ('' for
+    none) and that sentence's calibrated probability, and whether it meant
+    what the second's best sentence means (two ears that disagree never act
+    at once)."""
+
+    model: str
+    best: str
+    probability: float
+    agreed: bool
+
+
+@dataclass(frozen=True)
 class Transcript:
     """What a recogniser heard in one utterance."""
 
@@ -52,6 +66,8 @@ class Transcript:
     #: Seconds spent decoding.
     decode_s: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Two ears: what the first heard, when this is the second's hearing.
+    other: OtherEar | None = None
 
 
 class Recognizer(ABC):

@@ -22,6 +22,7 @@ recogniser hears and what the referee understands come from one phrase file.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from referee.speech.hearing.adapter import Adapter
@@ -33,7 +34,7 @@ from referee.speech.hearing.interface import (
     find_whisper_model,
 )
 from referee.speech.hearing.sphinx_vosk import PocketSphinxRecognizer, VoskRecognizer
-from referee.speech.hearing.whisper_recognizer import WhisperRecognizer
+from referee.speech.hearing.whisper_recognizer import MoonshineRecognizer, WhisperRecognizer
 from referee.speech.understanding.templates import PhraseSet
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,14 @@ log = logging.getLogger(__name__)
 # --- choosing ---------------------------------------------------------------------------------
 
 
-ENGINES = ("whisper", "pocketsphinx", "vosk")
+#: The ears a table may hear with (``--ears``): Whisper tiny.en, each
+#: Moonshine (:mod:`referee.speech.hearing.moonshine`), PocketSphinx, Vosk.
+ENGINES = ("whisper", "moonshine-tiny", "moonshine-base", "moonshine-tiny+whisper",
+           "pocketsphinx", "vosk")
+MOONSHINES = ("moonshine-tiny", "moonshine-base")
+#: Two ears (:mod:`referee.speech.hearing.pair`): Moonshine first, Whisper
+#: when it is not sure.
+PAIRS = ("moonshine-tiny+whisper",)
 
 
 def default_engine(model: Path | str | None = None) -> str:
@@ -82,6 +90,12 @@ def hearing_label(engine: str | None, model: Path | str | None, game: str | None
     if str(model) == BASE_MODEL:
         return "whisper tiny.en as shipped"
     chosen = engine or default_engine(model)
+    if chosen in MOONSHINES:
+        return f"{chosen} as shipped"
+    if chosen in PAIRS:
+        first, second = chosen.split("+")
+        return (f"{hearing_label(first, None, game, adapter)}, then "
+                f"{hearing_label(second, model, game, adapter)} when it is not sure")
     if chosen != "whisper":
         return chosen if model is None else f"{chosen} {model}"
     try:
@@ -116,6 +130,20 @@ def make_recognizer(
     if engine not in (None, *ENGINES):
         raise RecognizerError(f"Unknown engine {engine!r}; choose {', '.join(ENGINES)}.")
     engine = engine or default_engine(model)
+    if engine in PAIRS:
+        from functools import partial
+
+        from referee.speech.hearing.pair import TwoEars
+        from referee.speech.understanding.intents import IntentMatcher
+
+        first, second = engine.split("+")
+        players = phrases.names or ["?"]
+        meaning = partial(IntentMatcher(phrases, players).match, speaker=players[0])
+        return TwoEars(make_recognizer(phrases, first, None),
+                       make_recognizer(phrases, second, model, adapter, compute),
+                       lambda sentence: meaning(sentence).intent)
+    if engine in MOONSHINES:
+        return MoonshineRecognizer(phrases, engine, None if model is None else Path(model))
     if engine == "whisper":
         whisper_model = find_whisper_model(model)
         if whisper_model is None:
@@ -137,3 +165,19 @@ def make_recognizer(
         return VoskRecognizer(phrases, vosk_model)
     return PocketSphinxRecognizer(phrases)
 
+
+
+def make_ears(phrases: PhraseSet, engine: str | None, model: Path | str | None,
+              warn: Callable[[str], None]) -> Recognizer:
+    """:func:`make_recognizer`, where Moonshine that cannot be used here (a
+    missing or damaged file, ONNX Runtime that will not load it) is told to
+    ``warn`` (printed, and said aloud at the start of a game) and Whisper
+    hears instead: a table is never left without ears by the ears it asked
+    for. Any other :class:`RecognizerError` is raised."""
+    try:
+        return make_recognizer(phrases, engine, model)
+    except RecognizerError as error:
+        if engine not in MOONSHINES + PAIRS:
+            raise
+        warn(f"{engine} cannot hear here: {error} Whisper hears instead.")
+    return make_recognizer(phrases, "whisper", None)

@@ -16,9 +16,9 @@ the model's own free transcript is, and compares the two:
   weights read straight from CTranslate2's ``model.bin``
   (:mod:`referee.speech.hearing.whisper_files`).
 * :class:`~referee.speech.hearing.grammar_tree.SentenceSearch` walks a
-  prefix tree of the phrase file's templates and :class:`_Beam` searches it:
+  prefix tree of the phrase file's templates and :class:`Beam` searches it:
   only tokens that continue some sentence of the grammar are allowed.
-* The free transcript (:class:`_Greedy`: greedy decoding, cut where it starts
+* The free transcript (:class:`Greedy`: greedy decoding, cut where it starts
   to repeat itself) is the "anything else" model: table talk scores far
   better as itself than forced into a command. The *margin*, the best
   sentence's log-probability per token minus the free transcript's, is about
@@ -40,11 +40,11 @@ import json
 import logging
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -285,12 +285,12 @@ class WhisperScorer:
         # sentence's base score continues from there.
         base_start = (logp[adapted], row_cache(cache, adapted, pads[adapted]))
 
-        def transcript() -> _Greedy:
-            return _Greedy(decoder, self.tokens.end, self.bonus,
+        def transcript() -> Greedy:
+            return Greedy(decoder, self.tokens.end, self.bonus,
                            int(10 + 8 * len(samples) / RATE), self.tokens.encode(" "))
 
         transcripts = [transcript() for _ in prompts]
-        beam = _Beam(search, decoder, self.bonus, self.beam)
+        beam = Beam(search, decoder, self.bonus, self.beam)
         _advance_together(decoder, memory, beam, transcripts, (logp, cache, pads), adapted, check)
         said = [greedy.result(self.tokens) for greedy in transcripts]
         nbest = beam.finished()
@@ -312,7 +312,7 @@ def _base_logprobs(decoder: Decoder, start: tuple[Floats, Cache], nbest: Sequenc
     return tuple(found.get(i) for i in range(len(nbest)))
 
 
-def _advance_together(decoder: Decoder, memory: Memory, beam: _Beam, transcripts: list[_Greedy],
+def _advance_together(decoder: Decoder, memory: Memory, beam: Beam, transcripts: list[Greedy],
                       start: tuple[Floats, Cache, list[int]], adapted: int,
                       check: Callable[[], None]) -> None:
     """The beam's hypotheses and each transcript's single one, one token a step
@@ -338,11 +338,28 @@ def _advance_together(decoder: Decoder, memory: Memory, beam: _Beam, transcripts
         logp, cache = decoder.step(tokens, select(cache, parents), memory, pads, beam_rows)
 
 
-class _Greedy:
+class Rows(Protocol):
+    """Where each token's log-probability is in a decoder's output (Whisper's
+    :class:`~referee.speech.hearing.decoder.Decoder`, or Moonshine's full vocabulary)."""
+
+    @property
+    def row(self) -> Mapping[int, int]: ...
+
+    @property
+    def vocabulary(self) -> npt.NDArray[np.int64]: ...
+
+
+class Writer(Protocol):
+    """A tokenizer as a transcript needs it (Whisper's or Moonshine's)."""
+
+    def decode(self, ids: Iterable[int]) -> str: ...
+
+
+class Greedy:
     """Whisper's own transcript, a token at a time: the most likely token each
     step, cut where it starts repeating itself (Whisper loops on short windows)."""
 
-    def __init__(self, decoder: Decoder, end: int, bonus: float, limit: int,
+    def __init__(self, decoder: Rows, end: int, bonus: float, limit: int,
                  blank: Sequence[int] = ()) -> None:
         self.decoder, self.end, self.bonus, self.limit = decoder, end, bonus, limit
         self.tokens: list[int] = []
@@ -376,14 +393,14 @@ class _Greedy:
             return None
         return token
 
-    def result(self, tokens: Tokens) -> Scored:
+    def result(self, tokens: Writer) -> Scored:
         logprob = sum(self.logprobs) + self.ends[len(self.tokens)]
         length = len(self.tokens) + 1
         return Scored(tokens.decode(self.tokens).strip(), logprob + self.bonus * length,
                       logprob, length)
 
 
-class _Beam:
+class Beam:
     """A beam search over the grammar's network.
 
     Scores include ``bonus`` per token, so that a short sentence does not win
@@ -391,7 +408,7 @@ class _Beam:
     below the best finished sentence.
     """
 
-    def __init__(self, search: SentenceSearch, decoder: Decoder, bonus: float,
+    def __init__(self, search: SentenceSearch, decoder: Rows, bonus: float,
                  width: int) -> None:
         self.search, self.decoder, self.bonus, self.width = search, decoder, bonus, width
         self.hypotheses = [Hypothesis(0.0, (), search.start())]

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from referee.speech.audio import TAIL, Audio
 from referee.speech.hearing.adapter import Adapter
@@ -28,6 +28,13 @@ from referee.speech.hearing.confidence import (
 )
 from referee.speech.hearing.interface import Recognizer, RecognizerError, Transcript
 from referee.speech.understanding.templates import PhraseSet
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from referee.speech.hearing.grammar_tree import SentenceSearch
+    from referee.speech.hearing.whisper import Result
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +50,17 @@ PARTS_LONGEST = 5.0
 #: Seconds of the pause kept before a part that starts after it, and after
 #: one that ends at it (as :meth:`WhisperRecognizer.prepare` keeps a tail).
 PART_MARGIN = 0.1
+
+
+class Scorer(Protocol):
+    """What scores the game's sentences in one utterance: Whisper
+    (:class:`~referee.speech.hearing.whisper.WhisperScorer`) or Moonshine
+    (:class:`~referee.speech.hearing.moonshine.MoonshineScorer`)."""
+
+    def search_for(self, phrases: PhraseSet) -> SentenceSearch: ...
+
+    def score(self, samples: npt.NDArray[np.float32], phrases: PhraseSet,
+              give_up: Callable[[], bool] | None = None) -> Result: ...
 
 
 class WhisperRecognizer(Recognizer):
@@ -63,8 +81,8 @@ class WhisperRecognizer(Recognizer):
         self.calibration = CALIBRATIONS["base" if adapter is None else "table"]
         try:
             check_model_files(path)
-            self.scorer = WhisperScorer(path, adapter=None if adapter is None else adapter.layers,
-                                        compute=compute)
+            scorer = WhisperScorer(path, adapter=None if adapter is None else adapter.layers,
+                                   compute=compute)
         except ModelError as error:
             raise RecognizerError(
                 f"{error} Run ./run again to reinstall it, or "
@@ -72,10 +90,16 @@ class WhisperRecognizer(Recognizer):
             ) from error
         except (ImportError, RuntimeError, OSError, ValueError) as error:
             raise RecognizerError(f"Whisper could not load {path}: {error}") from error
-        self.phrases = phrases
         self.model_path = path
-        self.scorer.context = whisper_context(phrases)
-        self.scorer.primer = whisper_primer(phrases)
+        scorer.context = whisper_context(phrases)
+        scorer.primer = whisper_primer(phrases)
+        self.scorer: Scorer = scorer
+        self._listen_for(phrases)
+        scorer.decoder  # noqa: B018  (built now, not during the first utterance)
+
+    def _listen_for(self, phrases: PhraseSet) -> None:
+        """The grammars the scorer searches, and what reads their sentences."""
+        self.phrases = phrases
         #: The grammar at each combination of moments (a few: built now, kept so
         #: that the scorer's searches, keyed by the phrase set, stay valid).
         self._at = {frozenset(m): phrases.only(frozenset(m))
@@ -84,7 +108,6 @@ class WhisperRecognizer(Recognizer):
         self._at[phrases.moments] = phrases
         for grammar in self._at.values():
             self.scorer.search_for(grammar)
-        self.scorer.decoder  # noqa: B018  (built now, not during the first utterance)
         self._chunks: list[bytes] = []
         from referee.speech.understanding.intents import IntentMatcher
 
@@ -272,3 +295,40 @@ def whisper_primer(phrases: PhraseSet) -> str:
                     ).strip()
 
 
+
+
+class MoonshineRecognizer(WhisperRecognizer):
+    """Moonshine (tiny or base) scoring the phrase file's sentences, the same
+    search and measures as Whisper's (:mod:`referee.speech.hearing.moonshine`),
+    judged with its own calibration; no context, primer or adapter."""
+
+    tail = TAIL
+
+    def __init__(self, phrases: PhraseSet, name: str = "moonshine-tiny",
+                 folder: Path | None = None) -> None:
+        from referee.speech.hearing.moonshine import MODELS, MoonshineScorer, check_moonshine
+        from referee.speech.hearing.whisper_files import ModelError
+
+        if name not in MODELS:
+            raise RecognizerError(f"Unknown Moonshine model {name!r}; choose "
+                                  f"{', '.join(MODELS)}.")
+        self.name = name
+        self.adapter = None
+        self.calibration = CALIBRATIONS[name]
+        try:
+            path = check_moonshine(name, folder)
+            scorer = MoonshineScorer(MODELS[name], path)
+        except ModelError as error:
+            raise RecognizerError(
+                f"{error} Run ./run again to reinstall it, or "
+                f"'referee models install {name}'.") from error
+        self.model_path = path
+        self.scorer = scorer
+        self._listen_for(phrases)
+
+    @property
+    def model_name(self) -> str:
+        return self.name
+
+    def describe(self) -> str:
+        return f"{self.name} (ONNX Runtime + grammar search), model in {self.model_path}"
