@@ -166,7 +166,7 @@ def paired(first: Sequence[dict[str, Any]], second: Sequence[dict[str, Any]],
            matcher: IntentMatcher) -> list[dict[str, Any]]:
     """Two dumps of the same recordings judged as two ears (the table's own
     :func:`~referee.speech.hearing.pair.together`): the first's hearing where
-    it is sure, else the second's told the first's."""
+    it is sure, else the first's told the second's."""
     from referee.speech.hearing.pair import enough, together
 
     by_key = {(r["set"], r["room"], r["file"], r["word"]): r for r in second}
@@ -178,7 +178,7 @@ def paired(first: Sequence[dict[str, Any]], second: Sequence[dict[str, Any]],
             continue
         both = together(transcript_of(row), transcript_of(other),
                         lambda sentence: matcher.match(sentence, "Ann").intent)
-        out.append({**other, "heard": both.text, "confidence": both.confidence})
+        out.append({**row, "heard": both.text, "confidence": both.confidence})
     return out
 
 
@@ -273,7 +273,7 @@ def main() -> None:
                         "is now) instead of hearing")
     parser.add_argument("--pair", type=Path, metavar="DUMP",
                         help="with one --report dump: the same recordings heard by a second "
-                        "ear (Whisper), judged as the table's pair of ears")
+                        "ear (Moonshine), judged as the table's pair of ears")
     args = parser.parse_args()
     matcher = matcher_for("race65", ["Ann", "Bob"])
     situations = Situations(lambda: Race65Spec(["Ann", "Bob"]), matcher)

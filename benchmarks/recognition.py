@@ -114,6 +114,11 @@ class Row:
         return self.best == self.expected
 
     @property
+    def at_once(self) -> bool:
+        """Acted on at once (not asked about first), and right."""
+        return self.right and self.score >= SURE_SCORE
+
+    @property
     def taken(self) -> bool:
         """Table talk taken for a command (acted on, or asked about)."""
         return self.intent.get("kind") not in ("none", None)
@@ -273,9 +278,9 @@ def rejudge(rows: list[Row], game: str, calibration: Calibration) -> list[Row]:
 def paired(first: list[Row], second: list[Row], game: str) -> list[Row]:
     """Two dumps of the same utterances judged as two ears
     (:mod:`referee.speech.hearing.pair`, the very functions the table runs):
-    the first's row where it is sure, else the second's told the first's
-    hearing (never sure where the two mean different things). Its time is
-    the first's, or both together."""
+    the first's row where it is sure, else the first's told the second's
+    hearing (sure where both mean the same, the second all but certain).
+    Its time is the first's, or both together."""
     from referee.speech.hearing.pair import enough, together
 
     players = GAMES[game][1]
@@ -295,7 +300,7 @@ def paired(first: list[Row], second: list[Row], game: str) -> list[Row]:
         both = together(transcript(row), transcript(other),
                         lambda sentence: matcher.match(sentence, players[0]).intent)
         heard = understand(matcher, both, players[0])
-        out.append(replace(other, heard=both.text, intent=heard.intent.to_json(),
+        out.append(replace(row, heard=both.text, intent=heard.intent.to_json(),
                            score=heard.score, seconds=row.seconds + other.seconds))
     return out
 
@@ -364,14 +369,15 @@ def ceiling(rows: list[Row], conditions: list[str]) -> None:
     if not any("best" in r.extra for r in rows):
         return
     print()
-    print("Heard right / best sentence right at any confidence (a perfect rejection's "
-          "ceiling):")
+    print("Heard right / acted on at once and right / best sentence right at any "
+          "confidence (a perfect rejection's ceiling):")
     print()
     columns = [*conditions, "paraphrases"]
     print("| split | " + " | ".join(columns) + " |")
     print("|---|" + "---:|" * len(columns))
     for split, _, sets in _splits(rows, conditions):
-        cells = [f"{_pct(s)} / {_pct(s, 'best_right')}" if s else "-" for s in sets]
+        cells = [f"{_pct(s)} / {_pct(s, 'at_once')} / {_pct(s, 'best_right')}" if s else "-"
+                 for s in sets]
         print(f"| {split} | " + " | ".join(cells) + " |")
 
 

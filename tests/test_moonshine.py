@@ -32,7 +32,7 @@ from referee.speech.hearing.moonshine import (
     MoonshineTokens,
     find_moonshine_model,
 )
-from referee.speech.hearing.pair import TwoEars, together
+from referee.speech.hearing.pair import LIFT, TwoEars
 from referee.speech.hearing.recognizers import hearing_label, make_ears, make_recognizer
 from referee.speech.hearing.whisper_recognizer import MoonshineRecognizer, WhisperRecognizer
 from referee.speech.listen import understand
@@ -251,51 +251,56 @@ def test_moonshine_installs_from_wheels_downloaded_before(wheels, tmp_path, caps
 @pytest.fixture(scope="module")
 def pair() -> TwoEars:
     ears = make_recognizer(matcher_for("race65", ["Ann", "Bob"]).phrases,
-                           "moonshine-tiny+whisper")
+                           "whisper+moonshine-tiny")
     assert isinstance(ears, TwoEars)
     return ears
 
 
-def _heard(recognizer: Recognizer, name: str) -> Transcript:
-    return recognizer.decode(recognizer.prepare(load_wav(PIPER / f"{name}.wav")))
+def _heard(recognizer: Recognizer, path: Path) -> Transcript:
+    return recognizer.decode(recognizer.prepare(load_wav(path)))
+
+
+#: Real recordings Whisper is unsure of (it would ask): a "seven" Moonshine
+#: is all but certain of, an "eight" it hears as "six", and the word "tree"
+#: it takes for "three" without being sure. (Measurement recordings: nothing
+#: is fitted on them here.)
+UNSURE = {"seven": "seven/563aa4e6_nohash_2.wav", "eight": "eight/742d6431_nohash_3.wav",
+          "tree": "tree/68dd409e_nohash_1.wav"}
 
 
 @pytest.mark.slow
-def test_two_ears_that_disagree_never_act_at_once(pair):
-    """Whisper's sure hearing of "flip my seven", told Moonshine's real hearing
-    of another recording ("flip my twelve down"): asked about, never played
-    at once, by the referee's brain too, for the player it waits for."""
+def test_moonshine_makes_sure_only_what_it_hears_the_same_and_all_but_certain(pair):
+    """Whisper asks about each; with Moonshine: the seven is acted on at once
+    (the same, at LIFT or more), the eight stays a question (Moonshine heard
+    six: two ears that disagree never act), and so does "tree" (the same
+    sentence, but Moonshine is unsure) - by the referee's brain too."""
     matcher = matcher_for("race65", ["Ann", "Bob"])
-    meaning = lambda sentence: matcher.match(sentence, "Ann").intent  # noqa: E731
-    whisper = _heard(pair.second, "cmd01")
-    assert whisper.text == "flip my seven"
-    assert whisper.confidence >= SURE_SCORE
-    other = _heard(pair.first, "cmd04")
-    both = together(other, whisper, meaning)
-    assert both.other is not None
-    assert not both.other.agreed
-    assert both.other.model == "moonshine-tiny"
-    assert both.confidence < SURE_SCORE
     situations = Situations(lambda: Race65Spec(["Ann", "Bob"]), matcher)
-    assert situations.judge(both, None).decision == "ask"
-    assert situations.judge(whisper, None).decision == "act"  # alone, it is acted on
-    same = together(_heard(pair.first, "cmd01"), whisper, meaning)
-    assert same.other is not None
-    assert same.other.agreed
-    assert same.confidence == whisper.confidence
+    decided = {}
+    for word, name in UNSURE.items():
+        alone = _heard(pair.first, REAL / name)
+        assert alone.text, word
+        assert alone.confidence < SURE_SCORE, word  # Whisper alone would ask
+        both = _heard(pair, REAL / name)
+        assert both.other is not None
+        assert both.other.model == "moonshine-tiny"
+        lifted = both.other.agreed and both.other.probability >= LIFT
+        assert (both.confidence >= SURE_SCORE) == lifted, (word, both.other)
+        decided[word] = (both.other.agreed, situations.judge(both, None).decision)
+    assert decided == {"seven": (True, "act"), "eight": (False, "ask"), "tree": (True, "ask")}
 
 
 @pytest.mark.slow
-def test_two_ears_ask_whisper_only_when_moonshine_is_not_sure(pair):
-    sure = _heard(pair, "cmd04")  # "flip my twelve down": Moonshine is sure of it
-    assert sure.extra["model"] == "moonshine-tiny"
+def test_moonshine_is_not_asked_when_whisper_is_sure(pair):
+    matcher = matcher_for("race65", ["Ann", "Bob"])
+    sure = _heard(pair, PIPER / "cmd01.wav")  # "flip my seven"
+    assert understand(matcher, sure, "Ann").intent.to_json() == COMMANDS["cmd01"]
+    assert sure.confidence >= SURE_SCORE
     assert sure.other is None
-    assert sure.text == "flip my twelve down"
-    talk = _heard(pair, "talk05")  # "who wants a drink": Moonshine hears no command
-    assert talk.extra["model"] == "tiny.en+table"  # so Whisper heard it too
-    assert talk.other is not None
-    assert talk.other.model == "moonshine-tiny"
+    assert sure.extra["model"] == "tiny.en+table"
+    talk = _heard(pair, PIPER / "talk05.wav")  # "who wants a drink": Whisper hears no command
     assert talk.text == ""
+    assert talk.other is not None  # so Moonshine heard it too, and changed nothing
 
 
 def test_what_the_other_ear_heard_is_logged_and_read_back_checked():

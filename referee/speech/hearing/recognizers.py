@@ -44,12 +44,12 @@ log = logging.getLogger(__name__)
 
 #: The ears a table may hear with (``--ears``): Whisper tiny.en, each
 #: Moonshine (:mod:`referee.speech.hearing.moonshine`), PocketSphinx, Vosk.
-ENGINES = ("whisper", "moonshine-tiny", "moonshine-base", "moonshine-tiny+whisper",
+ENGINES = ("whisper", "moonshine-tiny", "moonshine-base", "whisper+moonshine-tiny",
            "pocketsphinx", "vosk")
 MOONSHINES = ("moonshine-tiny", "moonshine-base")
-#: Two ears (:mod:`referee.speech.hearing.pair`): Moonshine first, Whisper
-#: when it is not sure.
-PAIRS = ("moonshine-tiny+whisper",)
+#: Two ears (:mod:`referee.speech.hearing.pair`): Whisper, and Moonshine
+#: when Whisper is not sure.
+PAIRS = ("whisper+moonshine-tiny",)
 
 
 def default_engine(model: Path | str | None = None) -> str:
@@ -94,8 +94,8 @@ def hearing_label(engine: str | None, model: Path | str | None, game: str | None
         return f"{chosen} as shipped"
     if chosen in PAIRS:
         first, second = chosen.split("+")
-        return (f"{hearing_label(first, None, game, adapter)}, then "
-                f"{hearing_label(second, model, game, adapter)} when it is not sure")
+        return (f"{hearing_label(first, model, game, adapter)}, and "
+                f"{hearing_label(second, None, game, adapter)} when it is not sure")
     if chosen != "whisper":
         return chosen if model is None else f"{chosen} {model}"
     try:
@@ -139,8 +139,8 @@ def make_recognizer(
         first, second = engine.split("+")
         players = phrases.names or ["?"]
         meaning = partial(IntentMatcher(phrases, players).match, speaker=players[0])
-        return TwoEars(make_recognizer(phrases, first, None),
-                       make_recognizer(phrases, second, model, adapter, compute),
+        return TwoEars(make_recognizer(phrases, first, model, adapter, compute),
+                       make_recognizer(phrases, second, None),
                        lambda sentence: meaning(sentence).intent)
     if engine in MOONSHINES:
         return MoonshineRecognizer(phrases, engine, None if model is None else Path(model))
