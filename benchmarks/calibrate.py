@@ -4,7 +4,11 @@ Run: ``./run bench recognition --game race65 --voices <tuning voices> --dump r65
 the same for the other games, then
 ``./run bench calibrate r65.json:race65 stb.json:shut-the-box ...`` (every game);
 with ``--table`` for dumps heard with the table's adapter (the weights of
-:data:`~referee.speech.hearing.confidence.TABLE_CALIBRATION`).
+:data:`~referee.speech.hearing.confidence.TABLE_CALIBRATION`), ``--model
+moonshine-tiny`` for dumps heard by Moonshine tiny
+(:data:`~referee.speech.hearing.confidence.MOONSHINE_TINY_CALIBRATION`; it
+has no adapter and no primer, so the base margin and the primed similarity
+are not weighed).
 
 Only the tuning split is used: the six tuning voices, each game's commands and
 table talk, and the ``pd`` paraphrases (``--unmet``: and the tuning voices no
