@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from referee.speech.audio import RATE
 from referee.speech.hearing.grammar_tree import SentenceSearch
 from referee.speech.hearing.whisper import (
     BONUS,
@@ -56,7 +57,6 @@ log = logging.getLogger(__name__)
 
 Floats = npt.NDArray[np.float32]
 
-RATE = 16_000
 #: The shortest audio the encoder takes (its convolutions' reach).
 SHORTEST = 1_600
 
