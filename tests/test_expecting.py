@@ -104,10 +104,13 @@ def test_the_awaited_players_legal_move_is_heard_where_it_was_turned_away(
 def test_the_prior_puts_the_expected_move_first(heard: dict[str, Transcript],
                                                 matcher: IntentMatcher) -> None:
     """Behind "unpause" in Whisper's n-best, the awaited player's "one" (her
-    legal flip) comes first once expected, and is asked about."""
+    legal flip) comes first once expected, and is asked about. (Where "one"
+    stands behind it moves with the CPU's int8 products: second with VNNI,
+    third, behind "go on", without; within the prior either way.)"""
     hearing = heard[ONE_BEHIND]
     assert hearing.extra["best"] == "unpause"
-    assert [o[0] for o in hearing.extra["options"][:2]] == ["unpause", "one"]
+    words = [o[0] for o in hearing.extra["options"]]
+    assert "one" in words[1:3]
     session = Session(Race65Spec(PLAYERS), matcher=matcher)
     session.step(Start(0.0))
     judged, said = _judged(session, hearing, "Ann", 2.0)

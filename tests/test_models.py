@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import hashlib
-import http.server
 import io
 import socket
 import subprocess
 import sys
-import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from harness.httpserver import Server, leftovers
 from referee.cli import main
 from referee.models import CATALOG, InstallError, install
 
@@ -29,41 +28,6 @@ def model_zip(folder: str = FOLDER, with_am: bool = True) -> bytes:
         zipped.writestr(f"{folder}/conf/model.conf", b"--sample-frequency=16000\n")
         zipped.writestr(f"{folder}/README", b"a test model built by the test")
     return buffer.getvalue()
-
-
-class Server:
-    """Serves ``routes`` (path -> (body, declared length or None)) on 127.0.0.1."""
-
-    def __init__(self, routes: dict[str, tuple[bytes, int | None]]) -> None:
-        routes_ = routes
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                if self.path not in routes_:
-                    self.send_error(404)
-                    return
-                body, length = routes_[self.path]
-                self.send_response(200)
-                self.send_header("Content-Length", str(length or len(body)))
-                self.end_headers()
-                self.wfile.write(body)  # fewer bytes than declared: an interruption
-                self.wfile.flush()
-                self.close_connection = True
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> Server:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
@@ -81,10 +45,6 @@ def server(good: bytes) -> Iterator[Server]:
     }
     with Server(routes) as running:
         yield running
-
-
-def leftovers(dest: Path) -> list[str]:
-    return sorted(p.name for p in dest.iterdir()) if dest.exists() else []
 
 
 @pytest.mark.slow

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.httpserver import Server, leftovers
 from harness.judging import Situations
 from referee.games import matcher_for
 from referee.games.race65 import Race65Spec
@@ -37,7 +38,6 @@ from referee.speech.hearing.recognizers import hearing_label, make_ears, make_re
 from referee.speech.hearing.whisper_recognizer import MoonshineRecognizer, WhisperRecognizer
 from referee.speech.listen import understand
 from referee.wording import SURE_SCORE
-from tests.test_models import Server, leftovers
 
 ROOT = Path(__file__).resolve().parent.parent
 PIPER = ROOT / "tests" / "audio_fixtures" / "piper-joe"

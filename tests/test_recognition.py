@@ -315,16 +315,17 @@ def test_player_one_and_two_are_recognised_as_names(sphinx, matcher):
 def test_the_benchmark_reports_what_a_perfect_rejection_would_reach(tmp_path):
     """A dump re-reported: Whisper's best sentence counts toward the ceiling even
     where it was not believed (empty transcript); PocketSphinx's transcript is its
-    best; a wrong best sentence counts for neither."""
+    best; a wrong best sentence counts for neither; a command asked about first
+    is heard right, not acted on at once."""
     flip = {"kind": "flip", "owner": "Ann", "tile": 7, "direction": None}
     none: dict[str, object] = {"kind": "none"}
 
     def row(voice: str, heard: str, intent: dict[str, object],
-            best: str | None) -> dict[str, object]:
+            best: str | None, score: float = 0.9) -> dict[str, object]:
         extra = {"best": best} if best is not None else {}
         return {"voice": voice, "condition": "clean", "id": "cmd01", "text": "flip my seven",
                 "kind": "command", "heard": heard, "intent": intent, "expected": flip,
-                "score": 0.9, "seconds": 0.1, "audio_s": 1.0, "extra": extra}
+                "score": score, "seconds": 0.1, "audio_s": 1.0, "extra": extra}
 
     dump = tmp_path / "dump.json"
     dump.write_text(json.dumps([
@@ -332,6 +333,7 @@ def test_the_benchmark_reports_what_a_perfect_rejection_would_reach(tmp_path):
         row("espeak-us", "", none, "flip my eleven"),  # not believed, best wrong
         row("espeak-gb", "flip my seven", flip, None),  # PocketSphinx-like: heard right
         row("espeak-us-f", "", none, None),  # nothing at all
+        row("piper-joe-fast", "flip my seven", flip, None, 0.75),  # heard right, asked first
     ]))
     result = subprocess.run(
         [sys.executable, "-m", "benchmarks.recognition", "--game", "race65", "--report", str(dump)],
@@ -340,7 +342,8 @@ def test_the_benchmark_reports_what_a_perfect_rejection_would_reach(tmp_path):
     lines = result.stdout.splitlines()
     at = next(i for i, line in enumerate(lines) if "perfect rejection" in line)
     table = [line for line in lines[at:] if line.startswith("| tuning")]
-    assert table[0] == "| tuning | 25.0 % / 50.0 % | - |"
+    # heard right / acted on at once and right / best sentence right
+    assert table[0] == "| tuning | 40.0 % / 20.0 % / 60.0 % | - |"
     assert "| peak memory (whole process) | not in a dump |" in result.stdout
 
     # PocketSphinx keeps no best sentence apart from its transcript: no ceiling to show.
