@@ -80,6 +80,7 @@ class Drive:
         #: be said now; and whether the table left ("that's all").
         self.state: dict[str, Any] = {}
         self.final: dict[str, Any] = {}
+        self.games: tuple[dict[str, Any], ...] = ()
         self.wake: float | None = None
         self.moments: frozenset[str] = frozenset()
         self.left = False
@@ -121,8 +122,8 @@ class Drive:
 
     def _learn(self, out: Output) -> None:
         match out:
-            case Snapshot(state=state, final=final):
-                self.state, self.final = state, final
+            case Snapshot(state=state, final=final, games=games):
+                self.state, self.final, self.games = state, final, games
             case WakeAt(wake=wake):
                 self.wake = wake
             case Moments(moments=moments):
@@ -185,7 +186,7 @@ class Drive:
         format); the last input's time. What the rebuilt game logs goes to
         ``record``; the inputs that did not fit, to ``skipped``."""
         rebuilt = replay_records(self.session, records, converted)
-        self.state, self.final = rebuilt.state, rebuilt.final
+        self.state, self.final, self.games = rebuilt.state, rebuilt.final, rebuilt.games
         self.wake, self.moments = rebuilt.wake, frozenset(rebuilt.moments)
         self.left = self.left or rebuilt.left
         if self.record is not None:

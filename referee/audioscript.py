@@ -50,6 +50,29 @@ def read_audio_script(lines: Iterable[str], base: Path) -> Iterator[ScriptLine |
         yield ScriptLine(at, relative, speaker.strip() if speaker else None, path, number)
 
 
+def script_problems(lines: Iterable[str], base: Path, players: tuple[str, ...]) -> list[str]:
+    """Every problem of an audio script, found before its game starts (a line
+    that cannot be read, a speaker not at the table, a recording that is
+    missing or not a WAV the referee can hear), one message a line: a
+    recorded game is checked whole rather than stopped short at its line 6."""
+    problems: list[str] = []
+    for item in read_audio_script(lines, base):
+        if isinstance(item, str):
+            problems.append(item)
+            continue
+        if item.speaker is not None:
+            try:
+                player_named(item.speaker, players)
+            except NoSuchPlayer as error:
+                problems.append(f"line {item.number}: {error}")
+        if item.path is not None:
+            try:
+                load_wav(item.path)
+            except AudioError as error:
+                problems.append(f"line {item.number}: {error}")
+    return problems
+
+
 @dataclass
 class _Pending:
     """An utterance heard and not yet decided on."""

@@ -322,8 +322,9 @@ def cmd_play(args: argparse.Namespace) -> int:
     finally:
         if game_log is not None:
             game_log.close()
-    if args.json:
-        print(json.dumps(table.final), flush=True)
+    if args.json:  # (a line for each game of the evening)
+        for final in table.results():
+            print(json.dumps(final), flush=True)
     return 0
 
 

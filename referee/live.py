@@ -154,6 +154,9 @@ class LiveLoop:
         self._mic_ok = False
         self._next_try = 0.0
         self._pending = b""
+        #: The rest of a line too long to be a move is dropped up to its end
+        #: (the line was answered once: "That was too long for me").
+        self._overlong = False
         self._stopped = False
         #: Ctrl-D was pressed once at a terminal: a second one ends the game.
         self._eof_asked = False
@@ -261,10 +264,13 @@ class LiveLoop:
         self._pending += chunk
         while b"\n" in self._pending:
             raw, self._pending = self._pending.split(b"\n", 1)
-            self._line(raw.decode("utf-8", errors="replace"))
+            if not self._overlong:
+                self._line(raw.decode("utf-8", errors="replace"))
+            self._overlong = False
         if len(self._pending) > MAX_CHARS * 8:
-            self._line(self._pending.decode("utf-8", errors="replace"))
-            self._pending = b""
+            if not self._overlong:
+                self._line(self._pending.decode("utf-8", errors="replace"))
+            self._pending, self._overlong = b"", True
         return True
 
     def _ctrl_d(self) -> bool:

@@ -313,8 +313,11 @@ class Snapshot:
     type: ClassVar[str] = "snapshot"
     at: float
     state: dict[str, Any] = field(default_factory=dict)
-    #: The game's result as it stands (what ``--json`` prints at the end).
+    #: The game's result as it stands.
     final: dict[str, Any] = field(default_factory=dict)
+    #: The result of every game of the evening that was played ("play
+    #: again"), this one last (what ``--json`` prints at the end, a line each).
+    games: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,8 @@ class Rebuilt:
     wake: float | None = None
     moments: tuple[str, ...] = ()
     left: bool = False
+    #: The result of every game of the evening that was played ("play again").
+    games: tuple[dict[str, Any], ...] = ()
 
 
 def replay_records(session: Brain, entries: Iterable[Entry],
@@ -100,7 +102,7 @@ def replay_records(session: Brain, entries: Iterable[Entry],
     return Rebuilt(last, _logged(out), skipped,
                    shown[-1].state if shown else {}, shown[-1].final if shown else {},
                    wakes[-1] if wakes else None, moments[-1] if moments else (),
-                   any(isinstance(o, Left) for o in out))
+                   any(isinstance(o, Left) for o in out), shown[-1].games if shown else ())
 
 
 def rebuild_start(entries: Sequence[Entry], at: float) -> Start:

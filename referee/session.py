@@ -58,7 +58,6 @@ rather than the game ("Sorry, I was talking", "I wasn't speaking") is said,
 not logged: a rebuilt game does not hear the speech again.
 """
 
-
 from __future__ import annotations
 
 import logging
@@ -180,7 +179,7 @@ class Session(Moves, Questions, Answers, Clock, Parts):
         if force or shown != self._shown:  # (a tick that restarts the clock logs nothing)
             # (the result changes only with what everyone sees: it is read then)
             self._shown = shown
-            self._out.append(Snapshot(self.now, shown, self.final_state()))
+            self._out.append(Snapshot(self.now, shown, self.final_state(), self.results()))
         moments = tuple(sorted(self.moments()))
         if force or moments != self._moments:
             self._moments = moments
@@ -227,11 +226,13 @@ class Session(Moves, Questions, Answers, Clock, Parts):
             case Start(at=at, rebuild=rebuild, legacy_clock=legacy_clock):
                 self._clock_of_log(legacy_clock)
                 self._start(at, rebuild)
-            case Resume(at=at):
+            case Resume(at=at):  # (neither sentence is logged: both follow from the line)
                 self._replayed()
-                text = "Resuming the game. " + self.spec.where_we_are(self.game, at)
-                self._remember([text])
-                self._out.append(Say(self.now, text, Tone.TURN))
+                texts = ["Resuming the game. " + self.spec.where_we_are(self.game, at),
+                         self._reopened()]
+                self._remember([t for t in texts if t])
+                self._out += [Say(self.now, t, tone) for t, tone in
+                              zip(texts, (Tone.TURN, Tone.QUESTION), strict=True) if t]
             case _:
                 assert_never(message)
 

@@ -144,6 +144,7 @@ class Table:
         #: when to tick it next, and whether the table left ("that's all").
         self.state: dict[str, Any] = {}
         self.final: dict[str, Any] = {}
+        self.games: tuple[dict[str, Any], ...] = ()
         self.wake_at: float | None = None
         self.left = False
         self.reading_wpm = mouth.reading_wpm
@@ -215,11 +216,16 @@ class Table:
                 case Caption():
                     self.caption(out)
 
+    def results(self) -> tuple[dict[str, Any], ...]:
+        """The result of each game of the evening that was played, in order
+        (``--json`` prints a line for each)."""
+        return self.games or (self.final,)
+
     def _learn(self, out: Output) -> None:
         """What an output tells the table of the game."""
         match out:
-            case Snapshot(state=state, final=final):
-                self.state, self.final = state, final
+            case Snapshot(state=state, final=final, games=games):
+                self.state, self.final, self.games = state, final, games
             case Moments(moments=moments) if self.recognizer is not None:
                 self.recognizer.follow(frozenset(moments))  # what can be said now
             case WakeAt(wake=wake):

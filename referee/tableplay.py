@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from referee.audioscript import AudioScript
+from referee.audioscript import AudioScript, script_problems
 from referee.gamelog import LOGS_DIR, GameLog, LogInUse, announced, default_path, read_log
 from referee.games import find_game
 from referee.games.base import GameSpec, SetupError, plural
@@ -238,6 +238,8 @@ def _run(args: argparse.Namespace, spec: GameSpec, session: Session,
     if on_seat_pages and not (live and getattr(args, "screen", None)):
         raise SetupError(f"--private-audio {on_seat_pages[0]}=screen shows private sentences "
                          "on the player's seat page: play live with --screen too.")
+    if not live:
+        _check_audio_script(args.audio_script, spec)
     private = private_outputs(spec, live)
     voice, output = voice_and_output(args, live)
     game_log: GameLog | None = None
@@ -262,8 +264,9 @@ def _run(args: argparse.Namespace, spec: GameSpec, session: Session,
             channel.close()
         if game_log is not None:
             game_log.close()
-    if args.json and table is not None:
-        print(json.dumps(table.final), flush=True)
+    if args.json and table is not None:  # (a line for each game of the evening)
+        for final in table.results():
+            print(json.dumps(final), flush=True)
     return 0
 
 
@@ -414,6 +417,16 @@ def _echo_track(args: argparse.Namespace) -> PlaybackTrack | None:
     return PlaybackTrack()
 
 
+def _check_audio_script(path: Path, spec: GameSpec) -> None:
+    """An audio script is checked whole before its game starts: SetupError
+    listing every bad line."""
+    problems = script_problems(read_lines(path), path.parent, tuple(spec.players))
+    if problems:
+        listed = "\n  ".join(problems)
+        raise SetupError(f"The audio script {path} cannot be played as it is; fix these "
+                         f"lines and run it again:\n  {listed}")
+
+
 def read_lines(path: Path) -> list[str]:
     """A script's lines (typed or audio), or SetupError saying why not."""
     try:
@@ -515,6 +528,9 @@ def _locked(path: Path) -> GameLog:
 def cmd_resume(args: argparse.Namespace) -> int:
     check_table_options(args)
     check_log_path(args, resuming=args.log_file)
+    if not args.log_file.is_file():  # (locking it would create it: an empty "game")
+        raise SetupError(f"There is no game log {args.log_file}: resume takes the log of "
+                         "a game that was played (logs/ keeps them).")
     # The log is locked before it is read: a second resume of the same game
     # stops here, before it reads, says or writes anything.
     held = _locked(args.log_file)
@@ -557,5 +573,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
         elif isinstance(r, Resume):
             print(f"{at} (resumed)")
     if args.json:
-        print(json.dumps(rebuilt.final))
+        for final in rebuilt.games or (rebuilt.final,):
+            print(json.dumps(final))
     return 0

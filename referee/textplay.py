@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from referee.protocol import Brain, Caption, Entry, Say, Tick, Tone, Typed
 from referee.table import Reports, Table
-from referee.wording import NoSuchPlayer, player_named
+from referee.wording import MAX_CHARS, NoSuchPlayer, player_named
 
 _SCRIPT_LINE = re.compile(r"^\s*\[\s*([-+]?\d+(?:\.\d*)?)\s*\]\s?(.*)$")
 _PREFIX = re.compile(r"^\s*([^\W\d][\w' .-]{0,40}?)\s*:\s*(.*)$")
@@ -45,7 +45,9 @@ def split_speaker(line: str, players: Iterable[str]) -> tuple[str | None, str]:
     try:
         return player_named(name, tuple(players)), rest
     except NoSuchPlayer as error:
-        if len(name.split()) <= 2:  # (a longer "prefix" is a sentence with a colon in it)
+        # (a longer "prefix" is a sentence with a colon in it; a line too long
+        # to be a move is answered so, whoever it names)
+        if len(name.split()) <= 2 and len(line) <= MAX_CHARS:
             raise SpeakerError(str(error)) from None
     return None, line
 

@@ -668,3 +668,43 @@ def test_hear_takes_recordings_after_the_players_names():
     assert "acted on" in result.stdout
     nothing = referee("hear", "--game", "race65")
     assert_clean_error(nothing, "Say what to hear: --text WORDS, WAV files, or --mic.")
+
+
+@pytest.mark.slow
+def test_json_after_play_again_reports_every_game_of_the_evening(tmp_path):
+    """Issue #83: ``--json`` after "play again" printed only the new, empty
+    game. It prints a line for each game played, in order; a new game in which
+    nothing happened before the table left is not a game played."""
+    script = tmp_path / "evening.txt"
+    script.write_text("\n".join([
+        "[1] Ann: flip my seven", "[2] Ann: end the game", "[3] Bob: yes",
+        "[4] Ann: play again", "[5] Ann: flip my nine", "[6] Ann: end the game",
+        "[7] Bob: yes", "[8] Bob: play again", "[9] Ann: that's all"]) + "\n")
+    result = referee("play", "race65", "--rules", "phase-seven", "--difficulty", "easy",
+                     "--script", str(script), "--json")
+    assert result.returncode == 0, result.stderr
+    games = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    assert [g["players"]["Ann"]["down"] for g in games] == [[7], [9]], result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["script", "typed"])
+def test_a_huge_line_naming_a_stranger_is_answered_once_as_too_long_and_never_echoed(
+        tmp_path, how):
+    """Issue #83: a 200,000-character line starting "Carl:" was echoed whole
+    (a script) or answered in pieces (typed: "There is no player called
+    Carl", then "too long" three times)."""
+    line = "Carl: " + "flip my eight " * 15000
+    if how == "script":
+        script = tmp_path / "long.txt"
+        script.write_text(f"[1] {line}\n[2] Ann: flip my nine\n")
+        result = referee("play", "race65", "--script", str(script), "--no-log")
+    else:
+        result = referee("play", "race65", "--input", "text", "--voice", "none", "--no-log",
+                         stdin=f"{line}\nAnn: flip my nine\n".encode())
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.count("That was too long for me.") == 1, out[:2000]
+    assert "no player called Carl" not in out
+    assert max(len(x) for x in out.splitlines()) < 200
+    assert "Ann, 9 down." in out

@@ -6,11 +6,16 @@ is read from the snapshots between them."""
 
 from __future__ import annotations
 
+import pytest
+
 from harness.brain import TICK, Drive, Unsure, converse
+from harness.games import listened_for
+from referee.games import GAMES
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.protocol import Entry
 from referee.speech.understanding.intents import Heard
 from referee.speech.understanding.meaning import Intent
+from referee.speech.understanding.phrase_files import load_phrases
 from referee.wording import AFTER_THE_END, ANSWER_SECONDS, NOTHING_TO_ANSWER
 
 UNDO_7 = "Bob, do you agree to undo: Ann flips 7?"
@@ -182,3 +187,36 @@ def test_an_unsure_move_the_rules_would_refuse_is_refused_without_asking():
     assert s.question is None
     converse(s, [(4.0, "Bob", "flip my three", ["Bob, 3 down. One more flip."]),
                  (5.0, "Bob", Unsure("flip my four"), ["Bob, did you say: flip Bob's 4?"])])
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_who_won_is_answered_in_every_game_before_and_after_its_end(game):
+    """Issue #83: "who won" after the end was not understood (and, spoken, not
+    even listened for). It is a question of every game (``common.toml``):
+    before the end it says nobody has yet, and who leads."""
+    spec = GAMES[game](["Ann", "Bob"])
+    assert listened_for(load_phrases(spec.phrase_file, spec.players), "who won")
+    s = Drive(spec)
+    s.start()
+    early = texts(s.hear("who won", "Ann", 1.0))
+    assert len(early) == 1, early
+    assert early[0].startswith("Nobody has won yet. "), early
+    s.hear("end the game", "Ann", 2.0)
+    s.hear("yes", "Bob", 3.0)
+    assert s.over
+    for question in ("who won", "who's the winner", "who's winning"):
+        assert texts(s.hear(question, "Bob", 4.0)) == ["Nobody won."], question
+
+
+def test_who_won_names_the_winner():
+    s = session(difficulty="easy", confirm_calls="never")
+    s.start()
+    at = 1.0
+    for player, tiles in [("Ann", (12, 11)), ("Bob", (1, 2)), ("Ann", (10, 9)), ("Bob", (3, 4)),
+                          ("Ann", (8, 7)), ("Bob", (5, 6)), ("Ann", (5, 3))]:
+        for tile in tiles:
+            s.hear(f"flip my {tile}", player, at)
+            at += 1.0
+    s.hear("I call 65", "Ann", at)
+    assert s.over
+    assert texts(s.hear("who won", "Bob", at + 1)) == ["Ann won."]

@@ -34,6 +34,7 @@ from referee.records import (
     SaidRecord,
 )
 from referee.speech.understanding.meaning import Intent
+from referee.wording import ANSWER_SECONDS
 
 ROOT = Path(__file__).resolve().parent.parent
 HARD = ["race65", "--rules", "phase-seven", "--difficulty", "hard"]
@@ -590,6 +591,45 @@ def test_a_move_logged_but_never_announced_is_not_resumed(tmp_path):
     assert json.loads(replay.stdout.splitlines()[-1])["players"]["Ann"]["down"] == [7]
 
 
+@pytest.mark.parametrize(("lines", "asked", "answer", "then"), [
+    (["Ann: flip my 12", "Ann: I call 65"], "Ann, did you call 65?", "Ann: yes",
+     "Wrong call"),
+    (["Ann: flip my 12", "Ann: end the game"], "Bob, do you agree: end the game?",
+     "Bob: yes", "Game stopped"),
+])
+def test_a_question_open_at_a_crash_is_asked_again_with_its_whole_time(
+        lines, asked, answer, then):
+    """Issue #83: a resumed game said where it stood, then "No answer, so no"
+    seconds later (the question kept its old deadline), and the answer found
+    no question. Now it is asked again, and the answer time counts from the
+    end of its sentence as it did the first time."""
+    from referee.gamelog import announced
+    from referee.protocol import Resume, Typed
+
+    records: list[Entry] = []
+    live = Drive(_medium_race(), record=records.append)
+    live.start()
+    for second, line in enumerate(lines, start=1):  # (tapped on a seat page: a call is asked)
+        speaker, text = line.split(": ")
+        live.step(Typed(float(second), text, speaker, source="tap"))
+    assert live.question == asked
+    live.tick(5.0)  # (a heartbeat, then the crash: 4 of the 6 seconds to answer gone)
+
+    kept, _ = announced(records)
+    resumed = Drive(_medium_race())
+    last = resumed.replay(kept)
+    said = [s.text for s in resumed.step(Resume(last))]
+    assert said[0].startswith("Resuming the game.")
+    assert said[1:] == [asked]
+    resumed.step(SpokenUntil(last, last + 2.0, Tone.QUESTION))  # (said in 2 seconds)
+    at = last + 2.0 + ANSWER_SECONDS - 0.1
+    assert not resumed.tick(at)  # (no "No answer, so no" yet)
+    speaker, text = answer.split(": ")
+    answered = " ".join(s.text for s in resumed.step(Typed(at, text, speaker, source="tap")))
+    assert then in answered, answered
+    assert resumed.question is None
+
+
 # --- live, replay and resume agree: random games -----------------------------------------
 
 #: What players say in the random games (Race to 65, medium: 30-second turns).
@@ -820,6 +860,17 @@ def test_random_bytes_are_not_a_game_log(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
     assert "is empty" in referee("replay", str(empty)).stderr
+
+
+@pytest.mark.slow
+def test_resuming_a_log_that_does_not_exist_says_so_and_makes_no_file(tmp_path):
+    """Issue #83: ``resume nothere.jsonl`` made an empty file and called it empty."""
+    missing = tmp_path / "nothere.jsonl"
+    result = referee("resume", str(missing), *QUIET)
+    assert result.returncode == 2
+    assert f"There is no game log {missing}" in result.stderr
+    assert "empty" not in result.stderr
+    assert not missing.exists()
 
 
 def test_a_timeout_whose_rebuilt_deadline_falls_a_hair_late_still_comes_before_the_next_record():

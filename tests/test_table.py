@@ -322,23 +322,51 @@ def test_stop_cuts_the_referee_and_other_speech_over_it_is_ignored(tmp_path):
     assert session.game.state is before
 
 
+BAD_LINES = ["[+0.5] {tmp}/missing.wav", "[+0.5] {tmp}/garbage.wav", "[+0.5] Carl: {F}/cmd01.wav",
+             "this is not a line", "[abc] ok.wav"]
+
+
 @pytest.mark.slow
-def test_bad_recordings_in_a_script_never_change_the_game(tmp_path, capsys):
+def test_a_script_s_bad_lines_are_all_reported_before_its_game_starts(tmp_path, capsys):
+    """Issue #83: a bad line was reported only when play reached it (line 6,
+    after five lines played). Every bad line is listed before anything is
+    said or logged, and the game does not start."""
     (tmp_path / "garbage.wav").write_bytes(b"RIFF\x00\x00garbage")
-    lines = [
-        *move(FLIP_12),
-        f"[+0.5] {tmp_path / 'missing.wav'}",
-        f"[+0.5] {tmp_path / 'garbage.wav'}",
-        f"[+0.5] Carl: {F / 'cmd01.wav'}",
-        "this is not a line",
-    ]
-    out, final = play(tmp_path, lines, capsys)
-    text = "\n".join(out)
+    lines = [*move(FLIP_12), *(x.format(tmp=tmp_path, F=F) for x in BAD_LINES)]
+    script = tmp_path / "game.txt"
+    script.write_text("\n".join(lines) + "\n")
+    log = tmp_path / "game.jsonl"
+    code = main(["play", "race65", "--audio-script", str(script), "--log", str(log)])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.out == ""
+    assert not log.exists()
+    first = len(move(FLIP_12)) + 1
+    for number, message in enumerate(["missing.wav does not exist", "garbage.wav",
+                                      "There is no player called Carl.",
+                                      "expected '[seconds] [Speaker:] FILE.wav'",
+                                      "expected '[seconds] [Speaker:] FILE.wav'"], start=first):
+        assert any(line.strip().startswith(f"line {number}: ") and message in line
+                   for line in captured.err.splitlines()), (number, captured.err)
+
+
+@pytest.mark.slow
+def test_bad_recordings_met_during_a_game_never_change_it(tmp_path):
+    """A recording that goes bad after the script was checked (deleted,
+    overwritten) is said and skipped as it is met: the game is unchanged."""
+    (tmp_path / "garbage.wav").write_bytes(b"RIFF\x00\x00garbage")
+    lines = [*move(FLIP_12), *(x.format(tmp=tmp_path, F=F) for x in BAD_LINES)]
+    shown: list[str] = []
+    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="hard")))
+    table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+                  reports=Reports(show=shown.append))
+    AudioScript(lines, ROOT).run(table)
+    text = "\n".join(shown)
     assert "missing.wav does not exist" in text
     assert "garbage.wav" in text
     assert "There is no player called Carl." in text
     assert "expected '[seconds] [Speaker:] FILE.wav'" in text
-    assert final["players"]["Ann"] == {"total": 12, "down": [12]}
+    assert table.final["players"]["Ann"] == {"total": 12, "down": [12]}
 
 
 def test_content_words_ignore_plurals_and_spell_numbers():

@@ -151,6 +151,20 @@ def test_a_duplicate_number_busts_and_the_player_never_acts_again_in_the_round()
     assert g.state.history[-1] == (("Bob", 0), ("Cy", 6), ("Ann", 7))
 
 
+def test_a_second_stay_is_told_it_stayed_and_a_busted_player_that_it_busted():
+    """Issue #83: a second "stay" got "Bob is out of this round.", which
+    sounds like a bust to a player who cannot see the table."""
+    g = new()
+    deal(g, "5", "6", "7")
+    g.apply(Stay("Bob"), 1.0)
+    with pytest.raises(NotYourTurn, match=r"^Bob has already stayed\.$"):
+        g.apply(Stay("Bob"), 2.0)
+    g.apply(Hit("Cy"), 3.0)
+    deal(g, "6")
+    with pytest.raises(NotYourTurn, match=r"^Cy has busted: out of this round\.$"):
+        g.apply(Hit("Cy"), 4.0)
+
+
 def test_stay_banks_the_row_and_a_player_with_no_cards_may_not_stay():
     g = new()
     events = deal(g, "lock")  # Bob is dealt a Lock: he chooses, and has no card

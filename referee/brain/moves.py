@@ -101,6 +101,7 @@ class Moves(Shared):
         """The same players and options begin again: what to put back on the
         table first (when anything was played)."""
         reset = self.spec.reset(self.game) if self.played.moves or self.over else ""
+        self.evening = self.results()
         self.game = self.spec.begin(at)
         self.played = Played()
         self._log(EventRecord(at, "NewGame"))

@@ -102,6 +102,15 @@ class Questions(Shared):
         if deadline != self.question.deadline:
             self.question = replace(self.question, deadline=deadline)
 
+    def _reopened(self) -> str:
+        """A resumed game asks its open question again, with its whole time to
+        answer (counted, as always, from the end of its sentence): its words
+        ("" when none was open)."""
+        if self.question is None:
+            return ""
+        self.question = replace(self.question, deadline=self.now + self.answer_seconds)
+        return self.question.text
+
     def _refused(self, question: Question, at: float) -> str:
         """What a no changes: nothing, said so with what stands and whose turn it
         is (a player who cannot see the table hears where the game is)."""

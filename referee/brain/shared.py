@@ -95,6 +95,9 @@ class Shared:
         self.answer_seconds = answer_seconds
         #: The moves made and the chance drawn (:mod:`referee.brain.moves` keeps it).
         self.played = Played()
+        #: The results of this evening's earlier games ("play again"), each
+        #: that had a move (:mod:`referee.brain.moves` keeps it).
+        self.evening: tuple[dict[str, Any], ...] = ()
         #: The turn clock's state (:mod:`referee.brain.clock` keeps it).
         self.clock = TurnClock(limit=self._turn_limit(at))
         #: What the conversation remembers: the rest of a long answer, the
@@ -252,3 +255,9 @@ class Shared:
 
     def final_state(self) -> dict[str, Any]:
         return self.spec.final_state(self.game)
+
+    def results(self) -> tuple[dict[str, Any], ...]:
+        """Every game of the evening that was played, in order: this one last,
+        unless it is a new game in which nothing has happened yet."""
+        played = self.played.moves or self.over or not self.evening
+        return (*self.evening, self.final_state()) if played else self.evening

@@ -159,6 +159,24 @@ class Hand:
         return round_score(self.numbers, self.modifiers, turn7=self.status == "turn7",
                            bust=self.status == "bust")
 
+    def why_out(self, player: str) -> str:
+        """Why ``player``, with this hand, takes no more cards this round (a
+        second "stay" is told it stayed, not that it sounds like a bust).
+
+        >>> Hand(status="stayed").why_out("Bob")
+        'Bob has already stayed.'
+        >>> Hand(status="bust").why_out("Bob")
+        'Bob has busted: out of this round.'
+        """
+        match self.status:
+            case "stayed":
+                return f"{player} has already stayed."
+            case "locked":
+                return f"{player} is locked: out of this round."
+            case "bust":
+                return f"{player} has busted: out of this round."
+        return f"{player} is out of this round."
+
 
 def round_score(numbers: Iterable[int], modifiers: Iterable[str], *, turn7: bool = False,
                 bust: bool = False) -> int:
@@ -640,7 +658,7 @@ class Turn7(Rules[Turn7State]):
     def _check_decision(self, state: Turn7State, player: str, at: float) -> None:
         self._check_player(state, player)
         if player not in state.order or not state.hand(player).active:
-            raise NotYourTurn(f"{player} is out of this round.")
+            raise NotYourTurn(state.hand(player).why_out(player))
         receiver = self._receiver(state)
         if receiver is not None:
             raise WaitForCard(f"First, {receiver}'s card: what is it?")

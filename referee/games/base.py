@@ -140,8 +140,16 @@ class TalkDefaults(GameCore):
 
     def answer_question(self, intent: Intent, game: Game[Any], at: float) -> str:
         """The answer to a question intent; a game whose questions carry more
-        than a player ("is my seven up": a tile) reads the rest here."""
-        return self.answer(str(intent["what"]), intent.get("player"), game, at)
+        than a player ("is my seven up": a tile) reads the rest here. Who won
+        (``winner``, and ``leader`` once the game is over) is answered here for
+        every game, from its outcome."""
+        what, outcome = str(intent["what"]), game.outcome()
+        if what in ("winner", "leader") and outcome is not None:
+            won = spoken_list(list(outcome.winners)) if outcome.winners else "Nobody"
+            return f"{won} won."
+        if what == "winner":
+            return "Nobody has won yet. " + self.answer("leader", None, game, at)
+        return self.answer(what, intent.get("player"), game, at)
 
     def help(self, topic: str | None, game: Game[Any], player: str | None, at: float) -> str:
         """Spoken help: without a topic, what to do now (:meth:`answer` "help")

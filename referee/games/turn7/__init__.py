@@ -486,7 +486,7 @@ class Turn7Spec(GameSpec):
             return "The game is over."
         hand = state.hand(player)
         if not hand.active:
-            return f"{player} is out of this round."
+            return hand.why_out(player)
         result = odds(hand, state.deck)
         bust = 100 * result.bust
         chance = f"{bust:.1f}" if 0 < bust < 10 else f"{bust:.0f}"
