@@ -283,7 +283,7 @@ def _run_live(args: argparse.Namespace, spec: GameSpec, session: Session, voice:
     satellites = satellites_for(args, spec)
     # The satellites' voice is the seats' echo reference where no speaker keeps one.
     satellite_track = _echo_track(args) if satellites and track is None else None
-    microphone = _microphone(args, spec, track)
+    microphone = _microphone(args, spec, track, seats_hear=bool(satellites))
     if microphone is None and sys.stdin.isatty():
         note("Type what you say, one line at a time; 'Bob: ...' says who spoke. "
              "After the game, that's all or Ctrl-D leaves.")
@@ -325,10 +325,12 @@ def _run_live(args: argparse.Namespace, spec: GameSpec, session: Session, voice:
     return table, game_log
 
 
-def _microphone(args: argparse.Namespace, spec: GameSpec,
-                track: PlaybackTrack | None) -> Microphone | None:
+def _microphone(args: argparse.Namespace, spec: GameSpec, track: PlaybackTrack | None,
+                seats_hear: bool = False) -> Microphone | None:
     """The microphone the table asked for (``--input``, ``--device``,
-    ``--seat-mics``), or None for typed input (said why, when it was not asked for)."""
+    ``--seat-mics``), or None for typed input (said why, when it was not asked
+    for). ``seats_hear``: the seats have satellites, so a table without a
+    microphone of its own is not told to type (#83)."""
     from referee.options import parse_seats
     from referee.speech.hearing.mic import Microphone, MicrophoneError, input_device
 
@@ -346,6 +348,9 @@ def _microphone(args: argparse.Namespace, spec: GameSpec,
         # typing: the table said which microphone to use.
         if args.input == "mic" or args.device is not None:
             raise SetupError(str(error)) from error
+        if seats_hear:
+            note("No microphone at the table: each player is heard through their satellite.")
+            return None
         problem(f"{error} Falling back to typed input: type each move and press Enter.")
         return None
 

@@ -253,6 +253,44 @@ def test_a_seat_page_in_chromium_is_its_player_s_microphone(game, tmp_path):
 
 
 @pytest.mark.slow
+def test_after_hold_to_talk_the_mic_line_says_what_was_heard_and_is_ready_again(
+        game, tmp_path):
+    """Issue #83: 20 s after the referee answered, the line still said "Sent.
+    Waiting for the referee." It says what the referee heard of this seat and
+    what became of it, then that the button is ready. The button is held for
+    one turn of the fake microphone's loop (which starts when the page opens
+    the microphone, at the first press): one whole "flip my seven"."""
+    if not CHROMIUM.exists():
+        pytest.skip("Chromium is not installed (./run test installs it: scripts/setup.sh)")
+    from playwright.sync_api import sync_playwright
+
+    wav = _fake_microphone(tmp_path / "ann.wav", before=1.0, after=1.0)
+    loop = load_wav(wav).seconds
+    with sync_playwright() as playwright:
+        chromium = with_microphone(playwright, wav)
+        try:
+            page = chromium.new_page(viewport={"width": 390, "height": 844})
+            page.goto(game.screen.seat_url("Ann").replace("localhost", "127.0.0.1"))
+            talk = page.locator("#talk")
+            talk.dispatch_event("pointerdown")
+            page.wait_for_function(
+                "document.getElementById('mic-status').innerText.includes('speak now')",
+                timeout=10_000)
+            page.wait_for_timeout(int(loop * 1000))
+            talk.dispatch_event("pointerup")
+            status = "document.getElementById('mic-status').innerText"
+            game.wait_until_said("Ann, 7 down", timeout=30)
+            page.wait_for_function(f"{status}.includes('Hold the button to talk')",
+                                   timeout=10_000)
+            line = page.evaluate(status)
+            assert line.startswith("Heard: "), line
+            assert ": played." in line, line
+            assert "Waiting" not in line
+        finally:
+            chromium.close()
+
+
+@pytest.mark.slow
 def test_a_phone_s_48_khz_sound_with_hiss_above_8_khz_is_heard_as_its_16_khz_original(
         game, tmp_path):
     """#73 item 21: Chromium's fake microphone plays "flip my seven" at 48 kHz,

@@ -224,11 +224,13 @@ class GiveSpec(GameSpec):
         return ""
 
     def answer(self, what: str, player: str | None, game: Game[Any], at: float) -> str:
+        """Its own questions (the tokens); the base class answers the rest
+        (whose turn, time, rules, help: :meth:`GameSpec.answer` lists them)."""
         state: GiveState = game.state
-        if what == "turn":
-            return f"It's {game.current_player()}'s turn." if not state.over else "It's over."
-        counts = zip(state.players, state.tokens, strict=True)
-        return " ".join(f"{p} has {t}." for p, t in counts)
+        if what in ("score", "leader"):
+            counts = zip(state.players, state.tokens, strict=True)
+            return " ".join(f"{p} has {t}." for p, t in counts)
+        return super().answer(what, player, game, at)
 
     def final_state(self, game: Game[Any]) -> dict[str, Any]:
         state: GiveState = game.state
@@ -460,6 +462,18 @@ class PlainGiveSpec(GiveSpec):
     """Give, answering only with the base class's answers."""
 
     answer = GameSpec.answer
+
+
+def test_the_worked_example_answers_its_own_questions_and_the_shared_ones():
+    """Issue #83: the example left out ``super().answer``, so a new game built
+    from it answered "rules" and "how much time is left" with the score."""
+    s = give_session()
+    s.start()
+    assert said(s, "what's the score", "Bob", 1.0) == ["Ann has 2. Bob has 2. Cy has 2."]
+    assert said(s, "what are the rules", "Bob", 2.0) == [
+        "Give: hand your tokens round; whoever runs out ends the game."]
+    assert said(s, "how much time is left", "Bob", 3.0) == ["There is no timer running."]
+    assert said(s, "whose turn is it", "Bob", 4.0) == ["It's Ann's turn."]
 
 
 def test_the_base_class_answers_the_questions_every_game_shares():

@@ -261,9 +261,13 @@ def test_the_real_wyoming_satellite_says_the_referee_s_voice_and_only_its_own_se
             if process.poll() is None:
                 process.kill()
                 process.wait()
-    assert "Traceback" not in (game.stderr.read() if game.stderr else "")
+    errors = game.stderr.read() if game.stderr else ""
+    assert "Traceback" not in errors
     table = {row.split("\t")[3]: _frames(rendered / row.split("\t")[0])
              for row in (rendered / "said.tsv").read_text().splitlines()}
+    # No microphone here: a satellite table is told so, not told to type (#83).
+    assert "each player is heard through their satellite" in errors + "".join(out.lines)
+    assert not [s for s in table if "typ" in s.casefold()], list(table)
     assert secret not in table  # (no copy of a private sentence: it is Bob's alone)
     left = {}
     for player, sound in heard.items():

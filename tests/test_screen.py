@@ -906,3 +906,73 @@ def test_both_pages_pass_axe_core_at_wcag_2_2_aa(browser, stem):
         finally:
             screen.stop()
     assert found == {}
+
+
+def typed_table(argv: list[str], lines: list[str]) -> tuple[Table, Screen]:
+    """A table with a screen, playing ``lines`` ("Ann: ...") typed a second apart."""
+    args = build_parser().parse_args(["play", *argv])
+    spec = make_spec(args, args.game)
+    screen = Screen(spec.players, "127.0.0.1", 0, title=spec.title)
+    screen.start()
+    table = Table(Session(spec), reports=Reports(show=lambda text: None, stamp=False,
+                                                 screen=screen.publish))
+    table.start()
+    for at, line in enumerate(lines, start=1):
+        speaker, text = split_speaker(line, spec.players)
+        table.hear_text(text, speaker, table.busy_until + at)
+    return table, screen
+
+
+@pytest.mark.slow
+def test_phase10_on_a_phone_keeps_its_facts_readable_and_never_scrolls_sideways(browser):
+    """Issue #83: at 360 px the page was 365 px wide, and "Still to say if
+    they made their phase" left its value one letter a line ("B / o / b")."""
+    table, screen = typed_table(
+        ["phase10-twist", "--players", "Ann", "Bob", "Cy"],
+        ["Ann: I lay down my phase three fives and three sevens", "Ann: I'm out"])
+    try:
+        assert table.state["game"]["to_report"]
+        for url in (screen.url, screen.seat_url("Bob")):
+            page = browser.new_page(viewport={"width": 360, "height": 800})
+            page.goto(url)
+            wait_for_text(page, "#board", "Still to say")
+            page.wait_for_timeout(200)
+            wide = page.evaluate("document.documentElement.scrollWidth")
+            assert wide <= 360, f"{url}: the page is {wide} px wide"
+            value = page.locator("#board dt:text-is('Still to say if they made their phase')"
+                                 " + dd")
+            assert value.inner_text() == "Bob, Cy"
+            box = value.bounding_box()
+            assert box is not None
+            assert box["height"] < 2.5 * box_line(page, value), "the value wraps letter by letter"
+            page.close()
+    finally:
+        screen.stop()
+
+
+def box_line(page: Any, locator: Any) -> float:
+    """One line's height of ``locator``'s text, in px."""
+    return float(locator.evaluate("e => parseFloat(getComputedStyle(e).lineHeight)"))
+
+
+@pytest.mark.slow
+def test_turn7_s_board_shows_who_holds_a_life_saver(browser):
+    """Issue #83: a held Life Saver decides busts and the odds mention it, yet
+    the board never showed it: a deaf player could not see who holds one."""
+    table, screen = typed_table(
+        ["turn7", "--players", "Ann", "Bob", "Cy", "--deck", "physical"],
+        ["Bob: life saver", "Cy: six", "Ann: five"])
+    try:
+        players = table.state["game"]["players"]
+        assert [players[p]["life_saver"] for p in ("Ann", "Bob", "Cy")] == [False, True, False]
+        for url in (screen.url, screen.seat_url("Ann")):
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.goto(url)
+            wait_for_text(page, "#board", "Life Saver")
+            cells = page.locator("#board tr[data-player='Bob'] td[data-label='Life Saver']")
+            assert cells.inner_text() == "yes"
+            assert page.locator("#board tr[data-player='Ann'] td[data-label='Life Saver']"
+                                ).inner_text() == "no"
+            page.close()
+    finally:
+        screen.stop()

@@ -544,13 +544,16 @@ class Turn7Spec(GameSpec):
 
     def public_state(self, game: Game[Any]) -> dict[str, Any]:
         """The final state, and each player's row this round: its number cards,
-        modifiers and whether they are still in (the screen shows them)."""
+        modifiers, whether they hold a Life Saver (it decides busts: a player
+        who cannot hear the table sees it) and whether they are still in (the
+        screen shows them)."""
         shown = self.final_state(game)
         state: Turn7State = game.state
         for player in state.players:
             hand = state.hand(player)
             shown["players"][player] |= {"cards": list(hand.numbers),
                                          "modifiers": list(hand.modifiers),
+                                         "life_saver": hand.lifesaver,
                                          "status": hand.status}
         shown["round"] = state.round
         return shown

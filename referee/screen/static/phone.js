@@ -69,6 +69,9 @@
   }
 
   async function start(how) {
+    clearTimeout(waiting);
+    waiting = null;
+    answer = null;
     try {
       await open();
       await capture.context.resume();
@@ -92,9 +95,42 @@
     tell(message, 30);
   }
 
+  // The line follows the referee: what it heard of this seat, and what
+  // became of it (even while the button is still held: it decides at the
+  // end of the words); after "Sent", when nothing comes back, that it did not
+  // take it. Then it says the button is ready again.
+  const AGAIN = "Hold the button to talk.";
+  const WAIT_MS = 8000;
+  let waiting = null;  // the timer while the referee has not answered a hold
+  let answer = null;   // what became of this seat's words since the button went down
+  function ready() {
+    return handsFree.checked ? "Hands-free: still listening."
+      : sending ? "Still listening: let go when you are done." : AGAIN;
+  }
+  document.addEventListener("heard", (e) => {
+    const {who, text, outcome} = e.detail;
+    if (who === null && waiting === null && !sending && !handsFree.checked) return;
+    if (who !== null && who !== config.seat) return;
+    if (outcome === null) { tell(`Heard: ${text}.`); return; }
+    answer = who === null ? outcome : `Heard: ${text}: ${outcome}.`;
+    clearTimeout(waiting);
+    waiting = null;
+    tell(`${answer} ${ready()}`);
+  });
+  function sent() {
+    if (answer !== null) { stop(`${answer} ${AGAIN}`); return; }
+    stop("Sent. Waiting for the referee.");
+    clearTimeout(waiting);
+    waiting = setTimeout(() => {
+      waiting = null;
+      tell("Nothing came back: the referee did not take that as something said to it. " +
+           AGAIN);
+    }, WAIT_MS);
+  }
+
   // Hold to talk: press and hold (touch, mouse, or Space and Enter held on the button).
   const down = (e) => { e.preventDefault(); if (!handsFree.checked) start("Listening: speak now."); };
-  const up = (e) => { e.preventDefault(); if (!handsFree.checked) stop("Sent. Waiting for the referee."); };
+  const up = (e) => { e.preventDefault(); if (!handsFree.checked && sending) sent(); };
   talk.addEventListener("pointerdown", down);
   talk.addEventListener("pointerup", up);
   talk.addEventListener("pointercancel", up);

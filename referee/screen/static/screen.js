@@ -52,7 +52,7 @@ function value(key, v) {
 // Column titles for the state's keys that need more than a capital.
 const TITLES = {down: "Tiles (dim: face down)", open: "Open tiles", cards: "Cards this round",
                 rounds: "Round scores", modifiers: "Bonus cards", laid: "Phase down",
-                groups: "Groups laid", made: "Made the phase"};
+                groups: "Groups laid", made: "Made the phase", life_saver: "Life Saver"};
 // The game's other facts, in words ("hands 1" is "Hands played: 1").
 const FACTS = {hands: "Hands played", rounds: "Rounds played", round: "Round", roll: "Roll",
                target: "Target", flips_left: "Flips left this turn",
@@ -185,21 +185,30 @@ const source = new EventSource(config.seat
   ? `/seat/${encodeURIComponent(config.seat)}/events?key=${encodeURIComponent(config.key)}`
   : "/events");
 // What became of the last thing heard, told by the referee's next sentence.
+// Each step is told to the rest of the page too (a "heard" event on the
+// document: the seat's microphone line says what became of its words).
 const OUTCOME = {announce: "played", turn: "played", answer: "answered",
                  question: "asked first", problem: "not played"};
 let heard = null;
+function told(detail) {
+  document.dispatchEvent(new CustomEvent("heard", {detail}));
+}
 source.addEventListener("say", (m) => {
   const event = JSON.parse(m.data);
   if (event.to && $("for-you")) $("for-you").hidden = false;  // (hidden while empty)
   caption(event.to ? $("private") : $("captions"), event);
-  if (heard && !event.to && OUTCOME[event.tone] && $("heard")) {
-    $("heard").textContent = `${heard.who}: ${heard.text}: ${OUTCOME[event.tone]}`;
+  if (heard && !event.to && OUTCOME[event.tone]) {
+    if ($("heard")) $("heard").textContent = `${heard.who}: ${heard.text}: ${OUTCOME[event.tone]}`;
+    told({...heard, outcome: OUTCOME[event.tone]});
     heard = null;
+  } else if (!event.to && event.tone === "problem") {
+    told({who: null, text: null, outcome: event.text});  // ("Sorry, I was talking")
   }
 });
 source.addEventListener("heard", (m) => {
   heard = JSON.parse(m.data);
   if ($("heard")) $("heard").textContent = `${heard.who}: ${heard.text}`;
+  told({...heard, outcome: null});
 });
 source.addEventListener("state", (m) => state(JSON.parse(m.data)));
 
