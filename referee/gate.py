@@ -23,8 +23,8 @@ here and acts on the verdict.
   the referee's speech is acted on only if it is a *barge-in* ("stop",
   "repeat", a call of the target: the game's
   :meth:`~referee.games.base.GameSpec.barge_in`). A command that went on
-  after the referee's voice died away (which its echo cannot) was a
-  player's: "Sorry, I was talking: say it again." With one, players may speak
+  after the referee's voice died away (which its echo cannot), or one heard
+  clearly, was a player's: "Sorry, I was talking: say it again." With one, players may speak
   over the referee and are heard, if clearly (score >= 0.9): an unsure
   hearing there is too often what the canceller left of that voice. Either
   way a move said over the referee's voice is never sure: it is asked about.
@@ -193,7 +193,8 @@ def judge(u: Utterance, room: Room, *, barge_in: bool, moves: bool) -> Verdict:
     if dropped == LATE:
         notice = f"Too late, {u.turn_then}: your time was up."
     elif ((dropped in (SPOKE_OVER, UNCLEAR_OVER) and _outlasted(u, room))
-          or (dropped == UNCLEAR_OVER and _clearly_a_player(u))):
+          or (dropped == UNCLEAR_OVER and _clearly_a_player(u))
+          or (dropped == SPOKE_OVER and _clearly_said(u))):
         notice = TALKING
     return Verdict(dropped, notice, over_voice)
 
@@ -202,6 +203,16 @@ def _clearly_a_player(u: Utterance) -> bool:
     """Whether the (echo-cancelled) microphone shows a player beyond doubt over
     the referee's voice (:data:`CLEAR_PLAYER_DB`); never twice for one notice."""
     return (u.over is not None and u.over.after_echo_db >= CLEAR_PLAYER_DB
+            and not any(s.text == TALKING for s in u.speaking))
+
+
+def _clearly_said(u: Utterance) -> bool:
+    """Whether a command dropped because the referee was speaking was heard
+    clearly (and is not its echo: that is found first), so the player is told
+    it was lost rather than left to think it counted (#83: a clear "flip my
+    five" said over "No answer, so no." was dropped without a word); never
+    twice for one notice."""
+    return (u.heard.kind not in ("none", "stop") and u.heard.score >= SURE_SCORE
             and not any(s.text == TALKING for s in u.speaking))
 
 

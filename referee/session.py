@@ -23,38 +23,30 @@ from its log.
 
 Decisions:
 
-* An utterance without a known speaker is attributed to the player the game
-  waits for (:meth:`~referee.games.base.GameSpec.unnamed`). When the game
-  waits for nobody in particular (Phase 10 Twist between reports, turns not
-  kept), it is :data:`~referee.wording.SOMEONE`'s: a question about "me" is
-  answered for everyone, and a move is not played: "Who said that? ...". A
-  typed target call without a name is confirmed as a spoken one is
-  (:meth:`~referee.games.base.GameSpec.always_confirm`): "I call sixty-five"
-  typed for Bob on Ann's turn would otherwise cost Ann her tray.
+* An utterance without a known speaker is the awaited player's
+  (:meth:`~referee.games.base.GameSpec.unnamed`); while the game waits for
+  nobody in particular (Phase 10 Twist between reports) it is
+  :data:`~referee.wording.SOMEONE`'s: a question about "me" is answered for
+  everyone, a move is not played ("Who said that? ..."). A typed target call
+  without a name is confirmed as a spoken one is
+  (:meth:`~referee.games.base.GameSpec.always_confirm`).
 * Empty input is ignored; input longer than :data:`~referee.wording.MAX_CHARS`
   characters is refused with a message; anything else that is not a command
   gets a short "didn't catch that" (or the near-miss explanation).
 * "yes"/"no" with no open question, and "stop", are ignored here when
   spoken ("yes" is common in table talk), and a typed one is told there is
   nothing to answer; "stop" is for the table loop, which cuts the referee's
-  sentence.
-* A long answer is read in sections (:mod:`referee.brain.answers`); "stop"
-  cuts a section; "repeat" says the last section again.
-* "help" says what to do now and names the help topics; "help with moves"
-  (questions, the table) lists that topic's commands from the phrase files.
-* "louder", "slower" ... are a :class:`~referee.protocol.ChangeVoice` for
-  the mouth, which answers what it did (:class:`~referee.protocol.VoiceChanged`);
-  the referee says that.
+  sentence. Answers, help and "repeat": :mod:`referee.brain.answers`.
+* A question heard unsure, with a move the referee expects close behind it
+  ("hint", "hit"), is asked about before it is answered (#83).
 
-After the end (someone won, or the table agreed to end it) the referee stays
-at the table: it says so (:data:`~referee.wording.AFTER_THE_END`), answers
-questions, takes an undo by agreement (the game goes on from before the
-move), and starts a new game on "play again".
+After the end the referee stays at the table
+(:data:`~referee.wording.AFTER_THE_END`): it answers questions, takes an undo
+by agreement, and starts a new game on "play again".
 
 Every input, event and sentence is logged (a :class:`~referee.protocol.Logged`
-output of the step it happens in); :func:`~referee.replay.replay_records`
-rebuilds a session from those records. What the referee says about hearing
-rather than the game ("Sorry, I was talking", "I wasn't speaking") is said,
+output of its step); :func:`~referee.replay.replay_records` rebuilds a
+session from them. What is said about hearing ("Sorry, I was talking") is
 not logged: a rebuilt game does not hear the speech again.
 """
 
@@ -358,6 +350,8 @@ class Session(Moves, Questions, Answers, Clock, Parts):
             self._end_here()  # (the table leaves: nothing more to offer)
             said += self._events(self.game.apply(StopGame(), at), at)
             return said + self._leave_table(at)
+        elif intent.kind == "query":  # (asked first: heard unsure, a move close behind)
+            said += self._answer(intent, at)
         else:
             said += self._act(intent, question.by, at)
         if question.paused_clock:
@@ -472,13 +466,14 @@ class Session(Moves, Questions, Answers, Clock, Parts):
         if part is not None and self._rest_of(part, heard.intent, m, sure):
             return
         moves, question = len(self.played.moves), self.question
-        self._heard_speech(m, heard, who, decision.decision, verdict.over_voice)
+        self._heard_speech(m, heard, who, decision.decision, verdict.over_voice,
+                           decision.contested)
         self._heard_part(m, who, heard.intent,
                          self.played.moves[-1] if len(self.played.moves) > moves else None,
                          self.question if self.question is not question else None)
 
     def _heard_speech(self, m: Speech, heard: Heard, who: str, decision: str,
-                      over_voice: bool) -> None:
+                      over_voice: bool, contested: bool) -> None:
         """What an utterance the gate let through does: "stop" cuts the voice,
         an attempt at a command not heard well is asked again, what is not
         nearly a command is logged unanswered, and the rest is answered."""
@@ -495,7 +490,8 @@ class Session(Moves, Questions, Answers, Clock, Parts):
             return
         # Said over the referee's voice: never a sure move, whatever the score.
         sure = self.is_sure(heard, named=False) and not over_voice
-        self._emit(self._respond(heard, m.speaker, m.at, sure=sure, source=m.source))
+        self._emit(self._respond(heard, m.speaker, m.at, sure=sure, source=m.source,
+                                 confirm=contested))
 
     def _rest_of(self, part: Part, intent: Intent, m: Speech, sure: bool) -> bool:
         """``m`` is ``part`` heard again with its rest (:mod:`referee.brain.parts`).
@@ -538,11 +534,12 @@ class Session(Moves, Questions, Answers, Clock, Parts):
             self._out.append(Say(m.at, SAY_AGAIN.format(who=who), Tone.PROBLEM))
 
     def _respond(self, heard: Heard, speaker: str | None, at: float, *, sure: bool,
-                 source: str) -> list[Say]:
+                 source: str, confirm: bool = False) -> list[Say]:
         """Act on an intent the matcher (or a recogniser) produced.
 
         ``speaker`` None means the input does not say who spoke (see
-        :meth:`attribute`); ``sure`` False asks before acting on a move.
+        :meth:`attribute`); ``sure`` False asks before acting on a move;
+        ``confirm``: before answering a question too.
         """
         said = self._tick(at)
         speaker, stranger = self._seat(speaker)
@@ -562,6 +559,9 @@ class Session(Moves, Questions, Answers, Clock, Parts):
             return said + self._problem(WHO_SAID, at)
         if intent.kind == "answer" and self.question is None:  # the game's own question?
             intent = self.spec.answer_move(intent, who, self.game) or intent
+        if confirm and intent.kind == "query" and self.question is None:
+            return said + self._asked(Asking(self.spec.confirmation(intent, who), (who,),
+                                             intent, who), at)
         return said + self._talk(heard, intent, speaker, who, at, sure,
                                  typed=source in TYPED_SOURCES)
 

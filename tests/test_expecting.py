@@ -281,3 +281,71 @@ def test_a_part_of_an_utterance_is_weighed_only_as_an_expected_sentence() -> Non
     assert judge.decide(heard, "Ann", Expectation(True, lambda sentence: False)).decision == NONE
     assert judge.decide(heard, "Bob", Expectation(False, expected.expects)).decision == NONE
     assert judge.decide(heard, "Ann", None).decision == NONE
+
+
+@pytest.mark.slow
+def test_a_move_heard_as_a_question_is_asked_about_not_answered_over(tmp_path):
+    """Issue #83: Turn 7, Bob awaited, a clear "hit" (espeak-ng ``en-gb``,
+    slow) heard as the question "hint" (unsure; "hit" close behind) was
+    answered at once, "Hit. Bob: 0 percent chance to bust ...": no card, no
+    question, and a blind player may think the card came. Whatever this
+    machine's Whisper makes of it, the referee now asks rather than answers,
+    and the game is unchanged until the answer."""
+    import subprocess
+
+    from referee.games.turn7 import Turn7Spec
+    from referee.table import Reports, Table
+
+    wav = tmp_path / "hit.wav"
+    subprocess.run(["espeak-ng", "-v", "en-gb", "-s", "130", "-w", str(wav), "hit"], check=True)
+    spec = Turn7Spec(["Ann", "Bob", "Cy"])
+    session = Session(spec)
+    printed: list[str] = []
+    table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+                  reports=Reports(show=printed.append, stamp=False))
+    table.start()
+    awaited = table.state["turn"]
+    assert awaited in spec.players
+    before = table.state["game"]
+    audio = load_wav(wav)
+    at = table.busy_until + 1.0
+    shown = len(printed)
+    judged = table.hear_audio(audio, at, at + audio.seconds, at + audio.seconds + 0.5,
+                              awaited)
+    said = [line for line in printed[shown:] if not line.startswith(f"{awaited}: (")]
+    assert judged.heard.kind in ("hit", "query"), judged
+    assert said, judged
+    assert said[0].startswith(f"{awaited}, did you say: "), said
+    assert not any("chance to bust" in s for s in said), said
+    assert table.state["game"] == before
+    assert table.state["question"] == said[0]
+    if judged.heard.kind == "query":  # ("hint", as here without VNNI): a yes answers it
+        shown = len(printed)
+        table.hear_text("yes", awaited, table.busy_until + 0.5)
+        assert any("chance to bust" in line for line in printed[shown:]), printed[shown:]
+        assert table.state["game"] == before
+
+
+def test_an_unsure_question_with_an_expected_move_close_behind_is_contested() -> None:
+    """The decision behind it: a question the referee would answer at once,
+    heard unsure, with an expected sentence in the n-best that would be asked
+    about as the best one, is ``contested``; one with nothing expected behind
+    it, or heard off-turn, is not."""
+    from referee.brain.hearing import Judge
+
+    extra = {"best": "hint", "probability": 0.77, "free": "Hit.", "primed": "Hit.",
+             "similarity": 57.0, "primed_similarity": 57.0, "gap": 3.3, "nothing": -12.0,
+             "scores": [-1.24, 2, -1.6, 3], "base_logprob": -1.24, "model": "tiny.en+table",
+             "options": [["hint", 6.76, -1.24, 2, None], ["hit", 3.497, -2.503, 2, None]]}
+    judge = Judge(matcher_for("turn7", ["Ann", "Bob"]))
+    heard = Transcript("hint", 0.75, (), 0.0, extra)
+
+    def question(sentence: str) -> bool:
+        return sentence == "hint"
+
+    awaited = Expectation(True, lambda sentence: sentence == "hit", question)
+    decision = judge.decide(heard, "Bob", awaited)
+    assert (decision.decision, decision.sentence, decision.contested) == (ASK, "hint", True)
+    nothing = Expectation(True, lambda sentence: False, question)
+    assert not judge.decide(heard, "Bob", nothing).contested
+    assert not judge.decide(heard, "Bob", Expectation(False, awaited.expects, question)).contested

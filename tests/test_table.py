@@ -20,7 +20,7 @@ import pytest
 from referee.audioscript import AudioScript
 from referee.cli import main
 from referee.games.race65 import Race65Options, Race65Spec
-from referee.gate import ECHO, content_words
+from referee.gate import ECHO, TALKING, content_words
 from referee.protocol import Room, Say, Tone
 from referee.session import Session
 from referee.speech.audio import Audio, load_wav
@@ -367,6 +367,19 @@ def test_bad_recordings_met_during_a_game_never_change_it(tmp_path):
     assert "There is no player called Carl." in text
     assert "expected '[seconds] [Speaker:] FILE.wav'" in text
     assert table.final["players"]["Ann"] == {"total": 12, "down": [12]}
+
+
+@pytest.mark.slow
+def test_a_clear_move_said_over_the_greeting_is_answered_not_dropped_in_silence(
+        tmp_path, capsys):
+    """Issue #83: an audio script's "flip my seven" one second into the
+    opening (no echo canceller) was heard clearly and dropped without a word:
+    the player's next move would have become their first. It is still not
+    played (the referee was speaking), and the player hears so."""
+    out, final = play(tmp_path, [line("1", FLIP_7)], capsys, "--voice", f"wav:{tmp_path}")
+    log = [x for x in out if "flip my" in x.lower() or "referee:" in x]
+    assert TALKING in said(out), log
+    assert final["players"]["Ann"]["down"] == []
 
 
 def test_content_words_ignore_plurals_and_spell_numbers():

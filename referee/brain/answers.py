@@ -5,7 +5,13 @@ whether the awaited player was already asked to say it again.
 * "repeat" says again the last thing the referee said, countdown excepted.
 * An answer longer than :data:`~referee.wording.SECTION_WORDS` words (the
   rules, help) is read in sections: the first, then "Say more for the
-  rest."; "more" reads the next; "That's all." once all was read.
+  rest."; "more" reads the next; "That's all." once all was read; "stop"
+  (the table loop) cuts a section, and "repeat" says it again.
+* "help" says what to do now and names the help topics; "help with moves"
+  (questions, the table) lists that topic's commands from the phrase files.
+* "louder", "slower" ... are a :class:`~referee.protocol.ChangeVoice` for
+  the mouth, which answers what it did (:class:`~referee.protocol.VoiceChanged`);
+  the referee says that.
 * At a table of more than two, "you" is the player last named by anyone,
   other than the speaker (:meth:`Answers._addressed`).
 """

@@ -61,7 +61,10 @@ def expectation(spec: Policy, game: Game[Any], matcher: IntentMatcher, who: str,
                 question_open or spec.answer_move(intent, who, game) is not None)
         return intent.kind not in NOT_MOVES and spec.expects(intent, who, game, at)
 
-    return Expectation(who in waiting_for, expects)
+    def answered(sentence: str) -> bool:  # (a question about the game, however unsure)
+        return matcher.match(sentence, who).intent.kind == "query"
+
+    return Expectation(who in waiting_for, expects, answered)
 
 
 class Judge:

@@ -114,6 +114,8 @@ class Questions(Shared):
     def _refused(self, question: Question, at: float) -> str:
         """What a no changes: nothing, said so with what stands and whose turn it
         is (a player who cannot see the table hears where the game is)."""
+        if question.intent.kind == "query":  # (a question heard unsure, asked about)
+            return "OK."
         if not question.consent:  # "did you say ...?" no: the move is not played
             return "OK, not played."
         turn = "" if self.over else " " + self.spec.answer("turn", None, self.game, at)

@@ -16,7 +16,11 @@ decisions:
   question). Before that, each expected sentence of the n-best is given
   :data:`PRIOR` nats more (a prior: on her turn, Ann's "seven" is likelier
   her move than "pause"), and the sentence that comes first then is judged
-  with the calibration as the best one is.
+  with the calibration as the best one is. A question the referee would
+  answer at once, heard unsure, with an expected sentence close behind it
+  (at :data:`EXPECTED_HEARD` as the best) is ``contested``: "hint" heard and
+  "hit" nearly is asked about ("Bob, did you say: ask for a hint?"), never
+  answered over the move.
 * ``repeat``: the awaited player said what looks like an attempt at a
   command (an expected sentence above :data:`REPEAT_FLOOR`, below its
   threshold): the referee says "Sorry, Ann?" (once a wait: the brain
@@ -69,6 +73,10 @@ class Expectation:
 
     awaited: bool
     expects: Callable[[str], bool]
+    #: Which sentences the referee answers at once however unsure it is (a
+    #: question about the game): confirmed first when a move it expects was
+    #: heard nearly as well (#83).
+    answered: Callable[[str], bool] = lambda sentence: False
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,10 @@ class Decision:
     probability: float
     #: Whether the sentence was one the referee expected of the awaited player.
     expected: bool = False
+    #: An unsure question with a sentence the referee expects of the awaited
+    #: player close behind it ("hint" heard, "hit" nearly): asked about, not
+    #: answered over the move.
+    contested: bool = False
 
     @property
     def text(self) -> str:
@@ -143,12 +155,15 @@ def decide_expecting(extra: dict[str, Any], own: Decision, weights: dict[str, fl
     adjusted = [float(o[1]) + PRIOR * e for o, e in zip(found, expected, strict=True)]
     first = max(range(len(found)), key=lambda i: (adjusted[i], -i))
     if not expected[first]:
-        return as_before
-    measures = option_measures(extra, first, adjusted, meaning)
+        rival = max((i for i in range(len(found)) if expected[i]),
+                    key=lambda i: (adjusted[i], -i), default=None)
+        contested = (rival is not None and as_before.decision == ASK
+                     and expectation.answered(as_before.sentence)
+                     and _chance(extra, rival, adjusted, weights, names, meaning)
+                     >= EXPECTED_HEARD)
+        return replace(as_before, contested=contested)
     sentence = str(found[first][0])
-    chance = primer_checked(probability(whisper_features(measures), weights), measures, weights)
-    if names is not None:
-        chance = name_checked(chance, measures, names(sentence))
+    chance = _chance(extra, first, adjusted, weights, names, meaning)
     if chance >= EXPECTED_HEARD:
         return Decision(ASK, sentence, chance, True)
     if as_before.decision == ASK:
@@ -156,6 +171,17 @@ def decide_expecting(extra: dict[str, Any], own: Decision, weights: dict[str, fl
     if chance >= REPEAT_FLOOR:
         return Decision(REPEAT, sentence, chance, True)
     return as_before
+
+
+def _chance(extra: dict[str, Any], index: int, adjusted: Sequence[float],
+            weights: dict[str, float], names: Callable[[str], Collection[str]] | None,
+            meaning: Callable[[str], object]) -> float:
+    """The calibrated probability of option ``index``, judged as the best one."""
+    measures = option_measures(extra, index, adjusted, meaning)
+    chance = primer_checked(probability(whisper_features(measures), weights), measures, weights)
+    if names is not None:
+        chance = name_checked(chance, measures, names(str(options(extra)[index][0])))
+    return chance
 
 
 def _expects(expectation: Expectation | None, sentence: str) -> bool:
