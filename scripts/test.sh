@@ -28,7 +28,9 @@ echo "== pytest"
 # three to four times slower.
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 tests=0
-.venv/bin/python -m pytest -n auto --dist worksteal --durations=15 "${selection[@]}" "$@" \
+# The tests that run in real time form one group, run one after another on one
+# worker (tests/conftest.py): only --dist loadgroup honours groups.
+.venv/bin/python -m pytest -n auto --dist loadgroup --durations=15 "${selection[@]}" "$@" \
     || tests=$?
 echo "== mypy"
 typed=0

@@ -23,16 +23,33 @@ os.environ.setdefault("REFEREE_LOGS", tempfile.mkdtemp(prefix="referee-test-logs
 
 
 
+#: Fixtures that run a referee, a phone or a satellite in real time.
+REAL_TIME_FIXTURES = frozenset({"audio_server", "game", "satellite"})
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that uses the audio server is marked so (``-m "not audio_server"``
-    leaves it out), and skipped, saying why, where PulseAudio is missing."""
+    leaves it out), and skipped, saying why, where PulseAudio is missing.
+
+    A test that runs in real time (marked ``realtime``, or using one of
+    :data:`REAL_TIME_FIXTURES` in a module that plays live) joins one
+    pytest-xdist group: ``--dist loadgroup`` (scripts/test.sh) runs them one
+    after another on one worker while the other runs the rest, so two
+    referees decoding and speaking in real time never share the two cores
+    (#84: side by side, each missed its fixed budgets now and then)."""
     missing = pytest.mark.skip(reason="PulseAudio is not installed (scripts/setup.sh "
                                       "installs it)")
     for item in items:
-        if "audio_server" in getattr(item, "fixturenames", ()):
+        callspec = getattr(item, "callspec", None)  # (a parameter named "game" is no fixture)
+        fixtures = set(getattr(item, "fixturenames", ())) - set(
+            callspec.params if callspec is not None else ())
+        if "audio_server" in fixtures:
             item.add_marker(pytest.mark.audio_server)
         if item.get_closest_marker("audio_server") and not available():
             item.add_marker(missing)
+        if fixtures & REAL_TIME_FIXTURES or item.get_closest_marker("realtime"):
+            item.add_marker(pytest.mark.realtime)
+            item.add_marker(pytest.mark.xdist_group("realtime"))
 
 
 @pytest.fixture

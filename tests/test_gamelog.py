@@ -64,6 +64,7 @@ def _ticked_after_the_turn_was_read(log: Path) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.realtime
 def test_a_killed_game_resumes_with_the_same_state_and_time_left(tmp_path):
     log = tmp_path / "game.jsonl"
     game = subprocess.Popen(
@@ -472,6 +473,7 @@ KILL_WINDOWS = [(0.2, 4.6), (4.6, 50.0), (46.0, 52.0)]
 
 
 @pytest.mark.slow
+@pytest.mark.realtime
 def test_a_game_killed_at_a_random_point_resumes_as_last_announced(tmp_path):
     """A real kill -9 among the first moves (the later windows: the whole
     game's test below, with the log as a kill would leave it)."""
@@ -488,6 +490,7 @@ def test_a_game_killed_at_a_random_point_resumes_as_last_announced(tmp_path):
 @pytest.mark.slow
 @pytest.mark.audio_server
 @pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.realtime
 def test_a_game_that_lost_its_microphone_killed_at_a_random_point_resumes_as_announced(
     tmp_path, audio_server, seed,
 ):
@@ -527,6 +530,7 @@ def _resumes_as_announced(log: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.realtime
 def test_a_whole_live_game_replays_to_the_same_end_and_resumes_from_random_points(tmp_path):
     """The whole game replays to its end; and the log as it stood at a random
     moment of each later kill window (what a kill -9 then leaves on disk)

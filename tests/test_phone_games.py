@@ -41,6 +41,9 @@ from referee.session import Session
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.table import Reports, Table
 
+#: Live referees, phones and satellites: one at a time (tests/conftest.py).
+pytestmark = pytest.mark.realtime
+
 FIXTURES = Path(__file__).parent / "audio_fixtures" / "piper-joe"
 CHROMIUM = Path("/usr/bin/chromium")
 ARTEFACTS = Path(os.environ.get("REFEREE_ARTEFACTS",

@@ -25,6 +25,9 @@ from referee.screen.server import Screen
 from referee.speech.audio import RATE, load_wav
 from referee.speech.speaking.tts import EspeakVoice
 
+#: Live referees and phones: one at a time (tests/conftest.py).
+pytestmark = pytest.mark.realtime
+
 FIXTURES = Path(__file__).parent / "audio_fixtures" / "piper-joe"
 CHROMIUM = Path("/usr/bin/chromium")
 ARTEFACTS = Path(os.environ.get("REFEREE_ARTEFACTS",

@@ -25,7 +25,7 @@ from harness.typedgame import Lines
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytestmark = pytest.mark.audio_server
+pytestmark = [pytest.mark.audio_server, pytest.mark.realtime]
 
 ASOUNDRC = """
 pcm.ann_phones {

@@ -27,6 +27,9 @@ from referee.records import EventRecord
 from referee.satellites import Satellite, parse_satellites
 from referee.speech.audio import RATE, load_wav
 
+#: Live referees, phones and satellites: one at a time (tests/conftest.py).
+pytestmark = pytest.mark.realtime
+
 FIXTURES = Path(__file__).parent / "audio_fixtures" / "piper-joe"
 #: What the stand-in satellite's microphone sends: 22,050 Hz, 16-bit, stereo.
 SENT_RATE = 22050
