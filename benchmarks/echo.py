@@ -24,13 +24,13 @@ import numpy.typing as npt
 
 from harness.ears import recognizer_for
 from harness.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, fixture, utterances
-from harness.progress import Bar
 from harness.room import room
 from referee.games import matcher_for
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.echo import cancel_echo
 from referee.speech.listen import hear_audio
 from referee.speech.speaking.tts import EspeakVoice
+from training.progress import Bar
 
 RATIOS_DB = (0, 6, 12)
 OPENING = ("Race to 65, phase-seven easy. Ann against Bob. 2 flips per turn, no timer. "

@@ -22,12 +22,12 @@ import time
 import traceback
 from collections.abc import Iterator
 
-from harness.progress import Bar
 from referee.games import GAMES
 from referee.protocol import Start, Typed
 from referee.session import Session
 from referee.speech.understanding.phrase_files import load_phrases
 from referee.speech.understanding.templates import expand_sentences
+from training.progress import Bar
 
 PLAYERS = ("Ann", "Bob", "Cy")
 #: Digits of other scripts a line may use instead of ASCII ones.

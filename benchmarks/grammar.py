@@ -43,7 +43,6 @@ from pathlib import Path
 from benchmarks.recognition import percentile
 from harness.ears import recognizer_for
 from harness.fixtures import CACHE, VOICES, Espeak, espeak
-from harness.progress import Bar
 from referee.speech.audio import load_wav
 from referee.speech.listen import understand
 from referee.speech.understanding.check import draw
@@ -51,6 +50,7 @@ from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.network import compile_phrases, sentence_count
 from referee.speech.understanding.phrase_files import load_phrases
 from referee.wording import SURE_SCORE
+from training.progress import Bar
 
 ROOT = Path(__file__).resolve().parent.parent
 CAFE = ROOT / "benchmarks" / "phrases" / "cafe.toml"

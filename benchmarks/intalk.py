@@ -32,11 +32,11 @@ from benchmarks.recognition import moment_of
 from harness.ears import recognizer_for
 from harness.fixtures import GAMES, HELD_OUT_VOICES, fixture, utterances
 from harness.judging import outcome, transcript_of
-from harness.progress import Bar
 from harness.situations import Placer
 from referee.games import matcher_for
 from referee.speech.audio import RATE, Audio, load_wav
 from referee.speech.hearing.recognizers import ENGINES
+from training.progress import Bar
 
 #: The commands joined to talk (fixture ids), by game.
 COMMANDS = {"turn7": ("t7c02", "t7c04", "t7c01"), "race65": ("cmd01", "cmd14", "cmd16"),

@@ -18,10 +18,10 @@ import statistics
 import time
 from pathlib import Path
 
-from harness.progress import Bar
 from referee.games import matcher_for
 from referee.speech.understanding.meaning import Intent
 from referee.speech.understanding.templates import expand_phrases
+from training.progress import Bar
 
 PLAYERS = ["Ann", "Bob"]
 TABLE_TALK = Path(__file__).resolve().parent.parent / "tests" / "data" / "table_talk.txt"

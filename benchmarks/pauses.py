@@ -42,7 +42,6 @@ from benchmarks.table import heard_as_live, speech_end
 from harness.ears import recognizer_for
 from harness.fixtures import HELD_OUT_VOICES, VOICES, Utterance
 from harness.judging import Situations, outcome
-from harness.progress import Bar
 from harness.situations import Placer
 from referee.games import matcher_for
 from referee.listening import Listening
@@ -52,6 +51,7 @@ from referee.speech.audio import frame_energies as energies
 from referee.speech.hearing.recognizers import ENGINES
 from referee.speech.hearing.segmenter import Utterance as SegmentedUtterance
 from referee.speech.listen import Listener
+from training.progress import Bar
 
 #: Commands said in parts (a pause between each two), by game: Race to 65 at
 #: Ann and Bob's table, the others at Ann, Bob and Cy's.

@@ -48,7 +48,6 @@ from pathlib import Path
 from websockets.sync.client import ClientConnection, connect
 
 from harness.ears import recognizer_for
-from harness.progress import Bar
 from referee.games import matcher_for
 from referee.games.turn7 import Turn7Options, Turn7Spec
 from referee.live import LiveLoop
@@ -58,6 +57,7 @@ from referee.screen.server import Screen
 from referee.session import Session
 from referee.speech.audio import RATE, frame_energies, load_wav, speech_bounds
 from referee.table import Reports, Table
+from training.progress import Bar
 
 FIXTURES = Path(__file__).parent.parent / "tests" / "audio_fixtures" / "piper-joe"
 QUESTIONS = ["t7c22", "t7c23", "t7c24", "t7c25", "t7c26", "t7c27", "t7c28", "t7c29",

@@ -56,7 +56,6 @@ from benchmarks.recognition import Row, best_meaning
 from harness.ears import candidate_adapter, recognizer_for
 from harness.fixtures import ROOT, apply_condition
 from harness.judging import Situations, outcome, transcript_of
-from harness.progress import Bar
 from referee.games import matcher_for
 from referee.games.race65 import Race65Spec
 from referee.speech.audio import load_wav
@@ -64,6 +63,7 @@ from referee.speech.hearing.adapter import ADAPTER, load
 from referee.speech.hearing.recognizers import BASE_MODEL, ENGINES
 from referee.speech.listen import understand
 from referee.speech.understanding.intents import IntentMatcher
+from training.progress import Bar
 from training.real import (
     FSDD_MEASURED,
     balanced,

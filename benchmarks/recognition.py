@@ -63,7 +63,6 @@ from harness.fixtures import (
     fixture,
     utterances,
 )
-from harness.progress import Bar
 from referee.games import matcher_for
 from referee.speech.audio import load_wav
 from referee.speech.hearing.confidence import CALIBRATIONS, Calibration, decide, names_before
@@ -73,6 +72,7 @@ from referee.speech.listen import understand
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.templates import PhraseSet
 from referee.wording import SURE_SCORE
+from training.progress import Bar
 
 PLAYERS = GAMES["race65"][1]
 #: Commands that must never be taken for each other: Turn 7's "stay" is a move,

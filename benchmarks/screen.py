@@ -23,12 +23,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.progress import Bar
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.protocol import Say, Tone
 from referee.screen.server import Screen
 from referee.session import Session
 from referee.table import Reports, Table
+from training.progress import Bar
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

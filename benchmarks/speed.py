@@ -38,11 +38,11 @@ from typing import Any
 from benchmarks.recognition import moment_of, percentile
 from harness.ears import recognizer_for
 from harness.fixtures import GAMES, fixture, utterances
-from harness.progress import Bar
 from referee.games import matcher_for
 from referee.speech.audio import load_wav
 from referee.speech.hearing import decoder, whisper
 from referee.speech.hearing.whisper_recognizer import WhisperRecognizer
+from training.progress import Bar
 
 #: The parts timed: what the table calls them, and the method that does each.
 PARTS: dict[str, tuple[type, str]] = {

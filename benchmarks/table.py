@@ -49,7 +49,6 @@ from harness import audioserver
 from harness.ears import recognizer_for
 from harness.fixtures import CONDITIONS, PAD_SECONDS, utterances
 from harness.fixtures import fixture as fixture_path
-from harness.progress import Bar
 from referee.games import matcher_for
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.protocol import Entry, Room, Say, Tone, Understood
@@ -64,6 +63,7 @@ from referee.speech.listen import Listener, understand
 from referee.speech.speaking.tts import Output, make_voice, sound_span
 from referee.table import ECHO_TAIL, Mouth, Reports, Table
 from referee.wording import sentences
+from training.progress import Bar
 
 HARD = Race65Options(difficulty="hard")
 EASY = Race65Options(difficulty="easy")

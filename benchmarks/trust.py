@@ -79,7 +79,6 @@ from harness import audioserver
 from harness.ears import recognizer_for
 from harness.fixtures import COMMITTED_VOICE, HELD_OUT_VOICES, Utterance, fixture, utterances
 from harness.phone import Phone
-from harness.progress import Bar
 from referee.games import matcher_for
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.protocol import Entry, Room
@@ -91,6 +90,7 @@ from referee.speech.audio import RATE, Audio, PlaybackTrack, frame_energies, loa
 from referee.speech.hearing.mic import Microphone
 from referee.speech.speaking.tts import SpeakerOutput, make_voice
 from referee.table import ECHO_TAIL, Mouth, Reports, Table
+from training.progress import Bar
 
 RATIOS_DB = (6, 0, -6)
 MOVE_EVENTS = ("TileFlipped", "ConsecutiveViolation", "CallCorrect", "CallIncorrect",

@@ -47,12 +47,12 @@ from harness.fixtures import (
     pink_noise,
     utterances,
 )
-from harness.progress import Bar
 from referee.games import matcher_for
 from referee.speech.audio import RATE, Audio, frame_energies, speech_bounds
 from referee.speech.hearing.segmenter import MAX_UTTERANCE, PREROLL, Segmenter
 from referee.speech.listen import understand
 from referee.speech.understanding.meaning import Intent
+from training.progress import Bar
 from training.rooms import active_power
 
 END_SILENCE = 0.25

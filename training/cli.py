@@ -212,8 +212,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _synthesised(args: argparse.Namespace, folder: Path) -> list[Path]:
     """The synthetic sets the options ask for, each made once (its folder kept)."""
-    from harness.progress import Bar
     from training.data import benchmark_sentences, build
+    from training.progress import Bar
     from training.sentences import NEGATIVE_MIX, SHORT_MIX
 
     sets: list[tuple[Path, int, int, dict[str, float] | None, bool]] = [
@@ -298,7 +298,7 @@ def _real_set(args: argparse.Namespace, folder: Path) -> tuple[Path, dict[str, A
     to train on."""
     import hashlib
 
-    from harness.progress import Bar
+    from training.progress import Bar
     from training.real import (
         balanced,
         build_real,

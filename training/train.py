@@ -25,12 +25,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from harness.progress import Bar
 from referee.speech.hearing.adapter import Adapter
 from referee.speech.hearing.decoder import VOCABULARY
 from referee.speech.hearing.whisper_files import Tokens, read_ctranslate2
 from training.data import Dataset, Example
 from training.model import TableDecoder, with_adapter
+from training.progress import Bar
 from training.sentences import phrases_for
 
 
