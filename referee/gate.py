@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from rapidfuzz.distance import LCSseq
 
 from referee.protocol import Room, Spoken, Tone
-from referee.speech.hearing.mic import OverVoice
+from referee.speech.hearing.interface import OverVoice
 from referee.speech.understanding.intents import Heard
 from referee.speech.understanding.numbers import join_numbers
 from referee.speech.understanding.templates import normalise_words

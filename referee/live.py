@@ -37,7 +37,8 @@ from referee.listening import Listening
 from referee.overheard import TABLE_MIC, Caught, Overheard, loudness
 from referee.protocol import MicBack, MicLost, Say, Tone
 from referee.speech.audio import Audio, restart_portaudio
-from referee.speech.hearing.mic import Microphone, MicrophoneError, OverVoice
+from referee.speech.hearing.interface import OverVoice
+from referee.speech.hearing.mic import Microphone, MicrophoneError
 from referee.speech.listen import Listener
 from referee.speech.speaking.tts import VoiceError
 from referee.table import Table

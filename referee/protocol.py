@@ -45,8 +45,7 @@ from enum import StrEnum
 from typing import Any, ClassVar, Protocol
 
 from referee.records import LogError, Record, checked, plain
-from referee.speech.hearing.interface import Transcript
-from referee.speech.hearing.mic import OverVoice
+from referee.speech.hearing.interface import OverVoice, Transcript
 from referee.speech.understanding.intents import Heard
 
 

@@ -67,8 +67,7 @@ from referee.protocol import (
     expected,
 )
 from referee.speech.audio import Audio
-from referee.speech.hearing.interface import Recognizer, Transcript
-from referee.speech.hearing.mic import OverVoice
+from referee.speech.hearing.interface import OverVoice, Recognizer, Transcript
 from referee.speech.listen import Listener
 from referee.speech.speaking.tts import NullOutput, SilentVoice, Voice
 from referee.speech.speaking.tts import Output as AudioOutput

@@ -19,7 +19,7 @@ from referee.gate import (
     judge,
 )
 from referee.protocol import Room, Spoken, Tone
-from referee.speech.hearing.mic import OverVoice
+from referee.speech.hearing.interface import OverVoice
 from referee.speech.understanding.intents import Heard
 from referee.speech.understanding.meaning import NONE, Intent
 

@@ -234,6 +234,14 @@ def test_the_cycle_check_sees_a_cycle_through_an_import_in_a_function(tmp_path):
     assert cycles(import_graph(top)) == [["pkg.games", "pkg.games.base", "pkg.intents"]]
 
 
+def test_the_protocol_imports_no_device_code():
+    """The brain's typed inputs and outputs are plain values: ``protocol.py``
+    reads what the ears measured (``OverVoice``) from the hearing interface,
+    not from the microphone's module, which opens PortAudio (#84)."""
+    devices = {"referee.speech.hearing.mic", "sounddevice", "referee.speech.speaking.tts"}
+    assert imported_modules(ROOT / "referee" / "protocol.py") & devices == set()
+
+
 @pytest.mark.slow
 def test_tests_and_benchmarks_share_helpers_only_through_the_harness():
     """A test imports no other test; the harness imports neither tests nor

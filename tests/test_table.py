@@ -24,7 +24,7 @@ from referee.gate import ECHO, TALKING, content_words
 from referee.protocol import Room, Say, Tone
 from referee.session import Session
 from referee.speech.audio import Audio, load_wav
-from referee.speech.hearing.mic import OverVoice
+from referee.speech.hearing.interface import OverVoice
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.speaking.tts import EspeakVoice, WavDirOutput
 from referee.table import Mouth, Reports, Table

@@ -59,7 +59,7 @@ import numpy as np
 
 from referee.speech.audio import RATE, Audio, PlaybackTrack
 from referee.speech.hearing.echopath import EchoPath
-from referee.speech.hearing.mic import OverVoice
+from referee.speech.hearing.interface import OverVoice
 from referee.speech.hearing.segmenter import Judge, Segmenter, Utterance
 
 if TYPE_CHECKING:

@@ -39,6 +39,26 @@ class RecognizerError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class OverVoice:
+    """What the microphone measured of an utterance heard while the referee's
+    voice played, to tell a player from what the echo canceller left of it
+    (a value of the ears, kept here beside the transcript: the protocol and
+    the gate read it without importing the microphone's device code)."""
+
+    #: How far the utterance's loudest 100 ms after the echo canceller, against
+    #: before it, stands above what the canceller leaves of the referee's voice
+    #: alone (dB). About 0 for that leftover; a player, even 12 dB quieter than
+    #: the referee's echo, is well above it.
+    after_echo_db: float
+    #: With seat microphones: how far the utterance's seat stands above the
+    #: other seats, beyond where the referee's voice alone puts it (dB). The
+    #: speakers reach every seat alike, a player their own microphone first:
+    #: about 0 for the referee's voice, however the canceller fared. None with
+    #: one microphone, or no earlier voice to compare with.
+    seat_db: float | None = None
+
+
+@dataclass(frozen=True)
 class OtherEar:
     """What the first of two ears made of the utterance the second decided on
     (:mod:`referee.speech.hearing.pair`): its model, its best sentence ('' for

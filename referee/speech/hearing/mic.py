@@ -6,7 +6,8 @@ on the mix of all channels, and with seat microphones
 (``--seat-mics Ann=0,Bob=1``) each utterance goes to the seat whose channel
 was loudest during it, so a voice leaking into the other microphone does not
 confuse the referee. The referee's own voice is taken out by the echo
-canceller, and how much of it is left is measured (:class:`OverVoice`).
+canceller, and how much of it is left is measured
+(:class:`~referee.speech.hearing.interface.OverVoice`).
 
 The microphone needs a device, and says so clearly when there is none.
 """
@@ -33,6 +34,7 @@ from referee.speech.audio import (
     close_stream,
 )
 from referee.speech.hearing.echopath import EchoPath
+from referee.speech.hearing.interface import OverVoice
 from referee.speech.hearing.segmenter import (
     BLOCK,
     DEFAULT_END_SILENCE,
@@ -75,24 +77,6 @@ def input_device(device: int | str | None) -> Any:
         else:
             message = f"There is no input device {device!r} (PortAudio: {error})."
         raise MicrophoneError(message + choice) from error
-
-
-@dataclass(frozen=True)
-class OverVoice:
-    """What the microphone measured of an utterance heard while the referee's
-    voice played, to tell a player from what the echo canceller left of it."""
-
-    #: How far the utterance's loudest 100 ms after the echo canceller, against
-    #: before it, stands above what the canceller leaves of the referee's voice
-    #: alone (dB). About 0 for that leftover; a player, even 12 dB quieter than
-    #: the referee's echo, is well above it.
-    after_echo_db: float
-    #: With seat microphones: how far the utterance's seat stands above the
-    #: other seats, beyond where the referee's voice alone puts it (dB). The
-    #: speakers reach every seat alike, a player their own microphone first:
-    #: about 0 for the referee's voice, however the canceller fared. None with
-    #: one microphone, or no earlier voice to compare with.
-    seat_db: float | None = None
 
 
 @dataclass(frozen=True)
