@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -46,7 +47,8 @@ def test_every_grammar_sentence_is_a_sentence_of_the_templates_or_a_near_miss(ma
     with a number the game does not have where its slot says what to answer
     (#83): each of those is answered, as a near miss, never taken for a move.
     (It matched each of 23,000 sentences again: a minute of the suite for
-    what the intents test already checks; the near misses are matched here.)"""
+    what the intents test already checks; 400 near misses drawn at random are
+    matched here.)"""
     from referee.speech.understanding.templates import expand_phrases, normalise_words
 
     sentences = phrase_list(matcher.phrases)
@@ -55,7 +57,9 @@ def test_every_grammar_sentence_is_a_sentence_of_the_templates_or_a_near_miss(ma
                  for words, _, _ in expand_phrases(matcher.phrases)}
     outside = [s for s in sentences if " ".join(normalise_words(s)) not in templates]
     assert "flip my thirteen" in outside
-    missed = [matcher.match(s, "Ann") for s in outside]
+    assert len(outside) < len(sentences) // 2
+    drawn = random.Random(7).sample(outside, min(400, len(outside)))  # (each takes a match)
+    missed = [matcher.match(s, "Ann") for s in ["flip my thirteen", *drawn]]
     assert [h for h in missed if h.kind != "none" or not h.message] == []
     assert {h.message for h in missed} >= {"There is no tile 13. Tiles go from 1 to 12."}
 
