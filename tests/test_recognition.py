@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 import subprocess
 import sys
 from pathlib import Path
@@ -41,14 +40,12 @@ def sphinx(matcher) -> PocketSphinxRecognizer:
 # --- grammar ---------------------------------------------------------------------------
 
 
-def test_every_grammar_sentence_is_a_sentence_of_the_templates_or_a_near_miss(matcher):
+def test_every_grammar_sentence_is_a_sentence_of_the_templates(matcher):
     """What the recognisers listen for is the phrase file's own sentences (each
-    of which gives exactly its own intent: tests/test_intents.py), and those
-    with a number the game does not have where its slot says what to answer
-    (#83): each of those is answered, as a near miss, never taken for a move.
-    (It matched each of 23,000 sentences again: a minute of the suite for
-    what the intents test already checks; 400 near misses drawn at random are
-    matched here.)"""
+    of which gives exactly its own intent: tests/test_intents.py), never
+    another: the grammar is a subset of the templates' sentences, as the
+    matcher reads them. (It matched each of 23,000 sentences again: a minute
+    of the suite for what the intents test already checks.)"""
     from referee.speech.understanding.templates import expand_phrases, normalise_words
 
     sentences = phrase_list(matcher.phrases)
@@ -56,40 +53,7 @@ def test_every_grammar_sentence_is_a_sentence_of_the_templates_or_a_near_miss(ma
     templates = {" ".join(normalise_words(words))
                  for words, _, _ in expand_phrases(matcher.phrases)}
     outside = [s for s in sentences if " ".join(normalise_words(s)) not in templates]
-    assert "flip my thirteen" in outside
-    assert len(outside) < len(sentences) // 2
-    drawn = random.Random(7).sample(outside, min(400, len(outside)))  # (each takes a match)
-    missed = [matcher.match(s, "Ann") for s in ["flip my thirteen", *drawn]]
-    assert [h for h in missed if h.kind != "none" or not h.message] == []
-    assert {h.message for h in missed} >= {"There is no tile 13. Tiles go from 1 to 12."}
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("game", "said", "message"), [
-    ("race65", "flip my thirteen", "There is no tile 13."),
-    ("race65", "flip my fourteen", "There is no tile 14."),
-    ("shut-the-box", "shut fifteen", "There is no tile 15."),
-    ("turn7", "I got a fifteen", "There is no 15 in Turn 7"),
-    ("phase10-twist", "what is phase eleven", "Phases go from 1 to 10."),
-    ("give", "I drew four tokens", "The bank gives 1 to 3 tokens, not 4."),
-])
-def test_a_number_the_game_does_not_have_is_heard_as_itself(tmp_path, game, said, message):
-    """Issue #83: "flip my thirteen" was heard as "flip my three?" (Whisper's
-    free transcript: "Flip my 13."), and a new game's "I drew four" (1 to 3
-    exist) as "one": a reflexive yes played another move. The recognisers
-    listen for the numbers beside a slot's own, so the rules' near miss is
-    said. Real speech (espeak-ng, en-gb) through the real recogniser, in
-    every game and in one that exists only in the tests."""
-    wav = tmp_path / "said.wav"
-    subprocess.run(["espeak-ng", "-v", "en-gb", "-w", str(wav), said], check=True)
-    players = ["Ann", "Bob", "Cy"]
-    game_matcher = (IntentMatcher.for_phrases(ROOT / "tests" / "give_phrases.toml", players)
-                    if game == "give" else matcher_for(game, players))
-    recognizer = make_recognizer(game_matcher.phrases)
-    transcript = recognizer.decode(recognizer.prepare(load_wav(wav)))
-    heard = game_matcher.match(transcript.text, "Ann")
-    assert heard.kind == "none", (transcript.text, heard)
-    assert message in (heard.message or ""), (transcript.text, heard)
+    assert outside == []
 
 
 def test_grammar_listens_only_for_the_targets_as_calls(matcher):

@@ -38,20 +38,12 @@ from referee.speech.understanding.phrase_files import load_phrases, shared_kinds
 from referee.speech.understanding.templates import (
     Expansion,
     PhraseSet,
-    Slot,
     SlotRef,
     Word,
     normalise_words,
     slot_values,
     spoken_word,
 )
-
-
-def listened(slot: Slot) -> list[str]:
-    """The slot's values a recogniser listens for, without the numbers it
-    listens for only to refuse them (``NEAR_NUMBERS``: "sixteen" is no tile,
-    so it is no move to train on)."""
-    return [v for v in slot_values(slot, for_grammar=True) if v in slot.values]
 
 
 def training_games() -> tuple[str, ...]:
@@ -215,7 +207,7 @@ def _fill(phrases: PhraseSet, expansion: Expansion, rng: random.Random) -> list[
         count = 1
         if token.many:
             count = min(slot.most, 1 + int(rng.expovariate(0.9)))
-        values = listened(slot)
+        values = list(slot_values(slot, for_grammar=True))
         for n in range(count):
             if n:
                 joiner = rng.choice(slot.joiner)
@@ -281,7 +273,7 @@ def short(game: str, players: tuple[str, ...], rng: random.Random) -> Line:
               for i, (group, weight) in enumerate(zip(groups, SHORT_GROUPS, strict=True))]
     chosen = groups[rng.choices(range(3), shares)[0]]
     sizes = [1 if isinstance(e[0], Word) else
-             len(listened(phrases.slots[e[0].name])) for e in chosen]
+             len(list(slot_values(phrases.slots[e[0].name], for_grammar=True))) for e in chosen]
     words = _fill(phrases, rng.choices(chosen, sizes)[0], rng)
     return Line(spoken(words, players), written(words, players, rng.random() < 0.6),
                 "short", game, players)

@@ -283,22 +283,10 @@ def _trees(templates: tuple[str, ...]) -> tuple[Parts, ...]:
     return tuple(parse_tree(t) for t in templates)
 
 
-#: The numbers the recognisers also listen for in a number slot that says what
-#: to answer a near miss, where they are not its own: "flip my thirteen" is
-#: heard as itself and refused aloud ("There is no tile 13"), never forced
-#: onto a tile the game has ("flip my three?", #83).
-NEAR_NUMBERS = range(0, 21)
-
-
 def number_slot(name: str, low: int, high: int, weight: float, near_miss: str = "") -> Slot:
-    """The numbers ``low`` to ``high``; with a ``near_miss``, a grammar of
-    them and the :data:`NEAR_NUMBERS` beside them (a phrase file's own
-    ``grammar`` replaces it)."""
     values = {str(n): n for n in range(low, high + 1)}
-    near = [n for n in NEAR_NUMBERS if not low <= n <= high] if near_miss else []
-    spoken = {str(n): number_to_words(n) for n in [*range(low, high + 1), *near]}
-    grammar = (*values, *map(str, near)) if near else None
-    return Slot(name, "number", values, weight, spoken, grammar=grammar, near_miss=near_miss)
+    spoken = {str(n): number_to_words(n) for n in range(low, high + 1)}
+    return Slot(name, "number", values, weight, spoken, near_miss=near_miss)
 
 
 def player_slot(name: str, players: Sequence[str], weight: float, near_miss: str = "") -> Slot:
