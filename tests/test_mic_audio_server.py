@@ -431,12 +431,14 @@ def _spoken_over_the_rules(audio_server, tmp_path, echo_cancel: str) -> list[dic
         seen = len(out.lines)
         lines = len(log.read_text().splitlines())
         subprocess.run(["paplay", str(wav)], env=audio_server, check=True, timeout=60)
-        if echo_cancel == "on":
-            if out.wait("did you say: flip Ann's 12?", seen, timeout=10):
-                game.stdin.write("Ann: no\n")
-        else:  # (nothing to answer: the move is heard and dropped)
-            _logged(log, lambda entry: entry["type"] in ("dropped", "input")
-                    and "twelve" in entry["text"].lower(), timeout=10, after=lines)
+        # What the referee made of the words is in its log, however busy the
+        # machine (the other worker's tests): waited for there, not for a
+        # fixed time (#84).
+        _logged(log, lambda entry: entry["type"] in ("dropped", "input")
+                and entry["source"] != "text" and "twelve" in entry["text"].lower(),
+                timeout=60, after=lines)
+        if echo_cancel == "on" and out.wait("did you say: flip Ann's 12?", seen, timeout=10):
+            game.stdin.write("Ann: no\n")
         time.sleep(2)
         game.stdin.write("Ann: end the game\nBob: yes\nBob: that's all\n")
         game.stdin.close()
@@ -463,8 +465,9 @@ def test_a_move_said_over_the_referee_is_heard_through_its_voice_and_confirmed(
     # the room, may come out as a "yes" that answers nothing: not a move.)
     heard = [r for r in records if r["type"] == "input" and r["source"] != "text"
              and r["intent"]["kind"] != "answer"]
-    seen = [r for r in records if r["type"] in ("input", "dropped", "said")]
-    assert [r["intent"] for r in heard] == [flip], seen[-12:]
+    seen = [(r["at"], r["type"], r["text"][:50], r.get("reason") or r.get("intent"))
+            for r in records if r["type"] in ("input", "dropped", "said")]
+    assert [r["intent"] for r in heard] == [flip], "\n".join(map(str, seen))
     assert heard[0]["sure"] is False
     asked = [r["text"] for r in records if r["type"] == "said" and r["kind"] == "question"]
     assert "Ann, did you say: flip Ann's 12?" in asked, records
