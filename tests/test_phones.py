@@ -20,7 +20,7 @@ from websockets.sync.client import connect
 
 from harness.phonegame import PhoneGame
 from referee.protocol import Speech
-from referee.screen.phones import AHEAD, SETTLE, TAKEN_OVER, PhoneSeats
+from referee.screen.phones import AHEAD, SETTLE, STALL, TAKEN_OVER, PhoneSeats, _Clock
 from referee.screen.server import Screen
 from referee.speech.audio import RATE, load_wav
 from referee.speech.speaking.tts import EspeakVoice
@@ -150,6 +150,30 @@ def test_bad_frames_close_the_stream_with_a_reason_and_change_nothing(frames, wh
         assert why in reason
     finally:
         shown.stop()
+
+
+def test_a_stream_that_stalled_may_catch_up_but_one_too_fast_is_refused():
+    """A busy machine stalls the page or the server: the stall's sound then
+    arrives in one burst (CI refused a Chromium page so, at its start). The
+    gap counts as time the sound was made in; three times too fast is still
+    refused within seconds."""
+    second = bytes(2 * RATE)
+
+    def pace(arrivals: list[tuple[float, int]], opened: float = 0.0) -> list[str | None]:
+        clock = _Clock(opened)
+        return [clock.refused(second[: 2 * int(RATE * length)], at) for at, length in arrivals]
+
+    # Opened at 0, nothing read until 5 s, then five seconds of sound at once.
+    assert pace([(5.0, 1)] * 5) == [None] * 5
+    # Two seconds of sound, a 4-s stall, then the stall's four seconds.
+    assert pace([(0.0, 1), (1.0, 1), *[(5.0, 1)] * 4]) == [None] * 6
+    # A stall longer than STALL gives no more than STALL.
+    late = pace([(0.0, 1), *[(STALL + 30.0, 1)] * int(STALL + AHEAD + 2)])
+    assert "More sound than time" in str(late[-1])
+    # 48 kHz sent as 16 kHz: three seconds of sound every second of time.
+    fast = pace([(t / 3, 1) for t in range(30)])
+    first = next(i for i, why in enumerate(fast) if why)
+    assert first / 3 < 5.0  # refused within five seconds
 
 
 @pytest.mark.slow

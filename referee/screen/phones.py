@@ -23,7 +23,9 @@ Decisions:
 * Times are the stream's own sample clock, anchored to when its sound first
   arrived (:func:`time.monotonic`); a gap of more than :data:`GAP` seconds
   (a phone that slept, a held button let go) starts the clock again, and an
-  utterance cut by it is dropped: nobody knows how it ended.
+  utterance cut by it is dropped: nobody knows how it ended. The pace check
+  counts the gap (up to :data:`STALL` seconds) as time the sound may have
+  been made in: a stall's sound arrives in one burst after it.
 * The referee's loudspeaker reaches the phones too: each stream goes
   through an echo canceller of its own (:class:`~referee.speech.hearing.echopath.EchoPath`)
   with what the speakers played as reference, at the delay its own sound
@@ -72,6 +74,11 @@ MAX_FRAME = 1.0
 AHEAD = 3.0
 #: A gap in a stream longer than this (seconds) starts its clock again.
 GAP = 1.0
+#: The most of a gap (seconds) a stream's new clock counts as time its sound
+#: may have been made in: a page or a server that stalled (a busy machine)
+#: sends or reads the sound of the stall in one burst after it, while a page
+#: that sends three times too fast is still refused within seconds.
+STALL = 10.0
 #: Seconds a stream stays open, unrefused, before the table is told it
 #: listens (a client sending the wrong thing is refused well within it).
 SETTLE = 1.0
@@ -128,7 +135,10 @@ class _Clock:
         if len(data) > MAX_FRAME * RATE * 2:
             return f"At most {MAX_FRAME:g} s of sound a frame, please."
         if now - self.last > GAP:  # the first sound, or after a gap
-            self.first, self.sent = now - len(data) / 2 / RATE, 0
+            # Sound made during the gap (since the stream opened) may come in
+            # this burst: the new clock starts where the old one stopped.
+            began = max(self.last, self.opened, now - STALL)
+            self.first, self.sent = min(began, now - len(data) / 2 / RATE), 0
         self.last = now
         self.sent += len(data) // 2
         if self.sent / RATE > now - self.first + AHEAD:
