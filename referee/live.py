@@ -14,7 +14,7 @@
   the brain logs a tick a second, so ``referee resume`` gets the time left
   back within a second.
 * A win does not end the loop: the table stays for questions, an undo or
-  "play again" until it says "that's all" (:attr:`Session.left`). Ctrl-D at a
+  "play again" until it says "that's all" (a :class:`~referee.protocol.Left` output). Ctrl-D at a
   terminal leaves too: at once when the game is over, else when pressed a
   second time (the first asks). A keyboard that closes (a pipe's end) leaves
   unless a microphone is still listening.

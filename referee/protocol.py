@@ -12,6 +12,8 @@ way of playing              inputs it sends
 typed lines, live           :class:`Typed`, :class:`Tick`
 typed timed scripts         :class:`Typed`, :class:`Tick` (simulated clock)
 microphone, live            :class:`Speech` (what the ears measured),
+                            :class:`SoFar` (the words so far, at a pause:
+                            does the referee expect them?),
                             :class:`SpokenUntil`, :class:`VoiceCut`,
                             :class:`VoiceChanged`, :class:`MicLost`,
                             :class:`MicBack`, :class:`Stop`, :class:`Tick`
@@ -27,6 +29,7 @@ player's headphones), :class:`CutVoice`, :class:`ChangeVoice`,
 :class:`Caption` (who said what), :class:`Logged` (append to the game log),
 :class:`Snapshot` (the public state, for a screen), :class:`Judged` (what
 was heard), :class:`Moments` (what the recogniser listens for),
+:class:`Expected` (the answer to a :class:`SoFar`, alone in its step),
 :class:`WakeAt` (when to tick next) and :class:`Left` (the table is done). A driver learns
 everything it knows of the game from these outputs: it never reads the brain.
 

@@ -1,8 +1,8 @@
 """The referee's brain: the conversation and the turn clock, without any clock or device.
 
 A :class:`Session` has one entry point, :meth:`Session.step`: it is told what
-happened as a typed input (:mod:`referee.protocol`: a typed line, speech the
-gate judged, the time, a sentence said to its end, the microphone lost ...)
+happened as a typed input (:mod:`referee.protocol`: a typed line, speech as
+the ears measured it, the time, a sentence said to its end, the microphone lost ...)
 and answers with typed outputs (sentences to say with their tone and
 audience, cut the voice, records for the game log, a snapshot of the public
 state). Typed lines, scripts, the microphone, replay and resume all drive it
@@ -44,9 +44,9 @@ After the end the referee stays at the table
 (:data:`~referee.wording.AFTER_THE_END`): it answers questions, takes an undo
 by agreement, and starts a new game on "play again".
 
-Every input, event and sentence is logged (a :class:`~referee.protocol.Logged`
-output of its step); :func:`~referee.replay.replay_records` rebuilds a
-session from them. What is said about hearing ("Sorry, I was talking") is
+Inputs, events, sentences about the game and what became of each utterance
+are logged (:class:`~referee.protocol.Logged`); :func:`~referee.replay.replay_records`
+rebuilds a session from them. What is said about hearing ("Sorry, Ann?") is
 not logged: a rebuilt game does not hear the speech again.
 """
 

@@ -99,3 +99,143 @@ def test_results_md_shows_the_present_in_at_most_250_lines(tmp_path: Path) -> No
     longer = tmp_path / "results.md"
     longer.write_text("a figure\n" * (RESULTS_LINES + 3), encoding="utf-8")
     assert lines_over(longer, RESULTS_LINES) == 3
+
+
+# --- words a test keeps true (#84 item 5) -----------------------------------------------
+
+#: Backticked tokens taken as the repository's paths: under one of its
+#: folders, or a bare file name with one of these endings.
+TOP = ("referee/", "harness/", "training/", "benchmarks/", "tests/", "scripts/", "docs/",
+       ".ci/")
+FILE_NAME = re.compile(r"[\w.-]+\.(py|toml|md|sh|js|css|html|tsv|json|txt)")
+TICKED = re.compile(r"`([^`\s]+)`")
+#: A README table cell longer than this is a paragraph: say it in docs/.
+CELL = 200
+
+
+def _tracked() -> tuple[set[str], set[str]]:
+    """The repository's files (paths from the root) and their names."""
+    import subprocess
+
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                            check=True).stdout.split()
+    return set(listed), {Path(p).name for p in listed}
+
+
+def missing_paths(text: str, files: set[str], names: set[str]) -> list[str]:
+    """The backticked paths of ``text`` that name no tracked file or folder:
+    ``referee/x.py:12`` or ``x.py::name`` is looked up as ``referee/x.py``;
+    ``<game>``, ``NAME`` and ``*`` stand for any part of a name; a bare file
+    name must be some tracked file's.
+
+    >>> missing_paths("`referee/session.py:5` `docs/gone.md` `session.py` `gone.py`",
+    ...               {"referee/session.py", "docs/a.md"}, {"session.py", "a.md"})
+    ['docs/gone.md', 'gone.py']
+    """
+    import fnmatch
+
+    folders = {str(parent) + "/" for p in files for parent in Path(p).parents}
+    missing = []
+    for token in TICKED.findall(text):
+        path = re.sub(r"(:\d+(-\d+)?)+$|::.*$", "", token)
+        if path.startswith(TOP):
+            pattern = re.sub(r"<[^>]+>|\b[A-Z]{2,}\b", "*", path)
+            if not any(fnmatch.fnmatchcase(p, pattern) for p in (*files, *folders)):
+                missing.append(token)
+        elif FILE_NAME.fullmatch(path) and not fnmatch.filter(
+                names, re.sub(r"<[^>]+>|\b[A-Z]{2,}\b", "*", path)):
+            missing.append(token)
+    return missing
+
+
+def test_every_backticked_path_in_the_docs_is_in_the_repository() -> None:
+    """A path in README or docs/ (not the record: it tells the past) names a
+    file or folder that is there: files move, sentences stay. Paths the code
+    writes (``models/``, ``cache/``, a log) are no repository paths."""
+    files, names = _tracked()
+    documents = [d for d in _documents() if RECORD not in d.parents]
+    stale = {str(d.relative_to(ROOT)): m for d in documents
+             if (m := missing_paths(d.read_text(encoding="utf-8"), files, names))}
+    assert stale == {}
+
+
+def contract_rows(text: str) -> dict[str, list[str]]:
+    """The table of docs/architecture.md's "What a game provides" (the one
+    headed "capability | hooks | what for"): each row's class of
+    :mod:`referee.games.base` (the first backticked name of its first cell)
+    and its hooks (backticked in the second)."""
+    lines = text.splitlines()
+    start = lines.index("| capability | hooks | what for |") + 2
+    rows = {}
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        first, hooks = line.split("|")[1:3]
+        owner = re.search(r"`(\w+)`", first)
+        rows[owner.group(1) if owner else first.strip()] = TICKED.findall(hooks)
+    return rows
+
+
+def misplaced(rows: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The hooks of ``rows`` that the class of :mod:`referee.games.base`
+    their row names does not define (as a method, a field or an attribute)."""
+    from referee.games import base
+
+    wrong = {owner: [h for h in hooks if h not in vars(getattr(base, owner))
+                     and h not in getattr(getattr(base, owner), "__annotations__", {})]
+             for owner, hooks in rows.items()}
+    return {owner: hooks for owner, hooks in wrong.items() if hooks}
+
+
+def test_the_contract_table_lists_each_class_s_hooks_and_every_hook_the_brain_asks() -> None:
+    """Each hook of the architecture's table is a member of the class of
+    ``games/base.py`` its row names, defined there; and every member of
+    the contract's protocols (what the brain asks) is in some row."""
+    import inspect
+
+    from referee.games import contract
+
+    rows = contract_rows((ROOT / "docs" / "architecture.md").read_text(encoding="utf-8"))
+    assert set(rows) == {"GameCore", "TalkDefaults", "PolicyDefaults", "ChanceDefaults",
+                         "PrivacyDefaults", "GameSpec"}
+    assert misplaced(rows) == {}
+    asked = {name for protocol in (contract.Rules, contract.Talk, contract.Policy,
+                                   contract.ChanceAtTable, contract.Privacy)
+             for name, _ in inspect.getmembers(protocol) if not name.startswith("_")}
+    asked |= {name for protocol in (contract.Rules,) for name in protocol.__annotations__}
+    listed = {hook for hooks in rows.values() for hook in hooks}
+    assert sorted(asked - listed) == []
+
+
+def test_the_contract_check_finds_a_hook_in_the_wrong_row() -> None:
+    rows = contract_rows("| capability | hooks | what for |\n|---|---|---|\n"
+                         "| core (`GameCore`) | `name`, `begin` | x |\n"
+                         "| talk (`TalkDefaults`) | `answer` | y |\n\nafter\n")
+    assert rows == {"GameCore": ["name", "begin"], "TalkDefaults": ["answer"]}
+    assert misplaced(rows) == {"GameCore": ["begin"], "TalkDefaults": ["answer"]}
+
+
+def long_cells(text: str) -> list[str]:
+    """The table cells of ``text`` longer than :data:`CELL` characters."""
+    return [cell.strip()[:60] + "..." for line in text.splitlines() if line.startswith("|")
+            for cell in line.split("|")[1:-1] if len(cell.strip()) > CELL]
+
+
+def test_the_readme_s_cells_stay_short() -> None:
+    """The README says what a user can do in a line each; the story of each
+    issue is in the record (its status cells had grown to 584 characters)."""
+    assert long_cells((ROOT / "README.md").read_text(encoding="utf-8")) == []
+    assert long_cells("| a | " + "word " * 60 + "|\n") == ["word " * 12 + "..."]
+
+
+def test_the_protocol_s_overview_names_every_input_and_output() -> None:
+    """protocol.py's opening table and list name each message the brain is
+    told and answers with (it once lacked two)."""
+    import typing
+
+    from referee import protocol
+
+    overview = protocol.__doc__ or ""
+    messages = [*typing.get_args(protocol.Input), *typing.get_args(protocol.Output)]
+    assert len(messages) > 20
+    assert [m.__name__ for m in messages if f":class:`{m.__name__}`" not in overview] == []
