@@ -15,7 +15,7 @@ The sets (every one of them kept out of training, checked in ``tests/test_ears.p
   digits 1-9, 50 of each, 8 kHz recordings heard at 16 kHz;
 * ``held-back``: the Speech Commands v0.02 speakers held back from the
   shipped adapter's training (:func:`~training.real.held_back`;
-  ``--held-back DIR``, the v0.02 test set's folder: docs/hearing.md).
+  ``--held-back DIR``, the v0.02 test set's folder: docs/training.md).
 
 And one that is no measurement: ``tuning``, recordings of the folders
 ``--tuning-from DIR ...`` names (the real recipe's, in its order) that the

@@ -85,7 +85,7 @@ class Situations:
         each use), and the time there."""
         ready, at = self._brought()
         shared = {id(self.matcher): self.matcher, id(ready.spec): ready.spec,
-                  id(ready._judge): ready._judge}
+                  id(ready.hearing): ready.hearing}
         return copy.deepcopy(ready, shared), at
 
     def judge(self, transcript: Transcript, speaker: str | None,

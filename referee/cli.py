@@ -57,7 +57,7 @@ def _ear_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> N
                         help="what hears the players (default: Whisper tiny.en when its "
                         "model is installed, else Vosk if a model is installed, else "
                         "PocketSphinx; moonshine-tiny and moonshine-base: Moonshine, "
-                        "docs/hearing.md)")
+                        "docs/ears.md)")
     parser.add_argument("--model", type=model_option,
                         help="a model folder (Whisper or Vosk), or 'base': Whisper tiny.en "
                         "as shipped, without the table's adapter (default: with it)")

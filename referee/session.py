@@ -54,24 +54,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import assert_never
 
 from referee.brain.answers import Answers
 from referee.brain.clock import HEARTBEAT, Clock
+from referee.brain.hearing import CUT, DROP, IGNORE, PROMPT, Verdict, View
 from referee.brain.moves import Moves
 from referee.brain.parts import Parts
-from referee.brain.questions import Asking, Questions
+from referee.brain.questions import Questions
 from referee.brain.shared import Part, Question
 from referee.engine.core import Event, StopGame, Timeout
 from referee.games.base import spoken_list
-from referee.gate import Utterance, judge
 from referee.protocol import (
     Caption,
     ChangeVoice,
     CutVoice,
     Input,
-    Judged,
     Left,
     Logged,
     MicBack,
@@ -95,17 +93,13 @@ from referee.protocol import (
     WakeAt,
 )
 from referee.records import ErrorRecord, InputRecord
-from referee.speech.hearing.decision import ACT, REPEAT
-from referee.speech.listen import understand
-from referee.speech.understanding.intents import FLOOR, Heard
+from referee.speech.understanding.intents import Heard
 from referee.speech.understanding.meaning import Intent
 from referee.wording import (
-    ADDRESSED,
     ASKED_AGAIN,
     DID_NOT_CATCH,
     GOODBYE,
     MAX_CHARS,
-    NOT_CAUGHT,
     NOT_MOVES,
     NOTHING_TO_ANSWER,
     SAY_AGAIN,
@@ -279,7 +273,7 @@ class Session(Moves, Questions, Answers, Clock, Parts):
             return self._problem(played, at)
         return self._after_move(played, at)
 
-    def _asked(self, asking: Asking | str, at: float) -> list[Say]:
+    def _asked(self, asking: Question | str, at: float) -> list[Say]:
         """Ask a question, holding the turn timer while it is open; or say why not."""
         if isinstance(asking, str):
             return self._problem(asking, at)
@@ -301,7 +295,7 @@ class Session(Moves, Questions, Answers, Clock, Parts):
             return self._asked(self._agreement_asking(intent, "end the game", who, at), at)
         others = self._others(who)
         if kind == "rematch":
-            return self._asked(Asking(f"{others[0]}, do you agree to start a new game?",
+            return self._asked(Question(f"{others[0]}, do you agree to start a new game?",
                                       others, intent, who, consent=True), at)
         if self.clock.paused and kind not in NOT_MOVES:
             return self._problem("The game is paused: say resume to go on.", at)
@@ -312,13 +306,13 @@ class Session(Moves, Questions, Answers, Clock, Parts):
             return self._asked(self._agreement_asking(intent, agreement, who, at), at)
         likelier = None if kind in NOT_MOVES else self.spec.likelier(intent, who, self.game, at)
         if likelier is not None:  # the words read another way make the move: ask
-            return self._asked(Asking(self.spec.confirmation(likelier, who), (who,), likelier,
+            return self._asked(Question(self.spec.confirmation(likelier, who), (who,), likelier,
                                       who), at)
         if not sure and kind not in NOT_MOVES:
             refused = self._refusal(intent, who, at)
             if refused is not None:  # (refused either way: no question to block the table)
                 return self._say([refused], at, Tone.PROBLEM)
-            return self._asked(Asking(self.spec.confirmation(intent, who), (who,), intent,
+            return self._asked(Question(self.spec.confirmation(intent, who), (who,), intent,
                                       who), at)
         return self._act(intent, who, at)
 
@@ -395,7 +389,7 @@ class Session(Moves, Questions, Answers, Clock, Parts):
         if not m.text.strip():
             return
         self._out.append(Caption(m.at, self.label(m.speaker), m.text, m.source))
-        if self._is_stop(m.text):
+        if self.hearing.is_stop(m.text, self.attribute(None)):
             self._out.append(CutVoice(m.at))
         self._emit(self._hear(m.text, m.speaker, m.at, m.source))
 
@@ -420,20 +414,18 @@ class Session(Moves, Questions, Answers, Clock, Parts):
             return self._respond(heard, speaker, at, sure=False, source=source)
         heard = self.matcher.match(text, self.attribute(speaker))
         log.debug("heard %r from %s: %s", text, speaker, heard)
-        sure = self.is_sure(heard, named=speaker is not None) and not (
+        sure = self.hearing.is_sure(heard, named=speaker is not None) and not (
             source == "tap" and self.spec.confirm_tap(heard.intent))
         return self._respond(heard, speaker, at, sure=sure, source=source)
 
     def _speech(self, m: Speech) -> None:
-        """An utterance as the ears measured it: understood (the matcher, with
-        who said it), then judged (:mod:`referee.gate`). Whose turn it was when
-        the player began decides whether a move came too late: the table ticks
-        the brain to then before it sends the speech (and to when it was
-        decided, so that the speech comes with every sentence said meanwhile).
-        What is dropped is logged, and the player told when it was theirs
-        ("Sorry, I was talking"); what is not nearly a command (table talk, a
-        cough) is logged and not answered, unless it was addressed to the
-        referee."""
+        """An utterance as the ears measured it, heard by the hearing room
+        (:mod:`referee.brain.hearing`: decided, read, judged against the
+        referee's voice) from a view of the brain taken now; then acted on.
+        Whose turn it was when the player began decides whether a move came
+        too late: the table ticks the brain to then before it sends the
+        speech (and to when it was decided, so that the speech comes with
+        every sentence said meanwhile)."""
         self._emit(self._tick(min(m.start, m.at)))
         # (the latest step told of a time no later than the start, or for the
         # whole of an utterance heard already, than that was decided; of two,
@@ -445,53 +437,29 @@ class Session(Moves, Questions, Answers, Clock, Parts):
         turn_then = self.game.current_player() if then is None else then[2]
         self._emit(self._tick(m.at))
         who = self.attribute(m.speaker) if part is None else part.who  # (the whole: the part's)
-        decision = self._judge.decide(m.transcript, who, self._expecting(who))
-        text = decision.text
-        heard = understand(self.matcher, replace(m.transcript, text=text,
-                                                 confidence=decision.confidence), who)
-        utterance = Utterance(heard, text, m.start, m.end, m.speaking, m.over, m.speaker,
-                              turn_then, self.game.current_player())
-        verdict = judge(utterance, m.room, barge_in=self.spec.barge_in(heard.intent),
-                        moves=heard.kind not in NOT_MOVES)
-        self._out.append(Judged(m.at, m.speaker, heard, text, verdict.dropped,
-                                decision.decision, decision.expected))
-        if verdict.dropped is not None:
-            self._drop(m, verdict.dropped)
-            if verdict.notice is not None:  # (about hearing, not the game: not logged)
-                self._out.append(Say(m.at, verdict.notice, Tone.PROBLEM))
+        verdict = self.hearing.hear(m, View(who, self._expecting(who), turn_then,
+                                            self.game.current_player()))
+        self._out.append(verdict.judged)
+        if verdict.caption is not None:
+            self._out.append(Caption(m.at, self.label(m.speaker), verdict.caption, m.source))
+        if verdict.action == DROP:
+            self._dropped(m, verdict)
             return
-        if heard.kind != "none" or text:
-            self._out.append(Caption(m.at, self.label(m.speaker), text or "...", m.source))
-        sure = decision.decision == ACT and not verdict.over_voice
-        if part is not None and self._rest_of(part, heard.intent, m, sure):
+        if part is not None and self._rest_of(part, verdict.heard.intent, m, verdict.sure):
             return
         moves, question = len(self.played.moves), self.question
-        self._heard_speech(m, heard, who, decision.decision, verdict.over_voice,
-                           decision.contested)
-        self._heard_part(m, who, heard.intent,
+        if verdict.action == IGNORE:
+            self._dropped(m, verdict)
+        elif verdict.action == CUT:
+            self._out.append(CutVoice(m.at, since=m.start))
+        elif verdict.action == PROMPT:
+            self._say_again(m, who, over_voice=verdict.over_voice)
+        else:
+            self._emit(self._respond(verdict.heard, m.speaker, m.at, sure=verdict.respond_sure,
+                                     source=m.source, confirm=verdict.confirm))
+        self._heard_part(m, who, verdict.heard.intent,
                          self.played.moves[-1] if len(self.played.moves) > moves else None,
                          self.question if self.question is not question else None)
-
-    def _heard_speech(self, m: Speech, heard: Heard, who: str, decision: str,
-                      over_voice: bool, contested: bool) -> None:
-        """What an utterance the gate let through does: "stop" cuts the voice,
-        an attempt at a command not heard well is asked again, what is not
-        nearly a command is logged unanswered, and the rest is answered."""
-        if heard.kind == "stop":
-            self._out.append(CutVoice(m.at, since=m.start))
-            return
-        if decision == REPEAT:
-            self._say_again(m, who, over_voice=over_voice)
-            return
-        if heard.kind == "none" and not heard.message and heard.score < FLOOR:
-            self._drop(m, "not a command")
-            if ADDRESSED.match(heard.text):
-                self._out.append(Say(m.at, NOT_CAUGHT, Tone.PROBLEM))
-            return
-        # Said over the referee's voice: never a sure move, whatever the score.
-        sure = self.is_sure(heard, named=False) and not over_voice
-        self._emit(self._respond(heard, m.speaker, m.at, sure=sure, source=m.source,
-                                 confirm=contested))
 
     def _rest_of(self, part: Part, intent: Intent, m: Speech, sure: bool) -> bool:
         """``m`` is ``part`` heard again with its rest (:mod:`referee.brain.parts`).
@@ -521,6 +489,13 @@ class Session(Moves, Questions, Answers, Clock, Parts):
         if question is not None and question.paused_clock:
             self._emit(self._events(self._restart_clock(m.at), m.at))
         return False
+
+    def _dropped(self, m: Speech, verdict: Verdict) -> None:
+        """``m`` is not acted on: logged, and what the referee says about
+        hearing said (not logged: it is not the game's)."""
+        self._drop(m, verdict.dropped or "")
+        if verdict.notice is not None:
+            self._out.append(Say(m.at, verdict.notice, Tone.PROBLEM))
 
     def _say_again(self, m: Speech, who: str, over_voice: bool) -> None:
         """The awaited player said what looks like an attempt at a command, not
@@ -560,7 +535,7 @@ class Session(Moves, Questions, Answers, Clock, Parts):
         if intent.kind == "answer" and self.question is None:  # the game's own question?
             intent = self.spec.answer_move(intent, who, self.game) or intent
         if confirm and intent.kind == "query" and self.question is None:
-            return said + self._asked(Asking(self.spec.confirmation(intent, who), (who,),
+            return said + self._asked(Question(self.spec.confirmation(intent, who), (who,),
                                              intent, who), at)
         return said + self._talk(heard, intent, speaker, who, at, sure,
                                  typed=source in TYPED_SOURCES)

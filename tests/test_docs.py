@@ -199,10 +199,10 @@ def test_the_contract_table_lists_each_class_s_hooks_and_every_hook_the_brain_as
     assert set(rows) == {"GameCore", "TalkDefaults", "PolicyDefaults", "ChanceDefaults",
                          "PrivacyDefaults", "GameSpec"}
     assert misplaced(rows) == {}
-    asked = {name for protocol in (contract.Rules, contract.Talk, contract.Policy,
+    asked = {name for protocol in (contract.Core, contract.Talk, contract.Policy,
                                    contract.ChanceAtTable, contract.Privacy)
              for name, _ in inspect.getmembers(protocol) if not name.startswith("_")}
-    asked |= {name for protocol in (contract.Rules,) for name in protocol.__annotations__}
+    asked |= {name for protocol in (contract.Core,) for name in protocol.__annotations__}
     listed = {hook for hooks in rows.values() for hook in hooks}
     assert sorted(asked - listed) == []
 
@@ -239,3 +239,42 @@ def test_the_protocol_s_overview_names_every_input_and_output() -> None:
     messages = [*typing.get_args(protocol.Input), *typing.get_args(protocol.Output)]
     assert len(messages) > 20
     assert [m.__name__ for m in messages if f":class:`{m.__name__}`" not in overview] == []
+
+
+def constant_rows(text: str) -> list[tuple[str, str, str]]:
+    """The rows of hearing.md's table of constants: name, value, file."""
+    rows = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        if len(cells) == 4 and re.fullmatch(r"`[A-Z_]+`", cells[0]) and cells[2].endswith(".py`"):
+            rows.append((cells[0].strip("`"), cells[1], cells[2].strip("`")))
+    return rows
+
+
+def wrong_constants(rows: list[tuple[str, str, str]]) -> list[str]:
+    """The rows whose file has no such constant, or another value."""
+    import importlib
+
+    wrong = []
+    for name, value, file in rows:
+        module = importlib.import_module(file.removesuffix(".py").replace("/", "."))
+        if float(getattr(module, name, "nan")) != float(value):
+            wrong.append(name)
+    return wrong
+
+
+def test_hearing_s_table_of_constants_is_the_code_s() -> None:
+    """docs/hearing.md lists the constants a decision turns on, each with its
+    value and file: a value changed or a constant moved shows here."""
+    rows = constant_rows((ROOT / "docs" / "hearing.md").read_text(encoding="utf-8"))
+    assert len(rows) >= 15
+    assert wrong_constants(rows) == []
+    assert wrong_constants([("PRIOR", "2.0", "referee/speech/hearing/decision.py"),
+                            ("PRIOR", "3.0", "referee/gate.py")]) == ["PRIOR", "PRIOR"]
+
+
+def test_the_hearing_page_is_one_topic_a_newcomer_reads() -> None:
+    """How an utterance becomes a decision, in one page of at most 250 lines
+    (it had grown to 872, reference, decisions, measurements and history in
+    one); the ears, training and the record have pages of their own."""
+    assert lines_over(ROOT / "docs" / "hearing.md", 250) == 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -349,3 +350,122 @@ def test_an_unsure_question_with_an_expected_move_close_behind_is_contested() ->
     nothing = Expectation(True, lambda sentence: False, question)
     assert not judge.decide(heard, "Bob", nothing).contested
     assert not judge.decide(heard, "Bob", Expectation(False, awaited.expects, question)).contested
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("game", "before", "voice", "said", "message"), [
+    ("race65", None, "en-gb", "flip my thirteen", "There is no tile 13. Tiles go from 1 to 12."),
+    ("race65", None, "en-us", "flip my thirteen", "There is no tile 13. Tiles go from 1 to 12."),
+    ("race65", None, "en-gb", "flip my fourteen", "There is no tile 14. Tiles go from 1 to 12."),
+    ("shut-the-box", "roll", "en-gb", "shut fifteen", None),
+    ("phase10-twist", None, "en-gb", "what is phase eleven", "Phases go from 1 to 10."),
+])
+def test_a_number_the_game_does_not_have_is_refused_aloud_never_another_number(
+        tmp_path, game, before, voice, said, message):
+    """Issue #83: "flip my thirteen" was asked as "did you say: flip my 3?"
+    (Whisper's free transcript: "Flip my 13."), and a reflexive yes played
+    another move. The search has only the game's numbers; the free
+    transcript, read as typed, is a near miss the rules refuse aloud. Real
+    speech (espeak-ng) through the real recogniser and a real table; the
+    game is unchanged and nothing is asked. Where the search's best sentence
+    is another command (Shut the Box's "shut fifteen" after a roll of four:
+    "it is a five", a roll's report, with "shut five" second), the words are
+    left unheard (``None``): never another number."""
+    import subprocess
+
+    from referee.games import GAMES
+    from referee.table import Reports, Table
+
+    wav = tmp_path / "said.wav"
+    subprocess.run(["espeak-ng", "-v", voice, "-w", str(wav), said], check=True)
+    session = Session(GAMES[game](["Ann", "Bob"]))
+    printed: list[str] = []
+    table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+                  reports=Reports(show=printed.append, stamp=False))
+    table.start()
+    awaited = table.state["turn"]
+    if before is not None:
+        table.hear_text(before, awaited, table.busy_until + 0.5)
+    state = table.state["game"]
+    audio = load_wav(wav)
+    at = table.busy_until + 1.0
+    shown = len(printed)
+    judged = table.hear_audio(audio, at, at + audio.seconds, at + audio.seconds + 0.5, awaited)
+    said_back = [line for line in printed[shown:] if not line.startswith(f"{awaited}: (")]
+    assert said_back == ([] if message is None else [message]), (judged, printed)
+    assert judged.heard.kind == "none"
+    assert table.state["game"] == state
+    assert table.state["question"] is None
+
+
+def test_only_a_number_written_freely_outside_the_game_overrides_the_search() -> None:
+    """The search's sentence stands when it is sure, or when the free
+    transcript names a number the game has, a player nobody is called (a
+    name is often spelt another way: "Bop"), a number in another command,
+    or nothing. Unsure (asked about, "Sorry, Ann?" or not heard), a number
+    the game does not have in the command the search heard is said as
+    itself; talk with a number in it stays talk."""
+    from referee.brain.hearing import Judge
+    from referee.speech.hearing.decision import ACT, REPEAT
+
+    sure = {"best": "flip my three", "probability": 0.99, "free": "Flip my 3.",
+            "primed": "Flip my 3.", "similarity": 100.0, "primed_similarity": 100.0,
+            "gap": 10.0, "nothing": -20.0, "scores": [-0.5, 4, -0.5, 4], "base_logprob": -0.5,
+            "model": "tiny.en+table", "options": [["flip my three", 9.0, -0.5, 4, -0.5]]}
+    judge = Judge(matcher_for("race65", PLAYERS))
+
+    def decided(free: str, probability: float = 0.99,
+                expecting: Expectation | None = None) -> tuple[str, str, bool]:
+        extra = {**sure, "free": free, "probability": probability}
+        text = "flip my three" if probability >= 0.95 else ""
+        decision = judge.decide(Transcript(text, 1.0 if text else 0.0, (), 0.0, extra),
+                                "Ann", expecting)
+        return decision.decision, decision.sentence, decision.near_miss
+
+    assert decided("Flip my 3.") == (ACT, "flip my three", False)
+    assert decided("Flip my 13.") == (ACT, "flip my three", False)  # (the search is sure)
+    awaited = Expectation(True, lambda sentence: sentence == "flip my three")
+    assert decided("Flip my 13.", 0.5) == (ACT, "Flip my 13.", True)
+    assert decided("Flip my 13.", 0.05, awaited) == (ACT, "Flip my 13.", True)
+    assert decided("Flip my 13.", 0.0001) == (ACT, "Flip my 13.", True)
+    assert decided("Bop, flip your 3.", 0.5)[1:] == ("flip my three", False)
+    assert decided("I call 17.", 0.5)[1:] == ("flip my three", False)  # (a call: not this command)
+    assert decided("Flip my 3.", 0.05, awaited)[0] in (ASK, REPEAT)
+    assert decided("I had 13 last time.", 0.0001)[0] == NONE
+
+
+def test_the_hearing_room_made_alone_gives_one_verdict_an_utterance() -> None:
+    """Issue #84 item 1: the hearing room is made without a brain, given an
+    utterance and a view, and answers one frozen verdict: a move to answer
+    (sure), table talk to log, "stop", "Sorry, Ann?", and a move said over
+    the referee's voice with no echo canceller, dropped with what to say."""
+    from referee.brain.hearing import CUT, DROP, IGNORE, PROMPT, RESPOND, Hearing, View
+    from referee.protocol import Spoken
+
+    room = Hearing(Race65Spec(PLAYERS), matcher_for("race65", PLAYERS))
+    expects = Expectation(True, lambda sentence: sentence in ("flip my seven", "flip my two"))
+    view = View("Ann", expects, "Ann", "Ann")
+
+    def heard(best: str, probability: float, free: str, **speech: Any) -> Any:
+        extra = {"best": best, "probability": probability, "free": free, "primed": free,
+                 "similarity": 100.0, "primed_similarity": 100.0, "gap": 10.0,
+                 "nothing": -20.0, "scores": [-0.5, 4, -0.5, 4], "base_logprob": -0.5,
+                 "model": "tiny.en+table", "options": [[best, 9.0, -0.5, 4, -0.5]]}
+        sure = probability >= 0.95
+        transcript = Transcript(best if sure else "", 1.0 if sure else 0.0, (), 0.0, extra)
+        return room.hear(Speech(1.2, 0.0, 0.9, None, "mic", transcript, **speech), view)
+
+    move = heard("flip my seven", 0.99, "Flip my 7.")
+    assert (move.action, move.heard.intent.kind, move.respond_sure, move.caption) == (
+        RESPOND, "flip", True, "flip my seven")
+    assert (move.judged.decision, move.judged.expected, move.judged.dropped) == ("act", True, None)
+    talk = heard("pass the salt", 0.001, "Pass the salt, please.")
+    assert (talk.action, talk.dropped, talk.caption) == (IGNORE, "not a command", None)
+    assert heard("stop", 0.99, "Stop.").action == CUT
+    again = heard("flip my two", 0.001, "Lip.")
+    assert (again.action, again.judged.decision) in ((PROMPT, "repeat"), (RESPOND, "ask"))
+    over = heard("flip my seven", 0.99, "Flip my 7.",
+                 speaking=(Spoken("Welcome to Race to 65.", 0.0, 2.0),))
+    assert (over.action, over.caption) == (DROP, None)
+    assert over.dropped is not None
+    assert over.notice == "Sorry, I was talking: say it again."

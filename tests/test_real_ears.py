@@ -55,7 +55,7 @@ def _wav(path: Path, seconds: float = 0.5, frequency: float = 220.0) -> Path:
 
 
 def test_a_folder_of_real_recordings_is_read_with_words_and_speakers(tmp_path: Path) -> None:
-    """Every layout of docs/hearing.md: a folder per word, a text beside a WAV,
+    """Every layout of docs/training.md: a folder per word, a text beside a WAV,
     Speech Commands' ``_unknown_`` names and FSDD's; no speech is skipped."""
     _wav(tmp_path / "seven" / "0a1b2c3d_nohash_0.wav")
     _wav(tmp_path / "turn_off" / "mine.wav")

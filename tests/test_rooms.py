@@ -226,3 +226,50 @@ def test_the_check_sees_a_list_popped_and_a_move_played_by_the_clock(tmp_path):
                      "        self.game.apply(Flip('Ann', 'Ann', 7), 1.0)\n")
     assert changed_in_place(moves) == ["moves.py:3: self._moves.pop"]
     assert changed_in_place(clock) == ["clock.py:4: self.game.apply"]
+
+
+# --- rooms held, not inherited (#84 item 1) ---------------------------------------------------
+#: Rooms the session holds as a field (``self.hearing``) rather than inherits:
+#: a class of their own, told what they may read (a view), answering a value.
+HELD_ROOMS = {"hearing.py": "Hearing"}
+
+
+def reaches_back(path: Path) -> list[str]:
+    """Where a held room could call back into the session: an import of the
+    session or of another room, or a name of the brain's classes."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        modules = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                   else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+        found += [f"{path.name}:{node.lineno}: imports {m}" for m in modules
+                  if m == "referee.session" or m.startswith("referee.brain")]
+        if isinstance(node, ast.Name | ast.Attribute):
+            name = node.id if isinstance(node, ast.Name) else node.attr
+            if name in ("Session", "Shared", "_out", "_logged"):
+                found.append(f"{path.name}:{node.lineno}: {name}")
+    return found
+
+
+def test_a_held_room_calls_nothing_of_the_session():
+    """The hearing room is a field of the brain, made alone, reading only the
+    view it is given: it imports neither the session nor another room, and
+    the session does not inherit it."""
+    for module, room in HELD_ROOMS.items():
+        assert reaches_back(BRAIN / "brain" / module) == []
+        assert f"self.{room.lower()} = {room}(" in (BRAIN / "brain" / "shared.py").read_text()
+    session = ast.parse((BRAIN / "session.py").read_text(encoding="utf-8"))
+    bases = {ast.unparse(b) for node in ast.walk(session) if isinstance(node, ast.ClassDef)
+             for b in node.bases}
+    assert not bases & set(HELD_ROOMS.values())
+
+
+def test_the_check_sees_a_held_room_reach_back_into_the_session(tmp_path):
+    """The hearing as it was: methods of the session, reading and saying
+    through it."""
+    room = tmp_path / "hearing.py"
+    room.write_text("from referee.brain.answers import Answers\n"
+                    "class Hearing:\n"
+                    "    def hear(self, session: Session):\n"
+                    "        session._out.append(1)\n")
+    assert reaches_back(room) == ["hearing.py:1: imports referee.brain.answers",
+                                  "hearing.py:3: Session", "hearing.py:4: _out"]

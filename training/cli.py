@@ -10,7 +10,7 @@
 (:mod:`~training.real`), kept apart from every measurement
 set's speakers, each batch half real and half the synthetic lines;
 ``--start``: a new adapter trained over an existing one and written with it
-as one (the shipped adapter's recipe since 2026-12-01: docs/hearing.md,
+as one (the shipped adapter's recipe since 2026-12-01: docs/training.md,
 "Real voices in the adapter").
 
 Reproducible: the same options give the same lines, voices, rooms and
@@ -51,7 +51,7 @@ DEFAULT_LINES = 12000
 DEFAULT_SHORT = 0
 DEFAULT_SEED = 2026
 #: With ``--real``: copies of each recording, and recordings of one word at most
-#: (the shipped adapter's recipe: docs/hearing.md).
+#: (the shipped adapter's recipe: docs/training.md).
 DEFAULT_COPIES = 3
 DEFAULT_PER_WORD = 150
 
@@ -90,7 +90,7 @@ def add_parser(train: argparse.ArgumentParser) -> None:
                            "piper, kokoro; a learning curve over voices, with --use)")
     ears.add_argument("--real", type=Path, nargs="+", metavar="DIR",
                       help="folders of real recordings to train on, with their words (a folder "
-                      "per word, or a .txt beside each WAV: docs/hearing.md); their speakers "
+                      "per word, or a .txt beside each WAV: docs/training.md); their speakers "
                       "must be in no measurement set")
     ears.add_argument("--copies", type=_positive, default=DEFAULT_COPIES,
                       help="with --real: copies of each recording, each in a room, noise and "

@@ -1,19 +1,34 @@
-"""What the referee waits for, and its decision on what it heard.
+"""The hearing room: what the referee makes of one utterance.
 
-Pure functions of the game as it stands: whom the referee is waiting for
-(:func:`awaited`), what it expects of them (:func:`expectation`), and its
-decision on one recogniser's hearing with that in mind (:func:`decide`,
-over :func:`referee.speech.hearing.decision.decide_expecting`).
+From an utterance as the ears measured it (:class:`~referee.protocol.Speech`)
+and a read-only :class:`View` of the brain (whose it is taken to be, what
+the referee expects of them, whose turn it was), :meth:`Hearing.hear`
+returns one frozen :class:`Verdict`: what was heard and the decision on it
+(act, ask, "Sorry, Ann?", nothing), the gate's judgement over the referee's
+voice, the caption, why it is dropped and what to say then, and what the
+session is to do with it. The session holds the room (``self.hearing``) and
+acts on the verdict; the room calls nothing of the session, and a test can
+make it alone. The route, with the constants each step turns on:
+docs/hearing.md.
+
+Beside it, pure functions of the game as it stands: whom the referee is
+waiting for (:func:`awaited`) and what it expects of them
+(:func:`expectation`); and :class:`Judge`, the decision on one recogniser's
+hearing with that in mind (over
+:func:`referee.speech.hearing.decision.decide_expecting`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
 from referee.engine.core import Game
 from referee.games.contract import Policy, Talk
+from referee.gate import Utterance, judge
+from referee.protocol import Judged, Speech
 from referee.speech.hearing.confidence import calibration_of, names_before
 from referee.speech.hearing.decision import (
     ACT,
@@ -26,9 +41,23 @@ from referee.speech.hearing.decision import (
     options,
 )
 from referee.speech.hearing.interface import Transcript
-from referee.speech.understanding.intents import IntentMatcher
+from referee.speech.listen import understand
+from referee.speech.understanding.intents import FLOOR, Heard, IntentMatcher
 from referee.speech.understanding.meaning import Intent
-from referee.wording import NOT_MOVES, SURE_SCORE
+from referee.wording import (
+    ADDRESSED,
+    MAX_CHARS,
+    NOT_CAUGHT,
+    NOT_MOVES,
+    SURE_SCORE,
+    clean_text,
+)
+
+#: What the session does with an utterance (:attr:`Verdict.action`): nothing
+#: but log why the gate dropped it; or, heard: log it as not nearly a command
+#: (table talk, a cough), cut the referee's voice ("stop"), prompt its speaker
+#: ("Sorry, Ann?"), or answer it.
+DROP, IGNORE, CUT, PROMPT, RESPOND = "drop", "ignore", "cut", "prompt", "respond"
 
 
 def awaited(spec: Talk, game: Game[Any], answerers: tuple[str, ...] | None,
@@ -97,6 +126,8 @@ class Judge:
         names: Callable[[str], Collection[str]] = self._names
         weights = dict(calibration.weights)
         decision = decide_expecting(extra, own, weights, names, meaning, expecting)
+        if decision.decision != ACT:
+            decision = self._as_written(extra, who, decision)
         part = extra.get("part")
         if (decision.decision in (NONE, REPEAT) and isinstance(part, dict) and options(part)
                 and expecting is not None and expecting.awaited):
@@ -113,6 +144,28 @@ class Judge:
                 return heard
         return decision
 
+    def _as_written(self, extra: dict[str, Any], who: str, decision: Decision) -> Decision:
+        """``decision``, one the search is not sure of, unless the free
+        transcript wrote a number the game does not have in that very
+        command (#83): "flip my thirteen" is searched among the sentences of
+        the game, where "flip my three" comes closest, unsure, but written
+        freely as "Flip my 13.", which the matcher reads as a near miss of a
+        flip. The referee then says so ("There is no tile 13. Tiles go from 1
+        to 12.") rather than ask "did you say: flip Ann's 3?", which a
+        reflexive yes would play, or say nothing. Only a number, only in a
+        command of the kind the search heard, and never over a sentence the
+        search is sure of: the free transcript writes a number for another
+        word now and then ("I call seventy", heard surely, written "I call
+        17."), and a name written freely is often another spelling of a
+        player's ("Bop")."""
+        free = str(extra.get("free") or "")
+        if not free:
+            return decision
+        read = self.matcher.match(free, who)
+        if read.missed != "number" or read.near is None or (
+                read.near.kind != self.matcher.match(decision.sentence, who).intent.kind):
+            return decision
+        return Decision(ACT, free, decision.probability, decision.expected, near_miss=True)
 
 def _as_heard(transcript: Transcript) -> Decision:
     """A recogniser's own decision (its text and confidence) as a :class:`Decision`."""
@@ -121,3 +174,102 @@ def _as_heard(transcript: Transcript) -> Decision:
         return Decision(NONE, str(transcript.extra.get("best") or ""), chance)
     sure = transcript.confidence >= SURE_SCORE
     return Decision(ACT if sure else ASK, transcript.text, chance)
+
+
+@dataclass(frozen=True)
+class View:
+    """What the hearing room reads of the brain for one utterance, taken by
+    the session when the utterance is decided (nothing else of it is read)."""
+
+    #: Whose utterance it is taken to be (a seat's player; the table
+    #: microphone's: the player its words name, else the awaited one).
+    who: str
+    #: What the referee expects of them now (:func:`expectation`).
+    expecting: Expectation
+    #: Whose turn it was when the utterance began, and now.
+    turn_then: str | None
+    turn_now: str | None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the referee makes of one utterance; the session acts on it."""
+
+    #: What to do (:data:`DROP`, :data:`IGNORE`, :data:`CUT`, :data:`PROMPT`, :data:`RESPOND`).
+    action: str
+    #: What was heard, as the drivers are told it.
+    judged: Judged
+    #: The intent read from the words decided on, with how sure the matcher is.
+    heard: Heard
+    #: Whose it is taken to be.
+    who: str
+    #: Why it is not acted on (logged), for :data:`DROP` and :data:`IGNORE`.
+    dropped: str | None = None
+    #: What the referee says about hearing ("Sorry, I was talking: say it
+    #: again", "I didn't catch that"): said, not logged.
+    notice: str | None = None
+    #: What to caption as said (None: nothing: the gate dropped it).
+    caption: str | None = None
+    #: Heard surely and not over the referee's voice: a move may be played
+    #: at once (what the rest of a move played too soon is judged by).
+    sure: bool = False
+    #: Said over the referee's voice: a move is asked about, never played.
+    over_voice: bool = False
+    #: For :data:`RESPOND`: played at once (else asked about first), and a
+    #: question to confirm before answering it (``Decision.contested``).
+    respond_sure: bool = False
+    confirm: bool = False
+
+
+class Hearing:
+    """The hearing room: held by the session, never inherited. It keeps
+    what is decided of hearings between them (:class:`Judge`'s readings)
+    and reads nothing of the brain but the :class:`View` it is given."""
+
+    def __init__(self, spec: Policy, matcher: IntentMatcher) -> None:
+        self.spec, self.matcher = spec, matcher
+        self.judge = Judge(matcher)
+
+    def hear(self, m: Speech, view: View) -> Verdict:
+        """The verdict on ``m``: decided (:class:`Judge`), read (the
+        matcher), judged against the referee's voice (:func:`referee.gate.judge`),
+        then sorted: dropped, "stop", "Sorry, Ann?", not nearly a command
+        (dropped, but "I didn't catch that" when addressed to the referee),
+        or answered."""
+        decision = self.judge.decide(m.transcript, view.who, view.expecting)
+        text = decision.text
+        heard = understand(self.matcher, replace(m.transcript, text=text,
+                                                 confidence=decision.confidence), view.who)
+        utterance = Utterance(heard, text, m.start, m.end, m.speaking, m.over, m.speaker,
+                              view.turn_then, view.turn_now)
+        gate = judge(utterance, m.room, barge_in=self.spec.barge_in(heard.intent),
+                     moves=heard.kind not in NOT_MOVES)
+        judged = Judged(m.at, m.speaker, heard, text, gate.dropped, decision.decision,
+                        decision.expected)
+        verdict = Verdict(DROP, judged, heard, view.who, over_voice=gate.over_voice)
+        if gate.dropped is not None:
+            return replace(verdict, dropped=gate.dropped, notice=gate.notice)
+        verdict = replace(verdict, caption=text or "..." if heard.kind != "none" or text
+                          else None, sure=decision.decision == ACT and not gate.over_voice)
+        if heard.kind == "stop":
+            return replace(verdict, action=CUT)
+        if decision.decision == REPEAT:
+            return replace(verdict, action=PROMPT)
+        if heard.kind == "none" and not heard.message and heard.score < FLOOR:
+            return replace(verdict, action=IGNORE, dropped="not a command",
+                           notice=NOT_CAUGHT if ADDRESSED.match(heard.text) else None)
+        return replace(verdict, action=RESPOND, confirm=decision.contested,
+                       respond_sure=self.is_sure(heard, named=False) and not gate.over_voice)
+
+    def is_sure(self, heard: Heard, *, named: bool) -> bool:
+        """Whether a move heard so is played at once rather than asked about
+        first: the matcher's score is high enough, and it is not a move the
+        game always confirms (a call that costs a tray) unless a typed line
+        named who made it. The one rule for typed and spoken input (a spoken
+        move never names its player in words the referee can trust)."""
+        return heard.score >= SURE_SCORE and (
+            named or not self.spec.always_confirm(heard.intent))
+
+    def is_stop(self, text: str, who: str) -> bool:
+        """Whether a typed line is "stop" (it cuts the voice as a spoken one does)."""
+        return self.matcher.match(clean_text(text)[:MAX_CHARS], who).kind == "stop"

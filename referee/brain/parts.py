@@ -9,12 +9,11 @@ microphone, phone or satellite, and speaker) with what came of it, and says
 whether the whole is the same move as the part; what the whole then does is
 the session's (:meth:`~referee.session.Session._rest_of`).
 
-The room keeps the rest of what is decided of a hearing that is no one
-else's: what the referee expects of a speaker (:meth:`Parts._expecting`,
-which the decision on each hearing takes, and :meth:`Parts._so_far`, the
-ears' question while a player is still speaking:
-:class:`~referee.protocol.SoFar`), whether a move is heard surely enough to
-play at once (:meth:`Parts.is_sure`), and an utterance dropped (logged).
+The room also reads what the referee expects of a speaker from the brain's
+state (:meth:`Parts._expecting`, which the hearing room's view carries, and
+:meth:`Parts._so_far`, the ears' question while a player is still
+speaking: :class:`~referee.protocol.SoFar`), and logs an utterance dropped.
+What is decided of a hearing is the hearing room's (:mod:`referee.brain.hearing`).
 """
 
 from __future__ import annotations
@@ -28,9 +27,8 @@ from referee.engine.core import Game, Rejection
 from referee.protocol import Expected, SoFar, Speech
 from referee.records import DroppedRecord
 from referee.speech.hearing.decision import Expectation
-from referee.speech.understanding.intents import Heard
 from referee.speech.understanding.meaning import Intent
-from referee.wording import MAX_CHARS, NOT_MOVES, SURE_SCORE, clean_text
+from referee.wording import NOT_MOVES
 
 log = logging.getLogger(__name__)
 
@@ -60,19 +58,6 @@ class Parts(Shared):
         except Exception:
             log.exception("judging the words so far failed")
             return Expected(m.at, m.text, None)
-
-    def is_sure(self, heard: Heard, *, named: bool) -> bool:
-        """Whether a move heard so is played at once rather than asked about
-        first: the matcher's score is high enough, and it is not a move the
-        game always confirms (a call that costs a tray) unless a typed line
-        named who made it. The one rule for typed and spoken input (a spoken
-        move never names its player in words the referee can trust)."""
-        return heard.score >= SURE_SCORE and (
-            named or not self.spec.always_confirm(heard.intent))
-
-    def _is_stop(self, text: str) -> bool:
-        return self.matcher.match(clean_text(text)[:MAX_CHARS],
-                                  self.attribute(None)).kind == "stop"
 
     def _drop(self, m: Speech, reason: str) -> None:
         """``m`` is not acted on, for ``reason``: logged."""

@@ -20,54 +20,40 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from referee.brain.shared import Question, Shared
 from referee.protocol import Say, Tone
 from referee.speech.understanding.meaning import Intent
 
 
-@dataclass(frozen=True)
-class Asking:
-    """A yes/no question to ask; opened (:meth:`Questions._ask`), it is a
-    :class:`~referee.brain.shared.Question` with its deadline."""
-
-    text: str
-    answerers: tuple[str, ...]
-    intent: Intent
-    by: str
-    undo_to: int | None = None
-    consent: bool = False
-
-
 class Questions(Shared):
     """Yes/no questions: what to ask, asking, and whether an answer counts.
     What a yes or a no then does is the session's (it plays, undoes, ends)."""
 
-    def _ask(self, asking: Asking, at: float, paused_clock: bool) -> list[Say]:
+    def _ask(self, asking: Question, at: float, paused_clock: bool) -> list[Say]:
         """Open the question (``paused_clock``: the turn timer was held for it)."""
-        self.question = Question(asking.text, asking.answerers, asking.intent, asking.by,
-                                 at + self.answer_seconds, paused_clock, asking.undo_to,
-                                 asking.consent)
+        self.question = replace(asking, deadline=at + self.answer_seconds,
+                                paused_clock=paused_clock)
         return self._say([asking.text], at, Tone.QUESTION)
 
-    def _undo_asking(self, who: str) -> Asking | str:
+    def _undo_asking(self, who: str) -> Question | str:
         """Another player's agreement to undo the last move, or why there is none."""
         if not self.played.moves:
             return "There is nothing to undo."
         depth, move = self.played.moves[-1]
         others = self._others(who)
-        return Asking(f"{others[0]}, do you agree to undo: {move}?", others, Intent("undo"),
+        return Question(f"{others[0]}, do you agree to undo: {move}?", others, Intent("undo"),
                       who, undo_to=depth, consent=True)
 
-    def _agreement_asking(self, intent: Intent, what: str, who: str, at: float) -> Asking | str:
+    def _agreement_asking(self, intent: Intent, what: str, who: str, at: float) -> Question | str:
         """Another player's agreement to ``what``, or the rules' refusal of a
         move that could not be played anyway (asked of nobody)."""
         others = self._others(who)
         refused = None if intent.kind in ("end", "leave") else self._refusal(intent, who, at)
         if refused is not None:  # refuse an impossible move before asking anyone
             return refused
-        return Asking(f"{others[0]}, do you agree: {what}?", others, intent, who, consent=True)
+        return Question(f"{others[0]}, do you agree: {what}?", others, intent, who, consent=True)
 
     def _reply_problem(self, intent: Intent, speaker: str | None, sure: bool) -> str | None:
         """What is wrong with a yes or a no to the open question (None: it

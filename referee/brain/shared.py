@@ -14,12 +14,13 @@ the session joins them and keeps the one entry point,
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from referee.brain.hearing import Judge
+from referee.brain.hearing import Hearing
 from referee.brain.memory import Memory
 from referee.brain.played import Played
 from referee.brain.turnclock import TurnClock
@@ -34,7 +35,9 @@ from referee.wording import AFTER_THE_END, ANSWER_SECONDS, SOMEONE, NoSuchPlayer
 
 @dataclass(frozen=True)
 class Question:
-    """A yes/no question the referee is waiting on."""
+    """A yes/no question: made to be asked, then (:meth:`Questions._ask
+    <referee.brain.questions.Questions._ask>`) the one the referee is
+    waiting on, with its deadline."""
 
     text: str
     #: Who may answer: the player asked first, then any other listed.
@@ -43,8 +46,10 @@ class Question:
     intent: Intent
     #: Who made the request (the speaker of the intent).
     by: str
-    deadline: float
-    paused_clock: bool
+    #: When it goes unanswered (none until it is asked).
+    deadline: float = math.inf
+    #: Whether the turn timer was held for it.
+    paused_clock: bool = False
     #: For undo: the stack depth to return to.
     undo_to: int | None = None
     #: Another player's consent (undo, agreements): a yes must say who gives it
@@ -106,8 +111,8 @@ class Shared:
         #: The last utterance heard from each stream (source, speaker), to
         #: know it again with its rest (:mod:`referee.brain.parts`).
         self.parts: dict[tuple[str, str | None], Part] = {}
-        #: The referee's decisions on what it hears (:mod:`referee.brain.hearing`).
-        self._judge = Judge(self.matcher)
+        #: The hearing room (:mod:`referee.brain.hearing`): held, not inherited.
+        self.hearing = Hearing(spec, self.matcher)
         #: The end of the game was announced, with :data:`AFTER_THE_END`.
         self._ended = False
         #: The table said it is done ("that's all"): the table loop ends.

@@ -20,7 +20,7 @@ from referee.engine.core import Action, Chance, Event, Game
 from referee.speech.understanding.meaning import Intent
 
 
-class Rules(Protocol):
+class Core(Protocol):
     """Required: the players, the phrase file, a game, and what is said of it."""
 
     @property
@@ -85,6 +85,6 @@ class Privacy(Protocol):
                          game: Game[Any]) -> tuple[str, str, str] | None: ...
 
 
-class Contract(Rules, Talk, Policy, ChanceAtTable, Privacy, Protocol):
+class Contract(Core, Talk, Policy, ChanceAtTable, Privacy, Protocol):
     """Everything the brain asks of a game."""
 

@@ -94,6 +94,11 @@ class Decision:
     #: player close behind it ("hint" heard, "hit" nearly): asked about, not
     #: answered over the move.
     contested: bool = False
+    #: The free transcript named a number the game does not have ("Flip my
+    #: 13."): its sentence is that transcript, which the matcher reads as a
+    #: near miss the rules refuse aloud ("There is no tile 13"), never a
+    #: move onto a number the game has ("flip my 3?").
+    near_miss: bool = False
 
     @property
     def text(self) -> str:

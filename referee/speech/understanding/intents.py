@@ -92,6 +92,13 @@ class Heard:
     #: A sentence to say when the transcript nearly was a command but named
     #: something the game does not have ("There is no tile 13.").
     message: str | None = None
+    #: The kind of slot ("number", "player", "words") the transcript named a
+    #: value of that the game does not have ('' for none): what made
+    #: :attr:`message` a near miss rather than advice.
+    missed: str = ""
+    #: The command the near miss nearly was, without the value it missed
+    #: ("flip my thirteen": a flip of Ann's, no tile).
+    near: Intent | None = None
 
     @property
     def kind(self) -> str:
@@ -448,7 +455,8 @@ class IntentMatcher:
         ranked = sorted(best.values(), key=lambda c: (-c.score, c.key))
         top = ranked[0].score if ranked else 0.0
         if near is not None and near.score >= self.accept and near.score > top + self.margin:
-            return Heard(text, NONE, round(top, 3), self._near_miss_message(near))
+            return Heard(text, NONE, round(top, 3), self._near_miss_message(near),
+                         self.phrases.slots[near.near_miss[0][0]].kind, near.intent)
         if not ranked:
             return Heard(text, NONE, 0.0, self._hint(toks))
         margin = min(self.margin, MARGIN_COST / ranked[0].weight)
