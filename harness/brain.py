@@ -16,7 +16,7 @@ says sorry and logs an ``error`` record, so a game goes on) fails the test.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from types import EllipsisType
 from typing import Any
@@ -26,11 +26,9 @@ from referee.protocol import (
     ChangeVoice,
     Entry,
     Input,
-    Left,
     Logged,
     MicBack,
     MicLost,
-    Moments,
     Output,
     Say,
     Snapshot,
@@ -42,10 +40,10 @@ from referee.protocol import (
     Typed,
     Understood,
     VoiceChanged,
-    WakeAt,
 )
 from referee.records import ChanceRecord, ErrorRecord, EventRecord
 from referee.replay import replay_records
+from referee.report import Report
 from referee.session import Session
 from referee.speech.speaking.tts import SilentVoice
 from referee.speech.understanding.intents import Heard, IntentMatcher
@@ -75,19 +73,38 @@ class Drive:
         self.record = record
         #: Every output of every step so far.
         self.outputs: list[Output] = []
-        #: What the last report said: the public state and the result
-        #: (:class:`~referee.protocol.Snapshot`), when to tick next, what can
-        #: be said now; and whether the table left ("that's all").
-        self.state: dict[str, Any] = {}
-        self.final: dict[str, Any] = {}
-        self.games: tuple[dict[str, Any], ...] = ()
-        self.wake: float | None = None
-        self.moments: frozenset[str] = frozenset()
-        self.left = False
+        #: What the outputs said of the game, folded as the table folds them
+        #: (:class:`~referee.report.Report`): the public state and the result,
+        #: when to tick next, what can be said now, whether the table left.
+        self.report = Report()
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.report.state
+
+    @property
+    def final(self) -> dict[str, Any]:
+        return self.report.final
+
+    @property
+    def games(self) -> tuple[dict[str, Any], ...]:
+        return self.report.games
+
+    @property
+    def wake(self) -> float | None:
+        return self.report.wake
+
+    @property
+    def moments(self) -> frozenset[str]:
+        return self.report.moments
+
+    @property
+    def left(self) -> bool:
+        return self.report.left
 
     @property
     def over(self) -> bool:
-        return bool(self.state.get("over", False))
+        return self.report.over
 
     @property
     def question(self) -> str | None:
@@ -120,22 +137,11 @@ class Drive:
                 changed.append(type(out.record).__name__)
         return changed
 
-    def _learn(self, out: Output) -> None:
-        match out:
-            case Snapshot(state=state, final=final, games=games):
-                self.state, self.final, self.games = state, final, games
-            case WakeAt(wake=wake):
-                self.wake = wake
-            case Moments(moments=moments):
-                self.moments = frozenset(moments)
-            case Left():
-                self.left = True
-
     def step(self, message: Input) -> list[Say]:
         said: list[Say] = []
         for out in self.session.step(message):
             self.outputs.append(out)
-            self._learn(out)
+            self.report = self.report.learn(out)
             if isinstance(out, Say):
                 said.append(out)
             elif isinstance(out, Logged):
@@ -186,9 +192,7 @@ class Drive:
         format); the last input's time. What the rebuilt game logs goes to
         ``record``; the inputs that did not fit, to ``skipped``."""
         rebuilt = replay_records(self.session, records, converted)
-        self.state, self.final, self.games = rebuilt.state, rebuilt.final, rebuilt.games
-        self.wake, self.moments = rebuilt.wake, frozenset(rebuilt.moments)
-        self.left = self.left or rebuilt.left
+        self.report = replace(rebuilt.report, left=self.left or rebuilt.left)
         if self.record is not None:
             for record in rebuilt.records:
                 self.record(record)

@@ -26,16 +26,13 @@ from referee.protocol import (
     Brain,
     Entry,
     Input,
-    Left,
     Logged,
-    Moments,
     Output,
-    Snapshot,
     Start,
     Tick,
-    WakeAt,
 )
 from referee.records import ChanceRecord, ErrorRecord, EventRecord, Record, SaidRecord
+from referee.report import Report
 
 #: How far past a time an older log gives the clock is run when the log shows
 #: it acted then (seconds): those logs kept times to the millisecond, and a
@@ -53,16 +50,26 @@ class Rebuilt:
     records: list[Entry]
     #: The logged inputs that did not fit the game, and why.
     skipped: list[str]
-    #: The public state and the result of the rebuilt game (its last snapshot).
-    state: dict[str, Any] = field(default_factory=dict)
-    final: dict[str, Any] = field(default_factory=dict)
-    #: When it is next to be ticked, and what can be said now (its last report);
-    #: whether the table had left ("that's all").
-    wake: float | None = None
-    moments: tuple[str, ...] = ()
-    left: bool = False
-    #: The result of every game of the evening that was played ("play again").
-    games: tuple[dict[str, Any], ...] = ()
+    #: What the rebuilt game's outputs said of it, folded as every driver
+    #: folds them: its public state and result, when it is next to be ticked,
+    #: what can be said now, whether the table had left, the evening's games.
+    report: Report = field(default_factory=Report)
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.report.state
+
+    @property
+    def final(self) -> dict[str, Any]:
+        return self.report.final
+
+    @property
+    def left(self) -> bool:
+        return self.report.left
+
+    @property
+    def games(self) -> tuple[dict[str, Any], ...]:
+        return self.report.games
 
 
 def replay_records(session: Brain, entries: Iterable[Entry],
@@ -96,13 +103,7 @@ def replay_records(session: Brain, entries: Iterable[Entry],
                            f"the game ({failed})")
     if old is not None:
         old.end(entries, last)
-    shown = [o for o in out if isinstance(o, Snapshot)]
-    wakes = [o.wake for o in out if isinstance(o, WakeAt)]
-    moments = [o.moments for o in out if isinstance(o, Moments)]
-    return Rebuilt(last, _logged(out), skipped,
-                   shown[-1].state if shown else {}, shown[-1].final if shown else {},
-                   wakes[-1] if wakes else None, moments[-1] if moments else (),
-                   any(isinstance(o, Left) for o in out), shown[-1].games if shown else ())
+    return Rebuilt(last, _logged(out), skipped, Report().folded(out))
 
 
 def rebuild_start(entries: Sequence[Entry], at: float) -> Start:

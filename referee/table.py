@@ -46,13 +46,11 @@ from referee.protocol import (
     Entry,
     Input,
     Judged,
-    Left,
     Logged,
     Moments,
     Output,
     Room,
     Say,
-    Snapshot,
     SoFar,
     Speech,
     Spoken,
@@ -63,9 +61,9 @@ from referee.protocol import (
     Typed,
     VoiceChanged,
     VoiceCut,
-    WakeAt,
     expected,
 )
+from referee.report import Report
 from referee.speech.audio import Audio
 from referee.speech.hearing.interface import OverVoice, Recognizer, Transcript
 from referee.speech.listen import Listener
@@ -141,11 +139,7 @@ class Table:
         self.now = at
         #: What the brain's outputs said of the game: its public state and result,
         #: when to tick it next, and whether the table left ("that's all").
-        self.state: dict[str, Any] = {}
-        self.final: dict[str, Any] = {}
-        self.games: tuple[dict[str, Any], ...] = ()
-        self.wake_at: float | None = None
-        self.left = False
+        self.report = Report()
         self.reading_wpm = mouth.reading_wpm
         #: When the player will have read what was printed so far.
         self.read_until = at
@@ -173,13 +167,33 @@ class Table:
         self._voice_failed = False
 
     @property
+    def state(self) -> dict[str, Any]:
+        """The public state, as the brain last showed it."""
+        return self.report.state
+
+    @property
+    def final(self) -> dict[str, Any]:
+        """The result, as the brain last showed it."""
+        return self.report.final
+
+    @property
+    def wake_at(self) -> float | None:
+        """When the brain is next to be ticked (None: nothing is due)."""
+        return self.report.wake
+
+    @property
+    def left(self) -> bool:
+        """Whether the table said it is done ("that's all")."""
+        return self.report.left
+
+    @property
     def players(self) -> tuple[str, ...]:
         """The players, in the order the game seats them."""
         return tuple(self.state.get("players", ()))
 
     @property
     def over(self) -> bool:
-        return bool(self.state.get("over", False))
+        return self.report.over
 
     # --- talking to the brain ---------------------------------------------------------
     def tell(self, message: Input) -> list[Output]:
@@ -218,19 +232,15 @@ class Table:
     def results(self) -> tuple[dict[str, Any], ...]:
         """The result of each game of the evening that was played, in order
         (``--json`` prints a line for each)."""
-        return self.games or (self.final,)
+        return self.report.results
 
     def _learn(self, out: Output) -> None:
-        """What an output tells the table of the game."""
+        """What an output tells the table of the game (folded into
+        :attr:`report`, as every driver folds it), and what it does here."""
+        self.report = self.report.learn(out)
         match out:
-            case Snapshot(state=state, final=final, games=games):
-                self.state, self.final, self.games = state, final, games
             case Moments(moments=moments) if self.recognizer is not None:
                 self.recognizer.follow(frozenset(moments))  # what can be said now
-            case WakeAt(wake=wake):
-                self.wake_at = wake
-            case Left():
-                self.left = True
             case Judged():
                 self.heard.append(out)
 

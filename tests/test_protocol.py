@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import types
 import typing
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -92,3 +94,21 @@ def test_a_field_the_protocol_retired_is_read_from_an_older_log_and_ignored():
     assert from_json(older) == from_json(message)
     with pytest.raises(LogError, match="unknown fields"):
         from_json({**message, "room": {**message["room"], "muted": True}})
+
+
+#: How a driver once took the game in from the outputs by itself.
+OWN_FOLD = re.compile(r"case (Snapshot|WakeAt|Left)\(|isinstance\(\w+, (WakeAt|Left|Moments)\)")
+
+
+def test_every_driver_folds_the_outputs_one_way():
+    """Issue #84 item 3: the table, the tests' driver and replay learn the
+    game from the brain's outputs through one :class:`~referee.report.Report`;
+    none folds a snapshot, a wake-up or a leaving of its own (three folds
+    had been kept side by side, and could disagree)."""
+    root = Path(__file__).resolve().parent.parent
+    for path in ("referee/table.py", "referee/replay.py", "harness/brain.py"):
+        text = (root / path).read_text(encoding="utf-8")
+        assert "Report" in text, path
+        assert OWN_FOLD.findall(text) == [], path
+    assert OWN_FOLD.search("        match out:\n            case WakeAt(wake=wake):\n")
+    assert OWN_FOLD.search("    wakes = [o.wake for o in out if isinstance(o, WakeAt)]")

@@ -639,7 +639,7 @@ def test_what_the_table_knows_of_the_game_is_the_brains_latest_word():
 def test_a_hearing_whose_step_fails_is_reported_and_changes_nothing(monkeypatch):
     """A bug while the brain judges speech is said ("Sorry, something went
     wrong") and logged; the table goes on, and the game is as it was."""
-    from referee import session as session_module
+    from referee.brain import hearing as hearing_room
     from referee.session import Session
     from referee.speech.hearing.interface import Transcript
     from referee.wording import SORRY
@@ -652,7 +652,7 @@ def test_a_hearing_whose_step_fails_is_reported_and_changes_nothing(monkeypatch)
     table = Table(session, reports=Reports(show=shown.append, stamp=False))
     table.start()
     before = session.final_state()
-    monkeypatch.setattr(session_module, "judge", broken)
+    monkeypatch.setattr(hearing_room, "judge", broken)
     hearing = table.hear_transcript(Transcript("flip my seven", 1.0), 5.0, 6.0, 6.3, "Ann", "mic")
     assert hearing.dropped == "the step failed"
     assert shown[-1] == SORRY
