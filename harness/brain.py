@@ -43,14 +43,14 @@ from referee.protocol import (
 )
 from referee.records import ChanceRecord, ErrorRecord, EventRecord
 from referee.replay import replay_records
-from referee.report import Report
+from referee.report import Report, Reported
 from referee.session import Session
 from referee.speech.speaking.tts import SilentVoice
 from referee.speech.understanding.intents import Heard, IntentMatcher
 from referee.wording import ANSWER_SECONDS
 
 
-class Drive:
+class Drive(Reported):
     """A session, and the calls a test makes of it."""
 
     def __init__(self, spec: GameSpec, *, at: float = 0.0,
@@ -77,34 +77,6 @@ class Drive:
         #: (:class:`~referee.report.Report`): the public state and the result,
         #: when to tick next, what can be said now, whether the table left.
         self.report = Report()
-
-    @property
-    def state(self) -> dict[str, Any]:
-        return self.report.state
-
-    @property
-    def final(self) -> dict[str, Any]:
-        return self.report.final
-
-    @property
-    def games(self) -> tuple[dict[str, Any], ...]:
-        return self.report.games
-
-    @property
-    def wake(self) -> float | None:
-        return self.report.wake
-
-    @property
-    def moments(self) -> frozenset[str]:
-        return self.report.moments
-
-    @property
-    def left(self) -> bool:
-        return self.report.left
-
-    @property
-    def over(self) -> bool:
-        return self.report.over
 
     @property
     def question(self) -> str | None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from referee.protocol import (
     INPUTS,
@@ -32,7 +31,7 @@ from referee.protocol import (
     Tick,
 )
 from referee.records import ChanceRecord, ErrorRecord, EventRecord, Record, SaidRecord
-from referee.report import Report
+from referee.report import Report, Reported
 
 #: How far past a time an older log gives the clock is run when the log shows
 #: it acted then (seconds): those logs kept times to the millisecond, and a
@@ -41,7 +40,7 @@ OLD_LOG_SLACK = 0.0025
 
 
 @dataclass(frozen=True)
-class Rebuilt:
+class Rebuilt(Reported):
     """A game rebuilt from its log (:func:`replay_records`)."""
 
     #: The time of the log's last input.
@@ -54,22 +53,6 @@ class Rebuilt:
     #: folds them: its public state and result, when it is next to be ticked,
     #: what can be said now, whether the table had left, the evening's games.
     report: Report = field(default_factory=Report)
-
-    @property
-    def state(self) -> dict[str, Any]:
-        return self.report.state
-
-    @property
-    def final(self) -> dict[str, Any]:
-        return self.report.final
-
-    @property
-    def left(self) -> bool:
-        return self.report.left
-
-    @property
-    def games(self) -> tuple[dict[str, Any], ...]:
-        return self.report.games
 
 
 def replay_records(session: Brain, entries: Iterable[Entry],

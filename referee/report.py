@@ -68,3 +68,42 @@ class Report:
     def results(self) -> tuple[dict[str, Any], ...]:
         """The result of each game of the evening (the one game's, before any)."""
         return self.games or (self.final,)
+
+
+class Reported:
+    """A driver that keeps a :class:`Report`: what it says of the game, read
+    as the driver's own (``table.state``, ``rebuilt.final`` ...)."""
+
+    report: Report
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The public state, as the brain last showed it."""
+        return self.report.state
+
+    @property
+    def final(self) -> dict[str, Any]:
+        """The result, as the brain last showed it."""
+        return self.report.final
+
+    @property
+    def games(self) -> tuple[dict[str, Any], ...]:
+        return self.report.games
+
+    @property
+    def wake(self) -> float | None:
+        """When the brain is next to be ticked (None: nothing is due)."""
+        return self.report.wake
+
+    @property
+    def moments(self) -> frozenset[str]:
+        return self.report.moments
+
+    @property
+    def left(self) -> bool:
+        """Whether the table said it is done ("that's all")."""
+        return self.report.left
+
+    @property
+    def over(self) -> bool:
+        return self.report.over

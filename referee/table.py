@@ -63,7 +63,7 @@ from referee.protocol import (
     VoiceCut,
     expected,
 )
-from referee.report import Report
+from referee.report import Report, Reported
 from referee.speech.audio import Audio
 from referee.speech.hearing.interface import OverVoice, Recognizer, Transcript
 from referee.speech.listen import Listener
@@ -116,7 +116,7 @@ class Reports:
     screen: Callable[[Output, float], None] | None = None
 
 
-class Table:
+class Table(Reported):
     """One game at one table: the brain (told inputs only), the ears (a
     recogniser), the mouth, the room it listens in (:class:`~referee.protocol.Room`)
     and where it reports."""
@@ -167,33 +167,15 @@ class Table:
         self._voice_failed = False
 
     @property
-    def state(self) -> dict[str, Any]:
-        """The public state, as the brain last showed it."""
-        return self.report.state
-
-    @property
-    def final(self) -> dict[str, Any]:
-        """The result, as the brain last showed it."""
-        return self.report.final
-
-    @property
     def wake_at(self) -> float | None:
         """When the brain is next to be ticked (None: nothing is due)."""
         return self.report.wake
-
-    @property
-    def left(self) -> bool:
-        """Whether the table said it is done ("that's all")."""
-        return self.report.left
 
     @property
     def players(self) -> tuple[str, ...]:
         """The players, in the order the game seats them."""
         return tuple(self.state.get("players", ()))
 
-    @property
-    def over(self) -> bool:
-        return self.report.over
 
     # --- talking to the brain ---------------------------------------------------------
     def tell(self, message: Input) -> list[Output]:
