@@ -241,7 +241,8 @@ def reaches_back(path: Path) -> list[str]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         modules = ([node.module or ""] if isinstance(node, ast.ImportFrom)
                    else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
-        found += [f"{path.name}:{node.lineno}: imports {m}" for m in modules
+        line = getattr(node, "lineno", 0)
+        found += [f"{path.name}:{line}: imports {m}" for m in modules
                   if m == "referee.session" or m.startswith("referee.brain")]
         if isinstance(node, ast.Name | ast.Attribute):
             name = node.id if isinstance(node, ast.Name) else node.attr
