@@ -17,7 +17,6 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ import pytest
 from harness.audioserver import start_audio_server, stop_audio_server
 from harness.fixtures import stream_of, utterances
 from harness.typedgame import Lines
+from harness.waits import logged, until
 from referee.speech.audio import Audio
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,9 +82,7 @@ def test_spoken_commands_are_heard_live_through_an_audio_server(audio_server, tm
             reader.start()
         time.sleep(3)  # the stream opens; the monitor's first block takes about 2 s
         subprocess.run(["paplay", str(wav)], env=audio_server, check=True, timeout=60)
-        deadline = time.monotonic() + 30  # (a busy machine decodes the last one late)
-        while len(printed) < len(cases) and time.monotonic() < deadline:
-            time.sleep(0.2)
+        until(lambda: len(printed) >= len(cases), 30)  # (a busy machine decodes the last one late)
         time.sleep(1)  # nothing more is heard
     finally:
         listener.send_signal(signal.SIGINT)
@@ -177,30 +175,38 @@ def test_a_live_game_by_voice_with_seat_microphones_through_an_audio_server(
     shown = _screen_events(game)
     out = Lines(game.stdout)
     answered = []
+    speaker = _Speaker(audio_server)  # (the room's sound: players wait for the referee)
     try:
+        assert speaker.listening(), "the recorder got no samples"
         assert out.wait("Ann starts.", 0)
-        time.sleep(14)  # the opening sentence is about 10 s long, its echo a little longer
+        # The opening (about 10 s) has been said: waited for in the room (#84).
+        assert speaker.said(time.monotonic() - 1.0, timeout=60), _told(out)
         for name, seat, answer in moves:
             seen = len(out.lines)
             _play(fixtures / f"{name}.wav", seat, tmp_path, audio_server)
             came = out.first([answer, f"{seat}, did you say: "], seen, timeout=10)
+            printed = time.monotonic()
             if came is not None and came != answer:
                 # Unsure of the move, the referee asks first; the player says yes.
                 seen = len(out.lines)
-                time.sleep(3.5)
+                assert speaker.said(printed, timeout=30), _told(out)
                 _play(fixtures / "cmd48.wav", seat, tmp_path, audio_server)
                 came = out.first([answer], seen, timeout=10)
+                printed = time.monotonic()
             answered.append(came == answer)
-            time.sleep(3.5)  # let the referee finish saying it
+            if came is not None:  # (the referee has said it, in the room)
+                assert speaker.said(printed, timeout=30), _told(out)
         # It said "... or that's all to finish." into the room and stayed: the
-        # echo of that was not taken for a player leaving.
-        time.sleep(6)
+        # echo of that was not taken for a player leaving (its words decoded
+        # at once as they ended: two seconds are a bound, not a guess).
+        time.sleep(2)
         assert game.poll() is None
         assert game.stdin is not None
         game.stdin.write("Bob: that's all\n")
         game.stdin.flush()
         game.wait(timeout=30)
     finally:
+        speaker.close()
         if game.poll() is None:
             game.kill()
     err = game.stderr.read() if game.stderr else ""
@@ -299,6 +305,11 @@ def test_a_lost_microphone_pauses_the_timer_until_it_is_back(audio_server, tmp_p
     assert json.loads(out.lines[-1])["winner"] is None
 
 
+#: A sample level below which the room's sink is quiet (a null sink plays
+#: exact silence between sentences).
+QUIET_LEVEL = 300
+
+
 class _Speaker:
     """What the room's speaker plays from now on: a recorder on the null sink's
     monitor, read as it comes, so that a test waits for the sound however late
@@ -306,6 +317,8 @@ class _Speaker:
 
     def __init__(self, env: dict[str, str]) -> None:
         self.loudest = 0
+        #: When the room last sounded (above :data:`QUIET_LEVEL`; 0: not yet).
+        self.sounded = 0.0
         self._listening = threading.Event()
         self._recorder = subprocess.Popen(
             ["parec", "--device=table.monitor", "--format=s16le", "--rate=16000",
@@ -318,7 +331,10 @@ class _Speaker:
         while block := self._recorder.stdout.read(640):
             samples = np.frombuffer(block[: len(block) // 2 * 2], dtype=np.int16)
             if len(samples):
-                self.loudest = max(self.loudest, int(np.abs(samples.astype(np.int32)).max()))
+                peak = int(np.abs(samples.astype(np.int32)).max())
+                self.loudest = max(self.loudest, peak)
+                if peak > QUIET_LEVEL:
+                    self.sounded = time.monotonic()
             self._listening.set()
 
     def listening(self, timeout: float = 15) -> bool:
@@ -327,10 +343,16 @@ class _Speaker:
 
     def plays_above(self, level: int, timeout: float) -> bool:
         """Whether a sample louder than ``level`` is played within ``timeout`` s."""
-        deadline = time.monotonic() + timeout
-        while self.loudest <= level and time.monotonic() < deadline:
-            time.sleep(0.05)
-        return self.loudest > level
+        return until(lambda: self.loudest > level, timeout)
+
+    def said(self, since: float, timeout: float, quiet: float = 1.0) -> bool:
+        """Whether the room sounds after ``since`` (a :func:`time.monotonic`
+        time: when a sentence was printed, which is before it is played) and
+        then goes quiet (nothing above :data:`QUIET_LEVEL`) for ``quiet``
+        seconds, within ``timeout`` s: the referee has said its piece,
+        however late a busy machine plays it."""
+        return until(lambda: self.sounded > since
+                     and time.monotonic() - self.sounded >= quiet, timeout)
 
     def close(self) -> None:
         self._recorder.terminate()
@@ -388,21 +410,6 @@ def test_the_voice_and_the_keyboard_come_back_with_the_audio_server(audio_server
     assert game.returncode == 0
 
 
-def _logged(log: Path, wanted: Callable[[dict[str, Any]], bool], timeout: float,
-            after: int = 0) -> bool:
-    """Whether a game's log gets a line ``wanted`` (beyond its first ``after``)
-    within ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        lines = log.read_text().splitlines()[after:] if log.exists() else []
-        for line in lines:
-            with contextlib.suppress(json.JSONDecodeError):  # (a line being written)
-                if wanted(json.loads(line)):
-                    return True
-        time.sleep(0.1)
-    return False
-
-
 def _spoken_over_the_rules(audio_server, tmp_path, echo_cancel: str) -> list[dict[str, Any]]:
     """A live game: Ann asks for the rules (typed), and while the referee reads
     them into the room, her "flip my twelve" is played into the same room.
@@ -419,7 +426,7 @@ def _spoken_over_the_rules(audio_server, tmp_path, echo_cancel: str) -> list[dic
         assert out.wait("Ann starts.", 0)
         # The opening has been said (the table told the brain so: its log
         # shows it) and its echo has died away.
-        assert _logged(log, lambda entry: entry["type"] == "spoken-until", timeout=20)
+        assert logged(log, lambda entry: entry["type"] == "spoken-until", timeout=20)
         time.sleep(1.5)
         assert game.stdin is not None
         seen = len(out.lines)
@@ -434,7 +441,7 @@ def _spoken_over_the_rules(audio_server, tmp_path, echo_cancel: str) -> list[dic
         # What the referee made of the words is in its log, however busy the
         # machine (the other worker's tests): waited for there, not for a
         # fixed time (#84).
-        _logged(log, lambda entry: entry["type"] in ("dropped", "input")
+        logged(log, lambda entry: entry["type"] in ("dropped", "input")
                 and entry["source"] != "text" and "twelve" in entry["text"].lower(),
                 timeout=60, after=lines)
         if echo_cancel == "on" and out.wait("did you say: flip Ann's 12?", seen, timeout=10):

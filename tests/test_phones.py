@@ -19,6 +19,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 from harness.phonegame import PhoneGame
+from harness.waits import until
 from referee.protocol import Speech
 from referee.screen.phones import AHEAD, SETTLE, STALL, TAKEN_OVER, PhoneSeats, _Clock
 from referee.screen.server import Screen
@@ -92,10 +93,7 @@ def test_a_phone_s_stream_is_heard_as_its_player_s_move(game):
     game.wait_until_said("Ann's phone stopped listening")
     with connect(listen_url(game.screen, "Bob")) as bob:
         stream(bob, SILENCE[: RATE] + pcm("cmd01") + SILENCE)
-        deadline = time.monotonic() + 20
-        while game.inputs()[-1] is heard:
-            assert time.monotonic() < deadline, game.said()
-            time.sleep(0.05)
+        assert until(lambda: game.inputs()[-1] is not heard, 20), game.said()
     bob_said = game.inputs()[-1]
     assert (bob_said.speaker, bob_said.by, bob_said.source) == ("Bob", "Bob", "phone")
     assert game.session.final_state()["players"]["Ann"]["down"] == [7]  # Bob's words moved nothing
@@ -345,11 +343,8 @@ def test_a_phone_s_48_khz_sound_with_hiss_above_8_khz_is_heard_as_its_16_khz_ori
             page = chromium.new_page()
             page.goto(game.screen.seat_url("Ann").replace("localhost", "127.0.0.1"))
             page.get_by_label("Hands-free: listen all the time").check()
-            deadline = time.monotonic() + 30
-            while not any("Ann, 7 down" in s or "did you say: flip Ann's 7?" in s
-                          for s in game.said()):
-                assert time.monotonic() < deadline, (game.said(), game.heard())
-                time.sleep(0.05)
+            assert until(lambda: any("Ann, 7 down" in s or "did you say: flip Ann's 7?" in s
+                                     for s in game.said()), 30), (game.said(), game.heard())
         finally:
             chromium.close()
     sound = np.frombuffer(b"".join(sent), "<i2").astype(np.float64)
@@ -573,10 +568,8 @@ def test_a_phone_that_goes_quiet_without_closing_stops_listening_and_is_told():
         assert phones.notices() == []  # (not yet: it may still be refused)
         time.sleep(SETTLE)
         assert phones.notices() == [("Ann", "listening")]
-        deadline = time.monotonic() + 3 * PING + 5
-        while phones.listening:
-            assert time.monotonic() < deadline, "the silent phone was never let go"
-            time.sleep(0.2)
+        assert until(lambda: not phones.listening, 3 * PING + 5), \
+            "the silent phone was never let go"
         assert phones.notices() == [("Ann", "stopped")]
         raw.close()
     finally:
@@ -596,17 +589,13 @@ def test_stop_said_into_a_phone_cuts_the_referee_s_voice():
         time.sleep(max(0.0, game.table.busy_until - game.loop.now()) + 0.2)
         status, _ = _post(game.screen, "Ann", "rules")
         assert status == 200
-        deadline = time.monotonic() + 10
-        while game.table.busy_until < game.loop.now() + 5:
-            assert time.monotonic() < deadline, "the rules were never read"
-            time.sleep(0.05)
+        assert until(lambda: game.table.busy_until >= game.loop.now() + 5, 10), \
+            "the rules were never read"
         reading_until = game.table.busy_until
         with connect(listen_url(game.screen, "Ann")) as ann:
             stream(ann, pcm("cmd51") + SILENCE)
-            deadline = time.monotonic() + 10
-            while not any(isinstance(r, VoiceCut) for r in list(game.records)):
-                assert time.monotonic() < deadline, game.said()
-                time.sleep(0.05)
+            assert until(lambda: any(isinstance(r, VoiceCut) for r in list(game.records)),
+                         10), game.said()
         assert game.table.busy_until < reading_until - 2.0
     finally:
         game.close()
@@ -701,20 +690,17 @@ def test_a_phone_on_the_table_hears_its_player_through_the_referee_s_voice(tmp_p
             phone.start()
             game.wait_until_said("Ann starts")
             time.sleep(max(0.0, game.table.busy_until - game.loop.now()) + 0.5)
-            deadline = time.monotonic() + 10  # (the phone's first frames, on a busy machine)
-            while "Ann" not in game.phones._streams:
-                assert time.monotonic() < deadline, "the phone never sent its sound"
-                time.sleep(0.05)
+            # (the phone's first frames, on a busy machine)
+            assert until(lambda: "Ann" in game.phones._streams, 10), \
+                "the phone never sent its sound"
             echo = game.phones._streams["Ann"].echo
             assert echo is not None
 
             def read_rules() -> float:
                 """Ask for the rules; 3 s into the reading, when it runs till."""
                 assert _post(game.screen, "Ann", "rules")[0] == 200
-                deadline = time.monotonic() + 10
-                while game.table.busy_until < game.loop.now() + 8:
-                    assert time.monotonic() < deadline, "the rules were never read"
-                    time.sleep(0.05)
+                assert until(lambda: game.table.busy_until >= game.loop.now() + 8, 10), \
+                    "the rules were never read"
                 time.sleep(3.0)
                 return game.table.busy_until
 
