@@ -296,7 +296,7 @@ class Session(Moves, Questions, Answers, Clock, Parts):
         others = self._others(who)
         if kind == "rematch":
             return self._asked(Question(f"{others[0]}, do you agree to start a new game?",
-                                      others, intent, who, consent=True), at)
+                                        others, intent, who, consent=True), at)
         if self.clock.paused and kind not in NOT_MOVES:
             return self._problem("The game is paused: say resume to go on.", at)
         if kind == "undo":
@@ -306,14 +306,14 @@ class Session(Moves, Questions, Answers, Clock, Parts):
             return self._asked(self._agreement_asking(intent, agreement, who, at), at)
         likelier = None if kind in NOT_MOVES else self.spec.likelier(intent, who, self.game, at)
         if likelier is not None:  # the words read another way make the move: ask
-            return self._asked(Question(self.spec.confirmation(likelier, who), (who,), likelier,
-                                      who), at)
+            return self._asked(Question(self.spec.confirmation(likelier, who), (who,),
+                                        likelier, who), at)
         if not sure and kind not in NOT_MOVES:
             refused = self._refusal(intent, who, at)
             if refused is not None:  # (refused either way: no question to block the table)
                 return self._say([refused], at, Tone.PROBLEM)
             return self._asked(Question(self.spec.confirmation(intent, who), (who,), intent,
-                                      who), at)
+                                        who), at)
         return self._act(intent, who, at)
 
     def _resolve(self, yes: bool, at: float, unanswered: bool = False) -> list[Say]:
@@ -536,7 +536,7 @@ class Session(Moves, Questions, Answers, Clock, Parts):
             intent = self.spec.answer_move(intent, who, self.game) or intent
         if confirm and intent.kind == "query" and self.question is None:
             return said + self._asked(Question(self.spec.confirmation(intent, who), (who,),
-                                             intent, who), at)
+                                               intent, who), at)
         return said + self._talk(heard, intent, speaker, who, at, sure,
                                  typed=source in TYPED_SOURCES)
 

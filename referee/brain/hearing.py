@@ -167,6 +167,7 @@ class Judge:
             return decision
         return Decision(ACT, free, decision.probability, decision.expected, near_miss=True)
 
+
 def _as_heard(transcript: Transcript) -> Decision:
     """A recogniser's own decision (its text and confidence) as a :class:`Decision`."""
     chance = float(transcript.extra.get("probability") or transcript.confidence)
@@ -201,8 +202,6 @@ class Verdict:
     judged: Judged
     #: The intent read from the words decided on, with how sure the matcher is.
     heard: Heard
-    #: Whose it is taken to be.
-    who: str
     #: Why it is not acted on (logged), for :data:`DROP` and :data:`IGNORE`.
     dropped: str | None = None
     #: What the referee says about hearing ("Sorry, I was talking: say it
@@ -228,7 +227,7 @@ class Hearing:
 
     def __init__(self, spec: Policy, matcher: IntentMatcher) -> None:
         self.spec, self.matcher = spec, matcher
-        self.judge = Judge(matcher)
+        self._judge = Judge(matcher)
 
     def hear(self, m: Speech, view: View) -> Verdict:
         """The verdict on ``m``: decided (:class:`Judge`), read (the
@@ -236,7 +235,7 @@ class Hearing:
         then sorted: dropped, "stop", "Sorry, Ann?", not nearly a command
         (dropped, but "I didn't catch that" when addressed to the referee),
         or answered."""
-        decision = self.judge.decide(m.transcript, view.who, view.expecting)
+        decision = self._judge.decide(m.transcript, view.who, view.expecting)
         text = decision.text
         heard = understand(self.matcher, replace(m.transcript, text=text,
                                                  confidence=decision.confidence), view.who)
@@ -246,11 +245,12 @@ class Hearing:
                      moves=heard.kind not in NOT_MOVES)
         judged = Judged(m.at, m.speaker, heard, text, gate.dropped, decision.decision,
                         decision.expected)
-        verdict = Verdict(DROP, judged, heard, view.who, over_voice=gate.over_voice)
+        verdict = Verdict(DROP, judged, heard, over_voice=gate.over_voice)
         if gate.dropped is not None:
             return replace(verdict, dropped=gate.dropped, notice=gate.notice)
-        verdict = replace(verdict, caption=text or "..." if heard.kind != "none" or text
-                          else None, sure=decision.decision == ACT and not gate.over_voice)
+        caption = (text or "...") if heard.kind != "none" or text else None
+        verdict = replace(verdict, caption=caption,
+                          sure=decision.decision == ACT and not gate.over_voice)
         if heard.kind == "stop":
             return replace(verdict, action=CUT)
         if decision.decision == REPEAT:

@@ -44,7 +44,7 @@ class Questions(Shared):
         depth, move = self.played.moves[-1]
         others = self._others(who)
         return Question(f"{others[0]}, do you agree to undo: {move}?", others, Intent("undo"),
-                      who, undo_to=depth, consent=True)
+                        who, undo_to=depth, consent=True)
 
     def _agreement_asking(self, intent: Intent, what: str, who: str, at: float) -> Question | str:
         """Another player's agreement to ``what``, or the rules' refusal of a
