@@ -47,7 +47,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar, Protocol
 
-from referee.records import LogError, Record, checked, plain
+from referee.codec import LogError, checked, plain
+from referee.records import Record
 from referee.speech.hearing.interface import OverVoice, Transcript
 from referee.speech.understanding.intents import Heard
 

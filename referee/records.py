@@ -1,4 +1,4 @@
-"""The records of a game log, and how any message or record is written as JSON and read back.
+"""The records of a game log.
 
 A game log (:mod:`referee.gamelog`) holds two kinds of line after its header:
 the inputs the brain was given (:mod:`referee.protocol`'s own messages, with
@@ -8,23 +8,22 @@ referee made of a player's words (``input``), speech not acted on
 step that failed (``error``). People read the records; replay steps the inputs.
 
 Each record is a frozen dataclass with ``to_json`` and ``Record.from_json``;
-reading checks every field's type (:func:`checked`), so a hand-edited log
-gives a message naming the line, never a traceback.
+reading checks every field's type (:mod:`referee.codec`), so a hand-edited
+log gives a message naming the line, never a traceback.
 """
 
 from __future__ import annotations
 
 import builtins
 import dataclasses
-import enum
-import types
-import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import numpy as np
-
+from referee.codec import LogError, fields_of, plain_fields
 from referee.speech.understanding.meaning import Intent
+
+__all__ = ["RECORD_TYPES", "VERSION", "ChanceRecord", "DroppedRecord", "ErrorRecord",
+           "EventRecord", "GameHeader", "InputRecord", "LogError", "Record", "SaidRecord"]
 
 #: The log format. 4: as 3, the turn clock waiting for each turn's own
 #: sentence (#73; a log of an earlier format is rebuilt with the clock as it
@@ -34,9 +33,6 @@ from referee.speech.understanding.meaning import Intent
 #: (:mod:`referee.oldlogs` converts them).
 VERSION = 4
 
-
-class LogError(ValueError):
-    """A log that cannot be read back, with the reason."""
 
 # --- the records ------------------------------------------------------------------------
 
@@ -54,7 +50,7 @@ class Record:
 
     def to_json(self) -> dict[str, Any]:
         """The record as the JSON object written on its line."""
-        return {"type": self.type, **_fields(self)}
+        return {"type": self.type, **plain_fields(self)}
 
     @staticmethod
     def from_json(data: Any, kinds: dict[str, builtins.type[Record]] | None = None) -> Record:
@@ -67,7 +63,7 @@ class Record:
         if cls is None:
             raise LogError(f"unknown record type {kind!r}")
         # (Fields a later version may add are left for it: a log stays readable.)
-        values = _fields_of(data, cls, str(kind), f"the {kind} record")
+        values = fields_of(data, cls, str(kind), f"the {kind} record")
         if cls is EventRecord and isinstance(values.get("event"), str) and "fields" not in data:
             values["event"] = values["event"].split("(", 1)[0]  # version 1: a repr string
         return cls(**values)
@@ -128,7 +124,7 @@ class EventRecord(Record):
 
     @classmethod
     def of(cls, event: object, at: float) -> EventRecord:
-        fields = _fields(event) if dataclasses.is_dataclass(event) else {}
+        fields = plain_fields(event) if dataclasses.is_dataclass(event) else {}
         return cls(at, type(event).__name__, fields)
 
 
@@ -166,106 +162,3 @@ RECORD_TYPES: dict[str, type[Record]] = {
     cls.type: cls for cls in (GameHeader, InputRecord, DroppedRecord, EventRecord, ChanceRecord,
                               SaidRecord, ErrorRecord)
 }
-
-
-def plain(value: Any) -> Any:
-    """A value as JSON has it (tuples as lists, dataclasses as objects, a
-    record or a message as an object with its ``type``)."""
-    if isinstance(value, np.generic):  # (a recogniser's scores)
-        return value.item()
-    if isinstance(value, Intent):
-        return value.to_json()
-    if isinstance(value, Record):
-        return value.to_json()
-    if isinstance(value, enum.Enum):
-        return value.value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        kind = getattr(type(value), "type", None)
-        return {"type": kind, **_fields(value)} if isinstance(kind, str) else _fields(value)
-    if isinstance(value, tuple | list):
-        return [plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    return value
-
-
-def _fields(value: Any) -> dict[str, Any]:
-    return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-
-
-def checked(value: Any, hint: Any, where: str) -> Any:
-    """``value`` read from JSON if it fits the field's type, else LogError."""
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        for option in typing.get_args(hint):
-            try:
-                return checked(value, option, where)
-            except LogError:
-                continue
-        raise LogError(f"{where} is {value!r}")
-    if hint is type(None):
-        if value is None:
-            return None
-        raise LogError(f"{where} is {value!r}")
-    if origin is tuple:
-        (item, *_) = typing.get_args(hint)
-        if not isinstance(value, list):
-            raise LogError(f"{where} is {value!r}, not a list")
-        return tuple(checked(v, item, where) for v in value)
-    if origin is dict or hint is dict:
-        if not isinstance(value, dict):
-            raise LogError(f"{where} is {value!r}, not an object")
-        return value
-    if hint is Intent:
-        try:
-            return Intent.from_json(value if isinstance(value, dict) else {})
-        except ValueError:
-            raise LogError(f"{where} is {value!r}, not an intent") from None
-    if isinstance(hint, type) and issubclass(hint, Record):
-        record = Record.from_json(value)
-        if not isinstance(record, hint):
-            raise LogError(f"{where} is a {record.type} record")
-        return record
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        try:
-            return hint(value)
-        except ValueError:
-            raise LogError(f"{where} is {value!r}") from None
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return _dataclass(value, hint, where)
-    if hint is float:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        raise LogError(f"{where} is {value!r}, not a number")
-    if hint is Any:
-        return value
-    if not isinstance(value, hint) or (hint is int and isinstance(value, bool)):
-        raise LogError(f"{where} is {value!r}")
-    return value
-
-
-def _dataclass(value: Any, cls: type[Any], where: str) -> Any:
-    """A frozen dataclass read from a JSON object, each field checked."""
-    if not isinstance(value, dict):
-        raise LogError(f"{where} is {value!r}, not an object")
-    kind = getattr(cls, "type", None)
-    if isinstance(kind, str) and value.get("type", kind) != kind:
-        raise LogError(f"{where} is a {value.get('type')!r}, not a {kind!r}")
-    unknown = (set(value) - {f.name for f in dataclasses.fields(cls)} - {"type"}
-               - getattr(cls, "retired", frozenset()))
-    if unknown:
-        raise LogError(f"{where} has unknown fields {sorted(unknown)}")
-    return cls(**_fields_of(value, cls, where, where))
-
-
-def _fields_of(data: dict[str, Any], cls: type[Any], where: str, what: str) -> dict[str, Any]:
-    """``cls``'s fields read from ``data``, each checked against its type; a
-    field without a default must be there (``what`` names the object missing it)."""
-    hints = typing.get_type_hints(cls)
-    values: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        if f.name in data:
-            values[f.name] = checked(data[f.name], hints[f.name], f"{where}.{f.name}")
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise LogError(f"{what} has no {f.name}")
-    return values

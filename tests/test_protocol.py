@@ -112,3 +112,23 @@ def test_every_driver_folds_the_outputs_one_way():
         assert OWN_FOLD.findall(text) == [], path
     assert OWN_FOLD.search("        match out:\n            case WakeAt(wake=wake):\n")
     assert OWN_FOLD.search("    wakes = [o.wake for o in out if isinstance(o, WakeAt)]")
+
+
+def test_a_field_that_reads_itself_says_what_it_should_have_held() -> None:
+    """The codec reads an intent or a record through its own ``from_json``
+    and names what a field should have held when it holds something else."""
+    from referee.codec import checked
+    from referee.records import ChanceRecord
+    from referee.speech.understanding.meaning import Intent
+
+    said = SaidRecord(1.0, "Hi.", "answer")
+    assert checked(said.to_json(), SaidRecord, "x") == said
+    assert checked({"kind": "flip", "tile": 7}, Intent, "x") == Intent.of("flip", tile=7)
+    with pytest.raises(LogError, match="x is a chance, not a SaidRecord"):
+        checked(ChanceRecord(1.0, "dice", "5").to_json(), SaidRecord, "x")
+    with pytest.raises(LogError, match="x is 'flip', not an object"):
+        checked("flip", Intent, "x")
+    with pytest.raises(LogError, match=r"x is .*, not an intent"):
+        checked({"tile": 7}, Intent, "x")
+    with pytest.raises(LogError, match="x: unknown record type 'nothing'"):
+        checked({"type": "nothing"}, Record, "x")
