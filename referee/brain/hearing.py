@@ -96,6 +96,17 @@ def expectation(spec: Policy, game: Game[Any], matcher: IntentMatcher, who: str,
     return Expectation(who in waiting_for, expects, answered)
 
 
+#: A part of an utterance heard again around its pause (a command said with
+#: other words in one breath) that is a move the referee expects of the
+#: awaited player is asked about from this probability (with the
+#: expectation's prior: :func:`~referee.speech.hearing.decision.decide_expecting`),
+#: and a question of theirs from :data:`PART_QUERY_HEARD` (its own probability):
+#: fitted on real talk words of speakers in no measurement set
+#: (``./run bench intalk --fit``; docs/hearing.md).
+PART_HEARD = 0.6
+PART_QUERY_HEARD = 0.95
+
+
 class Judge:
     """The referee's decisions on hearings for one table: the matcher's
     readings and the names a sentence would change, kept between hearings."""
@@ -130,18 +141,30 @@ class Judge:
             decision = self._as_written(extra, who, decision)
         part = extra.get("part")
         if (decision.decision in (NONE, REPEAT) and isinstance(part, dict) and options(part)
-                and expecting is not None and expecting.awaited):
-            # A command said with other words in one breath ("Sheila, hit
-            # me", "hit me, come on"): asked about, never acted on at once,
-            # when it is one the referee expects of them.
-            heard = decide_expecting(part, Decision(NONE, str(part.get("best") or ""),
-                                                    float(part.get("probability") or 0.0)),
-                                     weights, names, meaning, expecting)
-            # (a part is weaker evidence than a whole: it is asked about
-            # only from the threshold of a sentence nobody expects)
-            if heard.decision == ASK and heard.probability >= calibration.threshold(
-                    meaning(heard.sentence).kind, self.matcher.phrases.lenient_kinds):
-                return heard
+                and expecting is not None):
+            return self._part(part, decision, weights, names, meaning, expecting)
+        return decision
+
+    def _part(self, part: dict[str, Any], decision: Decision, weights: dict[str, float],
+              names: Callable[[str], Collection[str]], meaning: Callable[[str], Intent],
+              expecting: Expectation) -> Decision:
+        """``decision`` (nothing heard, or "Sorry, Ann?"), unless a part of
+        the utterance heard again around its pause is a command the awaited
+        player said with other words in one breath ("Sheila, hit me", "hit
+        me, come on", "dog, what's my score"): asked about, never acted on at
+        once (a part is weaker evidence than a whole), when it is a move the
+        referee expects of them heard from :data:`PART_HEARD`, or a question
+        heard from :data:`PART_QUERY_HEARD` that the part is likelier than
+        any expected move. Off-turn talk stays talk."""
+        as_heard = Decision(NONE, str(part.get("best") or ""),
+                            float(part.get("probability") or 0.0))
+        heard = decide_expecting(part, as_heard, weights, names, meaning, expecting)
+        if heard.decision in (ASK, REPEAT):  # likeliest an expected move
+            return heard if heard.decision == ASK and heard.probability >= PART_HEARD else decision
+        if (expecting.awaited and as_heard.sentence
+                and meaning(as_heard.sentence).kind == "query"
+                and as_heard.probability >= PART_QUERY_HEARD):
+            return Decision(ASK, as_heard.sentence, as_heard.probability, contested=True)
         return decision
 
     def _as_written(self, extra: dict[str, Any], who: str, decision: Decision) -> Decision:
