@@ -384,12 +384,8 @@ class LiveLoop:
         """An utterance a stream heard, decoded: heard now, or (with phones,
         when another microphone may have heard the same voice) once it is
         clear which was closest (:mod:`referee.overheard`)."""
-        transcript = self.table.transcribe(audio, over, listener)
+        transcript, start = self.table.decoded(audio, start, end, speaker, over, listener)
         heard_by = listener or self.table.listener
-        whole = None if heard_by is None else heard_by.whole(audio, start, end, transcript,
-                                                             speaker)
-        if whole is not None:  # (the rest of the last utterance: heard with it)
-            transcript, start = whole
         hear = partial(self.table.hear_transcript, transcript, start, end, speaker=speaker,
                        source=source, over=over, cancels_echo=cancels_echo)
         if self.overheard is None:

@@ -105,15 +105,17 @@ def test_a_whole_after_an_undone_part_or_of_no_move_is_heard_as_any_utterance() 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("join", [True, False])
-def test_flip_my_seven_pause_down_through_the_live_loop(join: bool,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Real speech through the real recogniser and the live loop's hearing:
-    "flip my seven", half a second, "down". The pause ends the first words
-    (a flip the referee expects); the rest, heard with them, is the same
-    move: played once, nothing more said, and the log keeps the whole as
-    the rest of a move. Without the joining (``join`` False) the rest is
-    heard alone."""
+@pytest.mark.parametrize(("join", "route"), [(True, "live loop"), (False, "live loop"),
+                                             (True, "table")])
+def test_flip_my_seven_pause_down_is_heard_whole(join: bool, route: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real speech through the real recogniser, the live loop's hearing or
+    the table's alone (an audio script's route, #84: the join is the
+    table's, whatever drives it): "flip my seven", half a second, "down".
+    The pause ends the first words (a flip the referee expects); the rest,
+    heard with them, is the same move: played once, nothing more said, and
+    the log keeps the whole as the rest of a move. Without the joining
+    (``join`` False) the rest is heard alone."""
     if not join:
         monkeypatch.setattr(listen, "JOIN_WITHIN", -1.0)
     matcher = matcher_for("race65", PLAYERS)
@@ -133,8 +135,11 @@ def test_flip_my_seven_pause_down_through_the_live_loop(join: bool,
     assert len(found) == 2  # (cut at the pause: the flip is one the referee expects)
     loop = LiveLoop(table, microphone=None, keyboard=None)
     for u in found:
-        loop._caught(TABLE_MIC, u.audio, 1.0 + u.start, 1.0 + u.end, 1.3 + u.end,
-                     speaker=None, source="mic", over=None, cancels_echo=False)
+        if route == "table":
+            table.hear_audio(u.audio, 1.0 + u.start, 1.0 + u.end, 1.3 + u.end)
+        else:
+            loop._caught(TABLE_MIC, u.audio, 1.0 + u.start, 1.0 + u.end, 1.3 + u.end,
+                         speaker=None, source="mic", over=None, cancels_echo=False)
     assert _down(session) == [7]
     assert (table.listener.joined == 1) is join
     assert sum("7 down" in line for line in said) == 1, said
