@@ -288,7 +288,7 @@ def main() -> None:
         talk = fit_words(args.fit)
         first: dict[str, Path] = {}
         for path in talk:  # the first recording of each word
-            first.setdefault(path.name.split("_")[0], path)
+            first.setdefault(_word(path), path)
         voices = args.voices or list(FIT_VOICES)
         rows = (hear(voices, args.gaps, args.games, list(first.values()), args.ears)
                 + hear_talk(voices, args.games, talk, args.ears))

@@ -141,28 +141,28 @@ class Judge:
             decision = self._as_written(extra, who, decision)
         part = extra.get("part")
         if (decision.decision in (NONE, REPEAT) and isinstance(part, dict) and options(part)
-                and expecting is not None):
+                and expecting is not None and expecting.awaited):
             return self._part(part, decision, weights, names, meaning, expecting)
         return decision
 
     def _part(self, part: dict[str, Any], decision: Decision, weights: dict[str, float],
               names: Callable[[str], Collection[str]], meaning: Callable[[str], Intent],
               expecting: Expectation) -> Decision:
-        """``decision`` (nothing heard, or "Sorry, Ann?"), unless a part of
-        the utterance heard again around its pause is a command the awaited
-        player said with other words in one breath ("Sheila, hit me", "hit
-        me, come on", "dog, what's my score"): asked about, never acted on at
-        once (a part is weaker evidence than a whole), when it is a move the
+        """``decision`` (nothing heard, or "Sorry, Ann?" from the awaited
+        player), unless a part of the utterance heard again around its pause
+        is a command they said with other words in one breath ("Sheila, hit
+        me", "hit me, come on", "dog, what's my score"): asked about, never
+        acted on at once (a part is weaker evidence than a whole), when it is a move the
         referee expects of them heard from :data:`PART_HEARD`, or a question
         heard from :data:`PART_QUERY_HEARD` that the part is likelier than
-        any expected move. Off-turn talk stays talk."""
+        any expected move. (Off-turn talk stays talk: the caller weighs no
+        part of another player's.)"""
         as_heard = Decision(NONE, str(part.get("best") or ""),
                             float(part.get("probability") or 0.0))
         heard = decide_expecting(part, as_heard, weights, names, meaning, expecting)
         if heard.decision in (ASK, REPEAT):  # likeliest an expected move
             return heard if heard.decision == ASK and heard.probability >= PART_HEARD else decision
-        if (expecting.awaited and as_heard.sentence
-                and meaning(as_heard.sentence).kind == "query"
+        if (as_heard.sentence and meaning(as_heard.sentence).kind == "query"
                 and as_heard.probability >= PART_QUERY_HEARD):
             return Decision(ASK, as_heard.sentence, as_heard.probability, contested=True)
         return decision
