@@ -53,6 +53,7 @@ from referee.speech.hearing.confidence import (
     Calibration,
     whisper_features,
 )
+from referee.speech.hearing.measures import measures_of
 from referee.speech.understanding.intents import IntentMatcher
 
 from .realvoices import COMMANDS, DIGITS
@@ -92,10 +93,11 @@ def rows_of(path: str, game: str, voices: tuple[str, ...] = DEV_VOICES
         extra = row["extra"]
         if "gap" not in extra:  # dumps made before the gap was recorded
             extra["gap"] = _gap(extra.get("options", extra.get("nbest", [])), matcher, players[0])
-        features = whisper_features(extra)
-        if not features:
+        measures = measures_of(extra)
+        features = whisper_features(measures) if measures is not None else {}
+        if not features or measures is None:
             continue
-        meant = matcher.match(row["extra"]["best"], players[0]).intent.to_json()
+        meant = matcher.match(measures.best, players[0]).intent.to_json()
         row["features"] = [features[n] for n in NAMES]
         row["label"] = float(row["kind"] != "talk" and meant == row["expected"])
         row["meant"] = meant
@@ -112,7 +114,8 @@ def real_rows(path: str) -> list[dict[str, Any]]:
 
     out = []
     for row in dump_rows(Path(path), "tuning"):
-        features = whisper_features(dict(row.extra))
+        measures = measures_of(row.extra)
+        features = whisper_features(measures) if measures is not None else {}
         if not features:
             continue
         out.append({"features": [features[n] for n in NAMES], "kind": row.kind,

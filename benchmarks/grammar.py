@@ -44,6 +44,7 @@ from benchmarks.recognition import percentile
 from harness.ears import recognizer_for
 from harness.fixtures import CACHE, VOICES, Espeak, espeak
 from referee.speech.audio import load_wav
+from referee.speech.hearing.measures import dumped
 from referee.speech.listen import understand
 from referee.speech.understanding.check import draw
 from referee.speech.understanding.intents import IntentMatcher
@@ -214,7 +215,7 @@ def recognition(count: int, engines: list[str]) -> list[Heard]:
                     outcome = "wrong"
                 record = {"voice": voice, "text": text, "expected": expected,
                           "heard": transcript.text, "intent": heard.intent.to_json(),
-                          "score": heard.score, "extra": dict(transcript.extra)}
+                          "score": heard.score, "extra": dumped(transcript.measures)}
                 rows.append(Heard(engine, split, len(text.split()), outcome, seconds,
                                   race65_seconds, record))
     bar.close()

@@ -62,6 +62,7 @@ from harness.situations import Placer
 from referee.brain import hearing
 from referee.games import matcher_for
 from referee.speech.audio import RATE, Audio, load_wav
+from referee.speech.hearing.measures import dumped
 from referee.speech.hearing.recognizers import ENGINES
 from training.progress import Bar
 
@@ -169,7 +170,7 @@ def _row(recognizer: Any, audio: Audio, game: str, voice: str, case: Utterance, 
     return {"game": game, "voice": voice, "id": case.id, "text": case.text,
             "intent": case.intent.to_json(), "where": where, "gap": gap, "word": word,
             "heard": transcript.text, "confidence": transcript.confidence,
-            "extra": transcript.extra}
+            "extra": dumped(transcript.measures)}
 
 
 def judged(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str, str]]:

@@ -60,6 +60,7 @@ from referee.games import matcher_for
 from referee.games.race65 import Race65Spec
 from referee.speech.audio import load_wav
 from referee.speech.hearing.adapter import ADAPTER, load
+from referee.speech.hearing.measures import dumped as measured
 from referee.speech.hearing.recognizers import BASE_MODEL, ENGINES
 from referee.speech.listen import understand
 from referee.speech.understanding.intents import IntentMatcher
@@ -245,13 +246,14 @@ def judge_rows(rows: Sequence[dict[str, Any]], situations: Situations,
                 transcript = transcript_of(row)
                 judged = situations.judge(transcript, seat)
                 result = outcome(judged, want)
-                best = best_meaning(matcher, transcript.extra, transcript.text, who)
+                best = best_meaning(matcher, str(row.get("extra", {}).get("best") or ""),
+                                    transcript.text, who)
                 counts.add(kind, result, best == want)
                 good = result == "silent" if kind == "not" else result in ("acted", "asked")
                 if errors and not good:
                     print(f"  {name} {room} {said_by} {row['word']:7} {row['file']}: {result} "
-                          f"{judged.intent} best={transcript.extra.get('best')!r} "
-                          f"p={transcript.extra.get('probability')}")
+                          f"{judged.intent} best={row.get('extra', {}).get('best')!r} "
+                          f"p={row.get('extra', {}).get('probability')}")
             print(f"| {name} | {room} | {said_by} | " + " | ".join(counts.cells()) + " |")
 
 
@@ -312,9 +314,9 @@ def main() -> None:
                 dumped.append({"set": name, "room": room, "word": word, "file": path.name,
                                "heard": transcript.text, "confidence": transcript.confidence,
                                "intent": heard.intent.to_json(), "score": heard.score,
-                               "best": best_meaning(matcher, transcript.extra, transcript.text,
+                               "best": best_meaning(matcher, transcript.best, transcript.text,
                                                     "Ann"),
-                               "extra": transcript.extra})
+                               "extra": measured(transcript.measures)})
     bar.close()
     print(HEADER)
     print("|---|---|---|---:|---:|---:|---:|")

@@ -48,7 +48,6 @@ import statistics
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from harness.ears import recognizer_for
 from harness.fixtures import (
@@ -67,6 +66,7 @@ from referee.games import matcher_for
 from referee.speech.audio import load_wav
 from referee.speech.hearing.confidence import CALIBRATIONS, Calibration, decide, names_before
 from referee.speech.hearing.interface import Transcript
+from referee.speech.hearing.measures import dumped, measures_of
 from referee.speech.hearing.recognizers import ENGINES
 from referee.speech.listen import understand
 from referee.speech.understanding.intents import IntentMatcher
@@ -207,21 +207,22 @@ def run(game: str, engine: str | None, model: str | None, voices: list[str],
                 transcript = recognizer.decode(recognizer.prepare(raw))
                 heard = understand(matcher, transcript, players[0])
                 done = time.perf_counter()
-                extra = dict(transcript.extra)
                 rows.append(Row(voice, condition, case.id, case.text, kind_of(case),
                                 transcript.text, heard.intent.to_json(), case.intent.to_json(),
-                                heard.score, done - start, raw.seconds, extra,
-                                best_meaning(matcher, extra, transcript.text, players[0])))
+                                heard.score, done - start, raw.seconds,
+                                dumped(transcript.measures),
+                                best_meaning(matcher, transcript.best, transcript.text,
+                                             players[0])))
     bar.close()
     return rows, recognizer.describe()
 
 
-def best_meaning(matcher: IntentMatcher, extra: dict[str, Any], heard: str,
+def best_meaning(matcher: IntentMatcher, best: str, heard: str,
                  speaker: str) -> dict[str, object]:
-    """What the recogniser's best sentence means at any confidence: Whisper's
-    best sentence of the grammar search (``extra["best"]``; its transcript is
-    empty when the sentence is not believed), otherwise the transcript."""
-    words = str(extra.get("best") or heard)
+    """What the recogniser's best sentence means at any confidence: the
+    grammar search's ``best`` sentence (its transcript is empty when the
+    sentence is not believed), otherwise the transcript."""
+    words = best or heard
     return matcher.match(words, speaker).intent.to_json() if words else {"kind": "none"}
 
 
@@ -242,7 +243,8 @@ def load_rows(path: str, game: str) -> list[Row]:
     rows = []
     for item in dumped:
         if not item.get("best"):
-            item["best"] = best_meaning(matcher, item["extra"], item["heard"], GAMES[game][1][0])
+            item["best"] = best_meaning(matcher, str(item["extra"].get("best") or ""),
+                                        item["heard"], GAMES[game][1][0])
         rows.append(Row(**item))
     return rows
 
@@ -263,15 +265,14 @@ def rejudge(rows: list[Row], game: str, calibration: Calibration) -> list[Row]:
 
     out = []
     for row in rows:
-        if "scores" not in row.extra:
+        measures = measures_of(row.extra)
+        if measures is None:
             out.append(row)
             continue
-        extra = dict(row.extra)
-        text, confidence, chance = decide(extra, calibration.weights, heard_at, names)
+        text, confidence, chance = decide(measures, calibration.weights, heard_at, names)
         heard = understand(matcher, Transcript(text, confidence), players[0])
-        extra["probability"] = round(chance, 4)
         out.append(replace(row, heard=text, intent=heard.intent.to_json(), score=heard.score,
-                           extra=extra))
+                           extra=dumped(replace(measures, probability=round(chance, 4)))))
     return out
 
 
@@ -289,7 +290,7 @@ def paired(first: list[Row], second: list[Row], game: str) -> list[Row]:
 
     def transcript(row: Row) -> Transcript:
         return Transcript(row.heard, 1.0 if row.heard and not row.asked else
-                          0.75 if row.heard else 0.0, (), row.seconds, dict(row.extra))
+                          0.75 if row.heard else 0.0, (), row.seconds, measures_of(row.extra))
 
     out = []
     for row in first:

@@ -22,6 +22,7 @@ from referee.games.base import GameSpec
 from referee.protocol import Judged, SoFar, Speech, Start, Typed, expected
 from referee.session import Session
 from referee.speech.hearing.interface import Transcript
+from referee.speech.hearing.measures import measures_of
 from referee.speech.understanding.intents import IntentMatcher
 
 #: How a hearing went, for a command: acted on at once and right, asked about
@@ -103,7 +104,7 @@ class Situations:
 def transcript_of(row: dict[str, Any]) -> Transcript:
     """A dumped hearing (``text``, ``confidence``, ``extra``) as the transcript it was."""
     return Transcript(str(row.get("heard", "")), float(row.get("confidence", 0.0)), (), 0.0,
-                      dict(row.get("extra", {})))
+                      measures_of(row.get("extra")))
 
 
 @contextmanager

@@ -25,6 +25,7 @@ from harness.judging import Situations
 from referee.games import find_game
 from referee.games.base import GameSpec
 from referee.speech.hearing.interface import Transcript
+from referee.speech.hearing.measures import Measures, Sentence
 from referee.speech.understanding.intents import IntentMatcher
 
 Line = tuple[str | None, str]
@@ -164,7 +165,8 @@ class Placer:
 
 def _sure(text: str) -> Transcript:
     """``text`` as a sure hearing of it, the only sentence heard."""
-    return Transcript(text, 1.0, (), 0.0, {
-        "best": text, "probability": 0.999, "options": [[text, 10.0, -1.0, 5, -1.0]],
-        "free": text, "primed": text, "scores": [-1.0, 5, -1.0, 5], "similarity": 100.0,
-        "primed_similarity": 100.0, "gap": 10.0, "nothing": -10.0, "model": "tiny.en+table"})
+    return Transcript(text, 1.0, (), 0.0, Measures(
+        model="tiny.en+table", best=text, free=text, primed=text,
+        options=(Sentence(text, 10.0, -1.0, 5, -1.0),), best_logprob=-1.0, best_length=5,
+        free_logprob=-1.0, free_length=5, similarity=100.0, primed_similarity=100.0, gap=10.0,
+        nothing=-10.0, probability=0.999))

@@ -41,6 +41,8 @@ def plain(value: Any) -> Any:
         return value.to_json()
     if isinstance(value, enum.Enum):
         return value.value
+    if getattr(type(value), "writes_itself", False):
+        return plain(value.to_json())  # (a recogniser's measures: their own layout)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         kind = getattr(type(value), "type", None)
         fields = plain_fields(value)

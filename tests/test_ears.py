@@ -342,8 +342,9 @@ def test_training_runs_end_to_end_and_the_referee_hears_with_it(
     assert not recognizer.adapter.pinned
     assert "unpinned" in recognizer.describe()
     heard = recognizer.decode(recognizer.prepare(load_wav(FIXTURE / "cmd07.wav")))
-    assert heard.extra["model"] == "tiny.en+table"
-    assert race65.match(heard.extra["best"], "Ann").intent.to_json() == {
+    assert heard.measures is not None
+    assert heard.measures.model == "tiny.en+table"
+    assert race65.match(heard.measures.best, "Ann").intent.to_json() == {
         "kind": "flip", "owner": "Bob", "tile": 10, "direction": "down"}
 
 
@@ -465,11 +466,13 @@ def test_base_stays_available_and_table_talk_is_compared_with_the_base_model(
     changed = 0
     for name in ("cmd07", "talk03", "cmd14", "talk10"):
         audio = load_wav(FIXTURE / f"{name}.wav")
-        plain, adapted = (r.decode(r.prepare(audio)) for r in (base, table))
-        assert (plain.extra["model"], adapted.extra["model"]) == ("tiny.en", "tiny.en+table")
-        assert plain.extra["free"] == adapted.extra["free"]
-        assert plain.extra["primed"] == adapted.extra["primed"]
-        changed += plain.extra["options"] != adapted.extra["options"]
+        plain, adapted = (r.decode(r.prepare(audio)).measures for r in (base, table))
+        assert plain is not None
+        assert adapted is not None
+        assert (plain.model, adapted.model) == ("tiny.en", "tiny.en+table")
+        assert plain.free == adapted.free
+        assert plain.primed == adapted.primed
+        changed += plain.options != adapted.options
     assert changed  # the sentences' scores are the adapter's
     assert main(["doctor"]) == 0
     assert "tiny.en+table" in capsys.readouterr().out

@@ -34,6 +34,7 @@ from referee.speech.hearing.decision import (
     decide_expecting,
 )
 from referee.speech.hearing.interface import Recognizer, Transcript
+from referee.speech.hearing.measures import Measures
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.understanding.intents import IntentMatcher
 
@@ -88,8 +89,9 @@ def test_the_awaited_players_legal_move_is_heard_where_it_was_turned_away(
     is not heard, as before."""
     hearing = heard[UNSURE_TWO]
     assert hearing.text == ""  # the recogniser alone turns it away
-    assert hearing.extra["best"] == "two"
-    assert EXPECTED_HEARD <= hearing.extra["probability"] < 0.6
+    assert hearing.measures is not None
+    assert hearing.measures.best == "two"
+    assert EXPECTED_HEARD <= hearing.measures.chance < 0.6
     session = Session(Race65Spec(PLAYERS), matcher=matcher)
     session.step(Start(0.0))
     judged, said = _judged(session, hearing, "Ann", 2.0)
@@ -110,8 +112,9 @@ def test_the_prior_puts_the_expected_move_first(heard: dict[str, Transcript],
     stands behind it moves with the CPU's int8 products: second with VNNI,
     third, behind "go on", without; within the prior either way.)"""
     hearing = heard[ONE_BEHIND]
-    assert hearing.extra["best"] == "unpause"
-    words = [o[0] for o in hearing.extra["options"]]
+    assert hearing.measures is not None
+    assert hearing.measures.best == "unpause"
+    words = [o.words for o in hearing.measures.options]
     assert "one" in words[1:3]
     session = Session(Race65Spec(PLAYERS), matcher=matcher)
     session.step(Start(0.0))
@@ -181,15 +184,16 @@ def test_an_expectation_never_makes_a_sentence_sure() -> None:
              "similarity": 0.0, "primed_similarity": 0.0, "gap": 0.5, "nothing": -20.0,
              "scores": [-1.0, 4, -1.0, 3], "base_logprob": -1.0, "model": "tiny.en+table",
              "options": [["pause", 7.0, -1.0, 4, -1.0], ["four", 6.5, -0.5, 3, -0.5]]}
+    measures = Measures.from_json(extra)
     weights = {"bias": 20.0}  # (whatever it measures: certain)
     own = Decision(NONE, "pause", 0.5)
     waiting = Expectation(True, lambda sentence: sentence == "four")
-    decided = decide_expecting(extra, own, weights, None, str, waiting)
+    decided = decide_expecting(measures, own, weights, None, str, waiting)
     assert (decided.decision, decided.sentence, decided.expected) == (ASK, "four", True)
-    assert decide_expecting(extra, own, weights, None, str,
+    assert decide_expecting(measures, own, weights, None, str,
                             Expectation(False, waiting.expects)) == own
     sure = Decision("act", "pause", 0.97)
-    assert decide_expecting(extra, sure, weights, None, str, waiting).decision == "act"
+    assert decide_expecting(measures, sure, weights, None, str, waiting).decision == "act"
 
 
 def test_a_hardly_heard_expected_sentence_is_a_prompt_and_talk_is_not() -> None:
@@ -200,6 +204,7 @@ def test_a_hardly_heard_expected_sentence_is_a_prompt_and_talk_is_not() -> None:
              "similarity": 50.0, "primed_similarity": 50.0, "gap": 10.0, "nothing": -20.0,
              "scores": [-3.0, 3, -1.0, 3], "base_logprob": -3.0, "model": "tiny.en+table",
              "options": [["four", 3.0, -3.0, 3, -3.0]]}
+    measures = Measures.from_json(extra)
     own = Decision(NONE, "four", 0.01)
 
     def chance_of(p: float) -> dict[str, float]:  # a calibration that answers ``p``
@@ -208,11 +213,11 @@ def test_a_hardly_heard_expected_sentence_is_a_prompt_and_talk_is_not() -> None:
 
     between = chance_of((REPEAT_FLOOR + EXPECTED_HEARD) / 2)
     waiting = Expectation(True, lambda sentence: True)
-    assert decide_expecting(extra, own, between, None, str, waiting).decision == REPEAT
-    assert decide_expecting(extra, own, between, None, str,
+    assert decide_expecting(measures, own, between, None, str, waiting).decision == REPEAT
+    assert decide_expecting(measures, own, between, None, str,
                             Expectation(True, lambda sentence: False)).decision == NONE
     below = chance_of(REPEAT_FLOOR / 2)
-    assert decide_expecting(extra, own, below, None, str, waiting).decision == NONE
+    assert decide_expecting(measures, own, below, None, str, waiting).decision == NONE
 
 
 # --- a command with other words in one breath -------------------------------------------------
@@ -246,8 +251,10 @@ def test_a_command_inside_talk_is_asked_about_for_the_awaited_player_only() -> N
     for talk, before in (("t7talk01", True), ("t7talk04", True), ("t7talk02", False)):
         hearing = _hit_me_with_talk(recognizer, talk, before)
         assert hearing.text == ""  # the recogniser alone turns it away
-        assert hearing.extra["part"]["best"] == "hit me"
-        assert (hearing.extra["part"]["from"] > 0.5) == before  # after the talk, or before it
+        part = hearing.measures.part if hearing.measures is not None else None
+        assert part is not None
+        assert part.measures.best == "hit me"
+        assert (part.start > 0.5) == before  # after the talk, or before it
         for by_the_awaited in (True, False):
             session = Session(Turn7Spec(players, Turn7Options(seed=3)), matcher=matcher)
             shown = [o for o in session.step(Start(0.0)) if isinstance(o, Snapshot)]
@@ -276,7 +283,7 @@ def test_a_part_of_an_utterance_is_weighed_only_as_an_expected_sentence() -> Non
              "similarity": 30.0, "primed_similarity": 30.0,
              "options": [["what's the score", -9.0, -9.0, 5, -9.0]], "part": part}
     judge = Judge(matcher_for("turn7", ["Ann", "Bob"]))
-    heard = Transcript("", 0.0, (), 0.0, whole)
+    heard = Transcript("", 0.0, (), 0.0, Measures.from_json(whole))
     expected = Expectation(True, lambda sentence: sentence == "stay")
     decision = judge.decide(heard, "Ann", expected)
     assert (decision.decision, decision.sentence) == (ASK, "stay")
@@ -305,7 +312,7 @@ def test_a_question_inside_talk_heard_surely_is_asked_about_but_never_over_a_mov
                 "from": 0.8, "to": 1.9}
         whole = {**part, "best": "pause", "probability": 0.001, "free": "Dog, what's my score?",
                  "options": [["pause", -9.0, -9.0, 5, -9.0]], "part": part}
-        return Transcript("", 0.0, (), 0.0, whole)
+        return Transcript("", 0.0, (), 0.0, Measures.from_json(whole))
 
     judge = Judge(matcher_for("race65", ["Ann", "Bob"]))
     flips = Expectation(True, lambda sentence: sentence.startswith("flip"))
@@ -336,7 +343,9 @@ def test_a_question_said_after_talk_is_asked_about_and_answered_on_yes() -> None
     talk, score = (load_wav(PIPER / f"{line}.wav").samples for line in ("talk04", "cmd16"))
     hearing = recognizer.decode(recognizer.prepare(Audio(np.concatenate([talk, gap, score]))))
     assert hearing.text == ""  # the recogniser alone turns it away
-    assert hearing.extra["part"]["best"] == "what's my score"
+    part = hearing.measures.part if hearing.measures is not None else None
+    assert part is not None
+    assert part.measures.best == "what's my score"
     for speaker in PLAYERS:
         session = Session(Race65Spec(list(PLAYERS)), matcher=matcher)
         session.step(Start(0.0))
@@ -406,7 +415,7 @@ def test_an_unsure_question_with_an_expected_move_close_behind_is_contested() ->
              "scores": [-1.24, 2, -1.6, 3], "base_logprob": -1.24, "model": "tiny.en+table",
              "options": [["hint", 6.76, -1.24, 2, None], ["hit", 3.497, -2.503, 2, None]]}
     judge = Judge(matcher_for("turn7", ["Ann", "Bob"]))
-    heard = Transcript("hint", 0.75, (), 0.0, extra)
+    heard = Transcript("hint", 0.75, (), 0.0, Measures.from_json(extra))
 
     def question(sentence: str) -> bool:
         return sentence == "hint"
@@ -485,7 +494,8 @@ def test_only_a_number_written_freely_outside_the_game_overrides_the_search() ->
                 expecting: Expectation | None = None) -> tuple[str, str, bool]:
         extra = {**sure, "free": free, "probability": probability}
         text = "flip my three" if probability >= 0.95 else ""
-        decision = judge.decide(Transcript(text, 1.0 if text else 0.0, (), 0.0, extra),
+        decision = judge.decide(Transcript(text, 1.0 if text else 0.0, (), 0.0,
+                                           Measures.from_json(extra)),
                                 "Ann", expecting)
         return decision.decision, decision.sentence, decision.near_miss
 
@@ -519,7 +529,8 @@ def test_the_hearing_room_made_alone_gives_one_verdict_an_utterance() -> None:
                  "nothing": -20.0, "scores": [-0.5, 4, -0.5, 4], "base_logprob": -0.5,
                  "model": "tiny.en+table", "options": [[best, 9.0, -0.5, 4, -0.5]]}
         sure = probability >= 0.95
-        transcript = Transcript(best if sure else "", 1.0 if sure else 0.0, (), 0.0, extra)
+        transcript = Transcript(best if sure else "", 1.0 if sure else 0.0, (), 0.0,
+                                Measures.from_json(extra))
         return room.hear(Speech(1.2, 0.0, 0.9, None, "mic", transcript, **speech), view)
 
     move = heard("flip my seven", 0.99, "Flip my 7.")

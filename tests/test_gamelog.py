@@ -1113,11 +1113,14 @@ def test_speech_with_a_recogniser_s_numpy_scores_is_logged_and_read_back(tmp_pat
 
     from referee.protocol import Speech
     from referee.speech.hearing.interface import Transcript
+    from referee.speech.hearing.measures import Measures, Sentence
 
+    numbers: Any = (np.float32(9.5), np.float64(-1.25), np.int64(4), np.float64(2.5))
+    scored = Sentence("flip my seven", *numbers[:3])
     heard = Transcript("flip my seven", np.float32(0.875),  # type: ignore[arg-type]
                        ("flip my seven",),
-                       extra={"margin": np.float64(2.5), "nbest": [["flip my seven",
-                                                                     np.int64(7)]]})
+                       measures=Measures(margin=numbers[3], options=(scored,),
+                                         best="flip my seven"))
     path = tmp_path / "speech.jsonl"
     log = GameLog(path, print)
     log.write(GameHeader(game="race65", players=("Ann", "Bob")))
@@ -1127,4 +1130,41 @@ def test_speech_with_a_recogniser_s_numpy_scores_is_logged_and_read_back(tmp_pat
     assert isinstance(speech, Speech)
     assert speech.at == 1.234567891  # exact, not to the millisecond
     assert speech.transcript.confidence == 0.875
-    assert speech.transcript.extra == {"margin": 2.5, "nbest": [["flip my seven", 7]]}
+    assert speech.transcript.measures == Measures(
+        margin=2.5, options=(Sentence("flip my seven", 9.5, -1.25, 4),), best="flip my seven")
+
+
+def test_a_log_of_before_the_typed_measures_reads_them_from_extra(tmp_path):
+    """Logs written before the measures were typed hold them, and the
+    decoded-ahead flag, in one object (``extra``): they read into the typed
+    value; a damaged one is skipped, named, not a traceback."""
+    from referee.protocol import Speech
+    from referee.speech.hearing.measures import Measures, Sentence
+
+    extra = {"margin": 1.5, "free": "Flip my 7.", "best": "flip my seven", "primed": None,
+             "similarity": 90.0, "primed_similarity": 90.0, "gap": float("inf"),
+             "options": [["flip my seven", 9.0, -1.0, 4, None]], "scores": [-1.0, 4, -2.0, 5],
+             "nothing": -12.0, "base_logprob": None, "probability": 0.97,
+             "model": "tiny.en+table", "ahead": True}
+    line = {"type": "speech", "at": 2.0, "start": 1.0, "end": 1.8, "speaker": None,
+            "source": "mic", "transcript": {"text": "flip my seven", "confidence": 1.0,
+                                            "nbest": ["flip my seven"], "decode_s": 0.2,
+                                            "extra": extra}}
+    path = tmp_path / "old.jsonl"
+    header = {"type": "game", "at": 0.0, "game": "race65", "players": ["Ann", "Bob"],
+              "version": 4}
+    path.write_text(json.dumps(header) + "\n" + json.dumps(line) + "\n")
+    (speech,) = read_log(path).records
+    assert isinstance(speech, Speech)
+    assert speech.transcript.ahead
+    assert not speech.transcript.whole
+    assert speech.transcript.measures == Measures(
+        model="tiny.en+table", best="flip my seven", free="Flip my 7.",
+        options=(Sentence("flip my seven", 9.0, -1.0, 4),), best_logprob=-1.0, best_length=4,
+        free_logprob=-2.0, free_length=5, margin=1.5, similarity=90.0, primed_similarity=90.0,
+        gap=float("inf"), nothing=-12.0, probability=0.97)
+    extra["scores"] = [-1.0, "four", -2.0, 5]
+    path.write_text(json.dumps(header) + "\n" + json.dumps(line) + "\n")
+    damaged = read_log(path)
+    assert not damaged.records
+    assert "scores" in str(damaged.skipped)

@@ -27,6 +27,7 @@ from referee.models import CATALOG, InstallError, Part, install
 from referee.speech.audio import load_wav
 from referee.speech.hearing.confidence import CALIBRATIONS, calibration_of
 from referee.speech.hearing.interface import OtherEar, Recognizer, RecognizerError, Transcript
+from referee.speech.hearing.measures import Measures
 from referee.speech.hearing.moonshine import (
     MODELS,
     MOONSHINE_MODELS_ENV,
@@ -76,9 +77,10 @@ def test_each_moonshine_hears_a_recorded_command(ears, name, meant):
     transcript = ears.decode(ears.prepare(audio))
     heard = understand(matcher, transcript, "Ann")
     assert heard.intent.to_json() == meant, transcript
-    assert transcript.extra["model"] == ears.name
+    assert transcript.measures is not None
+    assert transcript.measures.model == ears.name
     # the brain judges its hearings with its own calibration
-    assert calibration_of(transcript.extra["model"]) is CALIBRATIONS[ears.name]
+    assert calibration_of(transcript.measures.model) is CALIBRATIONS[ears.name]
 
 
 @pytest.mark.slow
@@ -87,7 +89,8 @@ def test_each_moonshine_turns_away_table_talk(ears, name):
     matcher = matcher_for("race65", ["Ann", "Bob"])
     transcript = ears.decode(ears.prepare(load_wav(PIPER / f"{name}.wav")))
     assert understand(matcher, transcript, "Ann").intent.kind == "none", transcript
-    assert transcript.extra["free"]  # its own transcript was written: the talk as itself
+    assert transcript.measures is not None
+    assert transcript.measures.free
 
 
 @pytest.mark.slow
@@ -101,7 +104,8 @@ def test_a_real_person_is_heard_and_silence_is_not(ears):
     quiet = dataclasses.replace(said, samples=np.zeros(16000, dtype=np.int16))
     transcript = ears.decode(quiet)
     assert transcript.text == ""
-    assert transcript.extra.get("silence")
+    assert transcript.silence
+    assert transcript.measures is None
 
 
 @pytest.mark.slow
@@ -109,8 +113,10 @@ def test_moonshine_decodes_the_same_audio_the_same_way():
     ears = make_recognizer(matcher_for("race65", ["Ann", "Bob"]).phrases, "moonshine-tiny")
     audio = ears.prepare(load_wav(PIPER / "cmd04.wav"))
     first, second = ears.decode(audio), ears.decode(audio)
-    assert first.extra["options"] == second.extra["options"]
-    assert first.extra["probability"] == second.extra["probability"]
+    assert first.measures is not None
+    assert second.measures is not None
+    assert first.measures.options == second.measures.options
+    assert first.measures.probability == second.measures.probability
 
 
 def _copy(name: str, into: Path, damage: str | None = None, drop: str | None = None) -> Path:
@@ -297,7 +303,8 @@ def test_moonshine_is_not_asked_when_whisper_is_sure(pair):
     assert understand(matcher, sure, "Ann").intent.to_json() == COMMANDS["cmd01"]
     assert sure.confidence >= SURE_SCORE
     assert sure.other is None
-    assert sure.extra["model"] == "tiny.en+table"
+    assert sure.measures is not None
+    assert sure.measures.model == "tiny.en+table"
     talk = _heard(pair, PIPER / "talk05.wav")  # "who wants a drink": Whisper hears no command
     assert talk.text == ""
     assert talk.other is not None  # so Moonshine heard it too, and changed nothing
@@ -307,7 +314,7 @@ def test_what_the_other_ear_heard_is_logged_and_read_back_checked():
     from referee.protocol import Speech, from_json, to_json
     from referee.records import LogError
 
-    transcript = Transcript("flip my seven", 0.75, (), 0.2, {"model": "tiny.en+table"},
+    transcript = Transcript("flip my seven", 0.75, (), 0.2, Measures(model="tiny.en+table"),
                             OtherEar("moonshine-tiny", "flip my eleven", 0.4, False))
     speech = Speech(2.0, 1.0, 1.8, None, "mic", transcript)
     line = json.loads(json.dumps(to_json(speech)))

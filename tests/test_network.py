@@ -20,6 +20,7 @@ from referee.speech.hearing.confidence import (
     probability,
     whisper_features,
 )
+from referee.speech.hearing.measures import Measures
 from referee.speech.understanding import network
 from referee.speech.understanding.check import check_phrases, draw
 from referee.speech.understanding.intents import IntentMatcher
@@ -346,9 +347,10 @@ def test_hear_phrases_hears_a_recording_with_a_big_grammar(tmp_path):
 @pytest.mark.parametrize("calibration", [CALIBRATION, TABLE_CALIBRATION])
 def test_the_calibration_weighs_no_length_beyond_what_it_was_fitted_on(calibration):
     def heard(tokens: int) -> float:
-        extra = {"margin": 0.0, "similarity": 95.0, "gap": 10.0, "nothing": -5.0,
-                 "scores": [-0.3 * tokens, tokens, -0.3 * tokens, tokens]}
-        return probability(whisper_features(extra), calibration)
+        heard = Measures(margin=0.0, similarity=95.0, gap=10.0, nothing=-5.0,
+                         best_logprob=-0.3 * tokens, best_length=tokens,
+                         free_logprob=-0.3 * tokens, free_length=tokens)
+        return probability(whisper_features(heard), calibration)
 
     assert heard(LENGTH_CAP + 8) == heard(LENGTH_CAP)
     assert heard(LENGTH_CAP) < heard(LENGTH_CAP - 4)  # within its range, as fitted

@@ -89,7 +89,7 @@ def test_a_phone_s_stream_is_heard_as_its_player_s_move(game):
     # Decoded ahead during the end silence by Ann's own listener, as the
     # table microphone's words are.
     (speech,) = [r for r in list(game.records) if isinstance(r, Speech)]
-    assert speech.transcript.extra.get("ahead") is True
+    assert speech.transcript.ahead
     game.wait_until_said("Ann's phone stopped listening")
     with connect(listen_url(game.screen, "Bob")) as bob:
         stream(bob, SILENCE[: RATE] + pcm("cmd01") + SILENCE)

@@ -17,6 +17,7 @@ import pytest
 from referee import protocol
 from referee.protocol import INPUTS, OUTPUTS, Say, Tone, from_json, to_json
 from referee.records import LogError, Record, SaidRecord
+from referee.speech.hearing.measures import Measures, Part, Sentence
 from referee.speech.understanding.intents import Heard
 from referee.speech.understanding.meaning import Intent
 
@@ -25,6 +26,18 @@ SAMPLES: dict[Any, Any] = {
     Record: SaidRecord(2.5, "Bob's turn.", "turn"),
     Heard: Heard("flip my seven", Intent.of("flip", owner="Ann", tile=7), 0.93, None),
     Intent: Intent.of("call", number=65),
+    # (a hearing's measures hold a part's: a sample of every field, by hand)
+    Measures: Measures(
+        model="tiny.en+table", best="pause", free="Dog, flip my 7.", primed=None,
+        options=(Sentence("pause", -9.0, -9.0, 2, None),), best_logprob=-9.0, best_length=2,
+        free_logprob=-4.5, free_length=6, margin=-3.75, similarity=20.0,
+        primed_similarity=None, gap=float("inf"), nothing=-12.5, base_logprob=None,
+        probability=0.001, part=Part(Measures(
+            model="tiny.en+table", best="flip my seven", free="Flip my 7.",
+            options=(Sentence("flip my seven", 9.5, -1.25, 4, -1.5),), best_logprob=-1.25,
+            best_length=4, free_logprob=-2.0, free_length=5, margin=0.1, similarity=96.0,
+            primed_similarity=96.0, gap=4.5, nothing=-10.0, base_logprob=-1.5,
+            probability=0.97), 0.8, 1.9)),
 }
 
 

@@ -15,6 +15,7 @@ from referee.games.race65 import Race65Spec
 from referee.speech.audio import load_wav
 from referee.speech.hearing.grammar import grammar_words, phrase_list, to_jsgf
 from referee.speech.hearing.interface import RecognizerError, find_vosk_model
+from referee.speech.hearing.measures import dumped
 from referee.speech.hearing.pronounce import ipa_to_arpabet, pronounce
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.hearing.sphinx_vosk import PocketSphinxRecognizer
@@ -379,7 +380,7 @@ def test_a_dump_judged_again_with_its_own_calibration_is_unchanged(matcher, mode
         heard = understand(matcher, transcript, "Ann")
         rows.append(Row(COMMITTED_VOICE, "clean", case.id, case.text, "command", transcript.text,
                         heard.intent.to_json(), case.intent.to_json(), heard.score, 0.1, 1.0,
-                        dict(transcript.extra)))
+                        dumped(transcript.measures)))
     assert sum(r.right for r in rows) >= 8
     again = rejudge(rows, "race65", calibration)
     assert [(r.heard, r.intent, r.score) for r in again] == [

@@ -26,6 +26,7 @@ from referee.speech.hearing.decoder import Decoder, row_cache, select
 from referee.speech.hearing.features import WINDOW, log_mel
 from referee.speech.hearing.grammar_tree import SentenceSearch
 from referee.speech.hearing.interface import find_whisper_model
+from referee.speech.hearing.measures import Measures
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.hearing.whisper import WhisperScorer, int8_kernels
 from referee.speech.hearing.whisper_files import (
@@ -318,9 +319,9 @@ def test_commands_are_recognised_and_table_talk_is_not(whisper, matcher):
             if heard.intent == case.intent:
                 right += 1
             else:
-                wrong.append((case.text, transcript.text, transcript.extra))
+                wrong.append((case.text, transcript.text, transcript.measures))
         elif heard.kind != "none":
-            taken.append((case.text, transcript.text, transcript.extra))
+            taken.append((case.text, transcript.text, transcript.measures))
     commands = sum(c.is_command for c in cases)
     assert right >= commands - 2, wrong
     assert not taken
@@ -331,11 +332,12 @@ def test_a_word_only_the_primed_transcript_hears_is_not_a_move(whisper, matcher)
     plain transcript keeps "Free.", so the bare "three" (flip my three) is not
     heard, where the calibration alone was sure of it."""
     transcript = whisper.decode(whisper.prepare(committed("word17")))  # "free"
-    extra = transcript.extra
-    assert (extra["best"], extra["primed_similarity"]) == ("three", 100.0)
-    assert extra["similarity"] < PLAIN_SUPPORT
-    assert probability(whisper_features(extra)) >= confidence.SURE_PROBABILITY
-    assert extra["probability"] < confidence.HEARD_PROBABILITY
+    heard = transcript.measures
+    assert heard is not None
+    assert (heard.best, heard.primed_similarity) == ("three", 100.0)
+    assert heard.similarity < PLAIN_SUPPORT
+    assert probability(whisper_features(heard)) >= confidence.SURE_PROBABILITY
+    assert heard.chance < confidence.HEARD_PROBABILITY
     assert hear_audio(whisper, matcher, committed("word17"), "Ann")[0].kind == "none"
 
 
@@ -365,7 +367,7 @@ def test_a_name_heard_in_front_of_a_sentence_that_names_nobody_is_asked_about(ma
                                                                             False]
 
     def checked(free: str, best: str, chance: float = 0.99) -> float:
-        return name_checked(chance, {"free": free, "best": best}, names(best))
+        return name_checked(chance, Measures(free=free, best=best), names(best))
 
     assert checked("And flip your turn down.", "flip your ten down") < SURE_PROBABILITY
     assert checked("Bob, flip your well.", "flip your one up") < SURE_PROBABILITY
@@ -399,7 +401,7 @@ def test_the_same_audio_gives_the_same_result_whatever_came_before(whisper):
     for uid in ("talk03", "cmd49", "cmd22"):
         whisper.decode(whisper.prepare(committed(uid)))
     again = whisper.decode(whisper.prepare(committed("cmd10")))
-    assert (first.text, first.extra) == (again.text, again.extra)
+    assert (first.text, first.measures) == (again.text, again.measures)
     assert first.text == "flip bob's eight down"
 
 

@@ -31,16 +31,21 @@ from referee.table import Reports, Table
 PLAYERS = ["Ann", "Bob"]
 
 
-def _heard(*said: tuple[str, float, float, float]) -> tuple[Session, list[list[str]]]:
+def _heard(*said: tuple[str, float, float, float], marked: bool = True
+           ) -> tuple[Session, list[list[str]]]:
     """A fresh Race to 65 game hearing each ``(words, confidence, start, end)``
-    from the table's microphone; what it said to each."""
+    from the table's microphone; what it said to each. An utterance that
+    began before the last one ended is that one with its rest, as the ears
+    mark it (``marked``)."""
     session = Session(Race65Spec(PLAYERS, Race65Options()))
     session.step(Start(0.0))
-    answers = []
+    answers, ended = [], 0.0
     for text, confidence, start, end in said:
+        whole = marked and start < ended
         outputs = session.step(Speech(end + 0.3, start, end, None, "mic",
-                                      Transcript(text, confidence)))
+                                      Transcript(text, confidence, whole=whole)))
         answers.append([o.text for o in outputs if isinstance(o, Say)])
+        ended = end
     return session, answers
 
 
@@ -57,6 +62,10 @@ def test_the_same_move_heard_in_full_is_not_heard_twice() -> None:
     # move, refused: the seven is down already.
     session, answers = _heard(("flip my seven", 1.0, 1.0, 1.6),
                               ("flip my seven down", 1.0, 1.7, 2.4))
+    assert answers[1] == ["Ann's 7 is already down. Nothing was flipped."]
+    # The ears say what is a whole, not the times alone: unmarked, it is a new move.
+    session, answers = _heard(("flip my seven", 1.0, 1.0, 1.6),
+                              ("flip my seven down", 1.0, 1.0, 2.4), marked=False)
     assert answers[1] == ["Ann's 7 is already down. Nothing was flipped."]
 
 
@@ -99,7 +108,7 @@ def test_a_whole_after_an_undone_part_or_of_no_move_is_heard_as_any_utterance() 
     session.step(Typed(1.8, "undo", "Ann"))
     session.step(Typed(1.9, "yes", "Bob"))
     assert _down(session) == []
-    whole = Transcript("flip my seven down", 1.0)
+    whole = Transcript("flip my seven down", 1.0, whole=True)
     outputs = session.step(Speech(2.7, 1.0, 2.4, None, "mic", whole))
     assert next(o.text for o in outputs if isinstance(o, Say)).startswith("Ann, 7 down.")
 

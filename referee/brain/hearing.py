@@ -38,9 +38,9 @@ from referee.speech.hearing.decision import (
     Decision,
     Expectation,
     decide_expecting,
-    options,
 )
 from referee.speech.hearing.interface import Transcript
+from referee.speech.hearing.measures import Measures
 from referee.speech.listen import understand
 from referee.speech.understanding.intents import FLOOR, Heard, IntentMatcher
 from referee.speech.understanding.meaning import Intent
@@ -121,31 +121,31 @@ class Judge:
         """The decision on one hearing by ``who``; a hearing without the
         measures (another recogniser, an older log) is decided as its
         recogniser did. A part of the utterance heard again around its pause
-        (``extra["part"]``: a command said with other words in one breath)
+        (:attr:`Measures.part`: a command said with other words in one breath)
         is asked about when the whole was not heard, the speaker is awaited,
         and the part is a sentence expected of them, heard at the threshold
         of one nobody expects (a part is weaker evidence than a whole)."""
         own = _as_heard(transcript)
-        extra = transcript.extra
-        if not options(extra) or "probability" not in extra:
+        measures = transcript.measures
+        if measures is None or not measures.options or measures.probability is None:
             return own
-        calibration = calibration_of(extra.get("model"))
+        calibration = calibration_of(measures.model)
 
         def meaning(sentence: str) -> Intent:
             return self.matcher.match(sentence, who).intent
 
         names: Callable[[str], Collection[str]] = self._names
         weights = dict(calibration.weights)
-        decision = decide_expecting(extra, own, weights, names, meaning, expecting)
+        decision = decide_expecting(measures, own, weights, names, meaning, expecting)
         if decision.decision != ACT:
-            decision = self._as_written(extra, who, decision)
-        part = extra.get("part")
-        if (decision.decision in (NONE, REPEAT) and isinstance(part, dict) and options(part)
+            decision = self._as_written(measures, who, decision)
+        part = measures.part
+        if (decision.decision in (NONE, REPEAT) and part is not None and part.measures.options
                 and expecting is not None and expecting.awaited):
-            return self._part(part, decision, weights, names, meaning, expecting)
+            return self._part(part.measures, decision, weights, names, meaning, expecting)
         return decision
 
-    def _part(self, part: dict[str, Any], decision: Decision, weights: dict[str, float],
+    def _part(self, part: Measures, decision: Decision, weights: dict[str, float],
               names: Callable[[str], Collection[str]], meaning: Callable[[str], Intent],
               expecting: Expectation) -> Decision:
         """``decision`` (nothing heard, or "Sorry, Ann?" from the awaited
@@ -157,8 +157,7 @@ class Judge:
         heard from :data:`PART_QUERY_HEARD` that the part is likelier than
         any expected move. (Off-turn talk stays talk: the caller weighs no
         part of another player's.)"""
-        as_heard = Decision(NONE, str(part.get("best") or ""),
-                            float(part.get("probability") or 0.0))
+        as_heard = Decision(NONE, part.best, part.chance)
         heard = decide_expecting(part, as_heard, weights, names, meaning, expecting)
         if heard.decision in (ASK, REPEAT):  # likeliest an expected move
             return heard if heard.decision == ASK and heard.probability >= PART_HEARD else decision
@@ -167,7 +166,7 @@ class Judge:
             return Decision(ASK, as_heard.sentence, as_heard.probability, contested=True)
         return decision
 
-    def _as_written(self, extra: dict[str, Any], who: str, decision: Decision) -> Decision:
+    def _as_written(self, measures: Measures, who: str, decision: Decision) -> Decision:
         """``decision``, one the search is not sure of, unless the free
         transcript wrote a number the game does not have in that very
         command (#83): "flip my thirteen" is searched among the sentences of
@@ -181,7 +180,7 @@ class Judge:
         word now and then ("I call seventy", heard surely, written "I call
         17."), and a name written freely is often another spelling of a
         player's ("Bop")."""
-        free = str(extra.get("free") or "")
+        free = measures.free
         if not free:
             return decision
         read = self.matcher.match(free, who)
@@ -193,9 +192,10 @@ class Judge:
 
 def _as_heard(transcript: Transcript) -> Decision:
     """A recogniser's own decision (its text and confidence) as a :class:`Decision`."""
-    chance = float(transcript.extra.get("probability") or transcript.confidence)
+    measures = transcript.measures
+    chance = (measures.probability if measures is not None else None) or transcript.confidence
     if not transcript.text:
-        return Decision(NONE, str(transcript.extra.get("best") or ""), chance)
+        return Decision(NONE, measures.best if measures is not None else "", chance)
     sure = transcript.confidence >= SURE_SCORE
     return Decision(ACT if sure else ASK, transcript.text, chance)
 

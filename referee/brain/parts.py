@@ -66,10 +66,12 @@ class Parts(Shared):
 
     def _part_of(self, m: Speech) -> Part | None:
         """The last utterance heard from ``m``'s stream when ``m`` is it heard
-        again with its rest (it began before that one ended), else None (and
-        None when the move it played was undone since: nothing to compare)."""
+        again with its rest (the ears marked it whole:
+        :meth:`~referee.speech.listen.Listener.whole`; it began where that
+        one did), else None (and None when the move it played was undone
+        since: nothing to compare)."""
         part = self.parts.get((m.source, m.speaker))
-        if part is None or m.start >= part.end:
+        if part is None or not m.transcript.whole or m.start >= part.end:
             return None
         undone = part.moved is not None and part.moved[0] >= self.game.depth
         return None if undone else part

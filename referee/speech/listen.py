@@ -76,12 +76,13 @@ def _said_so_far(transcript: Transcript) -> bool:
     "I rolled one"): the grammar's search finished a sentence the speaker has
     not (yet) said, so they are not done.
 
-    >>> _said_so_far(Transcript("flip my nine", 1.0, extra={"free": "Flip my."}))
+    >>> from referee.speech.hearing.measures import Measures
+    >>> _said_so_far(Transcript("flip my nine", 1.0, measures=Measures(free="Flip my.")))
     True
-    >>> _said_so_far(Transcript("flip my nine", 1.0, extra={"free": "Flip my 9."}))
+    >>> _said_so_far(Transcript("flip my nine", 1.0, measures=Measures(free="Flip my 9.")))
     False
     """
-    free = words_of(str(transcript.extra.get("free") or ""))
+    free = words_of(transcript.measures.free if transcript.measures is not None else "")
     sentence = words_of(transcript.text)
     return 0 < len(free) < len(sentence) and sentence[: len(free)] == free
 
@@ -195,7 +196,7 @@ class Listener:
         guess, self._guess = self._guess, None
         if guess is not None and np.array_equal(guess[0].samples, prepared.samples):
             self.kept += 1
-            return replace(guess[1], extra={**guess[1].extra, "ahead": True})
+            return replace(guess[1], ahead=True)
         return self.recognizer.decode(prepared)
 
     def whole(self, audio: Audio, start: float, end: float, transcript: Transcript,
@@ -239,4 +240,4 @@ class Listener:
             return None
         self._last[seat] = (both, began, end, joined)
         self.joined += 1
-        return replace(joined, extra={**joined.extra, "whole": True}), began
+        return replace(joined, whole=True), began

@@ -8,9 +8,11 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from referee.speech.hearing.measures import Measures
 
 if TYPE_CHECKING:
     from referee.speech.understanding.intents import Heard
@@ -96,7 +98,7 @@ MOONSHINE_TINY_HEARD = 0.75
 MOONSHINE_BASE_CALIBRATION = MOONSHINE_TINY_CALIBRATION
 MOONSHINE_BASE_HEARD = MOONSHINE_TINY_HEARD
 
-#: Each model's calibration, by the name its hearings carry (``extra["model"]``):
+#: Each model's calibration, by the name its hearings carry (:attr:`Measures.model`):
 #: Whisper tiny.en as shipped (``--model base``), with the table's adapter, and
 #: each Moonshine. "base" and "table" are the older names of the first two.
 CALIBRATIONS = {"base": Calibration(CALIBRATION),
@@ -110,7 +112,7 @@ CALIBRATIONS["tiny.en+table"] = CALIBRATIONS["table"]
 
 
 def calibration_of(model: object) -> Calibration:
-    """The calibration of the model a hearing names (``extra["model"]``):
+    """The calibration of the model a hearing names (:attr:`Measures.model`):
     Whisper with the table's adapter when it names none it knows (older logs).
 
     >>> calibration_of("tiny.en") is CALIBRATIONS["base"]
@@ -138,8 +140,8 @@ SILENCE_DBFS = -60.0
 LENGTH_CAP = 10
 
 
-def whisper_features(extra: dict[str, Any]) -> dict[str, float]:
-    """What the calibration weighs, from a Whisper transcript's ``extra``: the
+def whisper_features(measures: Measures) -> dict[str, float]:
+    """What the calibration weighs, from a hearing's measures: the
     margin (nats per token), the total margin (tens of nats), how alike the
     free transcript and the sentence are (0..1), and the primed transcript and
     the sentence (the free one's again without a primer), the gap to the best sentence
@@ -151,21 +153,23 @@ def whisper_features(extra: dict[str, Any]) -> dict[str, float]:
     found; the margin itself without an adapter), and the sentence's and the
     free transcript's mean probability per token (0..1: how sure each was,
     on a scale where a sure word and a very sure word differ little)."""
-    best_logprob, best_length, free_logprob, free_length = extra["scores"]
+    m = measures
+    best_logprob, best_length = m.best_logprob, m.best_length
+    free_logprob, free_length = m.free_logprob, m.free_length
     if best_logprob is None:
         return {}
-    base = extra.get("base_logprob")
-    base = best_logprob if base is None else base
+    base = best_logprob if m.base_logprob is None else m.base_logprob
     return {
-        "margin": float(extra["margin"]),
+        "margin": float(m.margin or 0.0),
         "base_margin": base / best_length - free_logprob / free_length,
         "sentence_confidence": math.exp(best_logprob / best_length),
         "free_confidence": math.exp(free_logprob / free_length),
         "total_margin": max(best_logprob - free_logprob, -30.0) / 10,
-        "similarity": float(extra["similarity"]) / 100,
-        "primed_similarity": float(extra.get("primed_similarity", extra["similarity"])) / 100,
-        "gap": min(float(extra["gap"]), 10.0) / 10,
-        "nothing": max(float(extra.get("nothing", 0.0)), -20.0) / 10,
+        "similarity": m.similarity / 100,
+        "primed_similarity": (m.similarity if m.primed_similarity is None
+                              else m.primed_similarity) / 100,
+        "gap": min(m.gap, 10.0) / 10,
+        "nothing": max(m.nothing, -20.0) / 10,
         "best_length": min(best_length, LENGTH_CAP) / 10,
         "free_length": min(free_length, LENGTH_CAP) / 10,
     }
@@ -185,7 +189,7 @@ def probability(features: dict[str, float], weights: Mapping[str, float] = CALIB
 PLAIN_SUPPORT = 50.0
 
 
-def primer_checked(chance: float, extra: dict[str, Any],
+def primer_checked(chance: float, measures: Measures,
                    weights: Mapping[str, float] = CALIBRATION) -> float:
     """The probability once what only the primed transcript supports is checked.
 
@@ -199,18 +203,19 @@ def primer_checked(chance: float, extra: dict[str, Any],
     one word has no other words to confirm it. Chosen on the tuning split of
     the four games (docs/record/2026-11-22-whisper-tried.md).
 
-    >>> extra = {"similarity": 0.0, "primed_similarity": 100.0, "best": "three",
-    ...          "margin": 0.0, "gap": 10.0, "nothing": -5.0, "scores": [-1.0, 3, -1.0, 3]}
-    >>> probability(whisper_features(extra)) > 0.95, primer_checked(0.97, extra) < 0.6
+    >>> heard = Measures(similarity=0.0, primed_similarity=100.0, best="three", margin=0.0,
+    ...                  gap=10.0, nothing=-5.0, best_logprob=-1.0, best_length=3,
+    ...                  free_logprob=-1.0, free_length=3)
+    >>> probability(whisper_features(heard)) > 0.95, primer_checked(0.97, heard) < 0.6
     (True, True)
     """
-    plain, primed = float(extra["similarity"]), float(extra.get("primed_similarity", 0.0))
+    plain, primed = measures.similarity, measures.primed_similarity or 0.0
     if plain >= PLAIN_SUPPORT or primed <= plain:
         return chance
     chance = min(chance, math.nextafter(SURE_PROBABILITY, 0.0))
-    if len(str(extra.get("best", "")).split()) == 1:
-        chance = min(chance, probability(whisper_features({**extra, "primed_similarity": plain}),
-                                         weights))
+    if len(measures.best.split()) == 1:
+        chance = min(chance, probability(
+            whisper_features(replace(measures, primed_similarity=plain)), weights))
     return chance
 
 
@@ -269,7 +274,7 @@ def sounds_like(word: str, name: str) -> bool:
     return bool(said and named) and Indel.normalized_similarity(said, named) >= NAME_SOUND
 
 
-def name_checked(chance: float, extra: dict[str, Any], names: Collection[str]) -> float:
+def name_checked(chance: float, measures: Measures, names: Collection[str]) -> float:
     """The probability once a name heard in front of the sentence is checked.
 
     ``names``: the players whose name, said before the best sentence, would
@@ -281,16 +286,16 @@ def name_checked(chance: float, extra: dict[str, Any], names: Collection[str]) -
     "And flip your turn down." (Race to 65's tuning and held-out voices,
     docs/record/2026-11-28-lost-name.md). Such a sentence is never sure: it is asked about.
 
-    >>> extra = {"free": "And flip your turn down.", "best": "flip your ten down"}
-    >>> name_checked(0.99, extra, ["Ann", "Bob"]) < SURE_PROBABILITY
+    >>> heard = Measures(free="And flip your turn down.", best="flip your ten down")
+    >>> name_checked(0.99, heard, ["Ann", "Bob"]) < SURE_PROBABILITY
     True
-    >>> name_checked(0.99, extra, []) == 0.99
+    >>> name_checked(0.99, heard, []) == 0.99
     True
     """
-    best = str(extra.get("best") or "")
+    best = measures.best
     if not names or not best or chance < SURE_PROBABILITY:
         return chance
-    before = words_before(str(extra.get("free") or ""), best)
+    before = words_before(measures.free, best)
     if before and any(sounds_like(before[-1], name) for name in names):
         return min(chance, math.nextafter(SURE_PROBABILITY, 0.0))
     return chance
@@ -316,11 +321,11 @@ def names_before(meaning: Callable[[str], Heard], names: Collection[str]
     return before
 
 
-def decide(extra: dict[str, Any], weights: Mapping[str, float],
+def decide(measures: Measures, weights: Mapping[str, float],
            heard_at: Callable[[str], float],
            names: Callable[[str], Collection[str]] | None = None
            ) -> tuple[str, float, float]:
-    """What the referee makes of a Whisper hearing (its ``extra``): the text it
+    """What the referee makes of a hearing's measures: the text it
     heard (empty: nothing to act on), its confidence (1 sure,
     :data:`UNSURE_CONFIDENCE` asked about, 0 not heard) and the calibrated
     probability. ``heard_at(sentence)``: the probability that sentence is
@@ -328,10 +333,10 @@ def decide(extra: dict[str, Any], weights: Mapping[str, float],
     names that would change it said in front (:func:`names_before`). A pure
     function of the measures, so that a benchmark's dump can be judged again
     with another calibration."""
-    best = str(extra.get("best") or "")
-    chance = primer_checked(probability(whisper_features(extra), weights), extra, weights)
+    best = measures.best
+    chance = primer_checked(probability(whisper_features(measures), weights), measures, weights)
     if names is not None:
-        chance = name_checked(chance, extra, names(best))
+        chance = name_checked(chance, measures, names(best))
     if best and chance >= SURE_PROBABILITY:
         return best, 1.0, chance
     if best and chance >= heard_at(best):

@@ -2,9 +2,9 @@
 
 The recogniser measures (:mod:`referee.speech.hearing.confidence`); the
 referee decides, with what only it knows: who it is waiting for and what
-they may do now. :func:`decide_expecting` turns a hearing's measures (the
-transcript's ``extra``) and an :class:`Expectation` into one of four
-decisions:
+they may do now. :func:`decide_expecting` turns a hearing's measures
+(:class:`~referee.speech.hearing.measures.Measures`) and an
+:class:`Expectation` into one of four decisions:
 
 * ``act``: at :data:`~referee.speech.hearing.confidence.SURE_PROBABILITY`
   (0.95), exactly as without an expectation. The expectation never makes a
@@ -42,7 +42,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from referee.speech.hearing.confidence import (
     UNSURE_CONFIDENCE,
@@ -52,6 +51,7 @@ from referee.speech.hearing.confidence import (
     similarity,
     whisper_features,
 )
+from referee.speech.hearing.measures import Measures
 
 ACT, ASK, REPEAT, NONE = "act", "ask", "repeat", "none"
 DECISIONS = (ACT, ASK, REPEAT, NONE)
@@ -111,64 +111,48 @@ class Decision:
         return {ACT: 1.0, ASK: UNSURE_CONFIDENCE}.get(self.decision, 0.0)
 
 
-def options(extra: dict[str, Any]) -> list[list[Any]]:
-    """The hearing's sentences, best first: ``[words, score, logprob, length,
-    base_logprob or None]`` (empty for a hearing without them: an older log,
-    another recogniser)."""
-    found = extra.get("options")
-    return list(found) if isinstance(found, list) else []
-
-
-def option_measures(extra: dict[str, Any], index: int, adjusted: Sequence[float],
-                    meaning: Callable[[str], object]) -> dict[str, Any]:
+def option_measures(measures: Measures, index: int, adjusted: Sequence[float],
+                    meaning: Callable[[str], object]) -> Measures:
     """The measures of the hearing as if sentence ``index`` of its options
     were the best one, with scores ``adjusted`` (the prior added): what the
     calibration weighs (:func:`~referee.speech.hearing.confidence.whisper_features`)."""
-    found = options(extra)
-    words, _, logprob, length, base = found[index][:5]
-    free_logprob, free_length = extra["scores"][2], extra["scores"][3]
-    mine = meaning(words)
+    found = measures.options
+    chosen = found[index]
+    mine = meaning(chosen.words)
     others = [adjusted[j] for j, other in enumerate(found)
-              if j != index and meaning(other[0]) != mine]
-    primed = extra.get("primed") or extra.get("free") or ""
-    return {
-        **extra,
-        "best": words,
-        "scores": [logprob, length, free_logprob, free_length],
-        "margin": logprob / length - free_logprob / free_length,
-        "similarity": similarity(str(extra.get("free") or ""), words),
-        "primed_similarity": similarity(str(primed), words),
-        "gap": adjusted[index] - max(others) if others else math.inf,
-        "base_logprob": logprob if base is None else base,
-    }
+              if j != index and meaning(other.words) != mine]
+    primed = measures.primed or measures.free
+    return measures.as_if(chosen, adjusted[index] - max(others) if others else math.inf,
+                          similarity(measures.free, chosen.words),
+                          similarity(primed, chosen.words))
 
 
-def decide_expecting(extra: dict[str, Any], own: Decision, weights: dict[str, float],
+def decide_expecting(measures: Measures, own: Decision, weights: dict[str, float],
                      names: Callable[[str], Collection[str]] | None,
                      meaning: Callable[[str], object],
                      expectation: Expectation | None) -> Decision:
-    """The decision on a Whisper hearing (its transcript's ``extra``) given
+    """The decision on a hearing's measures given
     what the referee expects (None: nothing, as ``referee hear`` without a
     game), over the recogniser's ``own`` decision (what it acts on at once,
     or asks about, without an expectation: it stands, but for a sentence
     heard more readily as expected)."""
     as_before = replace(own, expected=_expects(expectation, own.sentence))
-    found = options(extra)
+    found = measures.options
     if as_before.decision == ACT or expectation is None or not expectation.awaited or not found:
         return as_before
-    expected = [expectation.expects(str(o[0])) for o in found]
-    adjusted = [float(o[1]) + PRIOR * e for o, e in zip(found, expected, strict=True)]
+    expected = [expectation.expects(o.words) for o in found]
+    adjusted = [o.score + PRIOR * e for o, e in zip(found, expected, strict=True)]
     first = max(range(len(found)), key=lambda i: (adjusted[i], -i))
     if not expected[first]:
         rival = max((i for i in range(len(found)) if expected[i]),
                     key=lambda i: (adjusted[i], -i), default=None)
         contested = (rival is not None and as_before.decision == ASK
                      and expectation.answered(as_before.sentence)
-                     and _chance(extra, rival, adjusted, weights, names, meaning)
+                     and _chance(measures, rival, adjusted, weights, names, meaning)
                      >= EXPECTED_HEARD)
         return replace(as_before, contested=contested)
-    sentence = str(found[first][0])
-    chance = _chance(extra, first, adjusted, weights, names, meaning)
+    sentence = found[first].words
+    chance = _chance(measures, first, adjusted, weights, names, meaning)
     if chance >= EXPECTED_HEARD:
         return Decision(ASK, sentence, chance, True)
     if as_before.decision == ASK:
@@ -178,14 +162,14 @@ def decide_expecting(extra: dict[str, Any], own: Decision, weights: dict[str, fl
     return as_before
 
 
-def _chance(extra: dict[str, Any], index: int, adjusted: Sequence[float],
+def _chance(measures: Measures, index: int, adjusted: Sequence[float],
             weights: dict[str, float], names: Callable[[str], Collection[str]] | None,
             meaning: Callable[[str], object]) -> float:
     """The calibrated probability of option ``index``, judged as the best one."""
-    measures = option_measures(extra, index, adjusted, meaning)
-    chance = primer_checked(probability(whisper_features(measures), weights), measures, weights)
+    as_best = option_measures(measures, index, adjusted, meaning)
+    chance = primer_checked(probability(whisper_features(as_best), weights), as_best, weights)
     if names is not None:
-        chance = name_checked(chance, measures, names(str(options(extra)[index][0])))
+        chance = name_checked(chance, as_best, names(measures.options[index].words))
     return chance
 
 

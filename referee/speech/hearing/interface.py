@@ -9,11 +9,12 @@ import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 from referee.speech.audio import RATE, SPEECH_MARGIN, Audio
+from referee.speech.hearing.measures import Measures
 from referee.speech.understanding.templates import PhraseSet
 
 log = logging.getLogger(__name__)
@@ -85,9 +86,48 @@ class Transcript:
     nbest: tuple[str, ...] = ()
     #: Seconds spent decoding.
     decode_s: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: What the grammar search measured (Whisper's, Moonshine's); None for
+    #: another recogniser, or audio too quiet to decode.
+    measures: Measures | None = None
     #: Two ears: what the first heard, when this is the second's hearing.
     other: OtherEar | None = None
+    #: The audio was too quiet to be speech: nothing was decoded.
+    silence: bool = False
+    #: Decoded ahead, at a pause before the utterance ended, and kept
+    #: (the rest was quiet): :class:`~referee.speech.listen.Listener`.
+    ahead: bool = False
+    #: The words of an utterance joined to the part heard before its pause
+    #: (:meth:`~referee.speech.listen.Listener.whole`).
+    whole: bool = False
+
+    @property
+    def best(self) -> str:
+        """The grammar search's best sentence at any confidence ('' for none)."""
+        return self.measures.best if self.measures is not None else ""
+
+    @staticmethod
+    def from_json(data: Any) -> Transcript:
+        """A transcript read from a log, each field checked. Logs before
+        2026-12-07 kept the measures and the three flags in one object,
+        ``extra``: they are read from it."""
+        from referee.codec import LogError, fields_of
+
+        if not isinstance(data, dict):
+            raise LogError(f"a transcript is {data!r}, not an object")
+        data = dict(data)
+        extra = data.pop("extra", None)
+        if extra is not None:
+            if not isinstance(extra, dict):
+                raise LogError(f"a transcript's extra is {extra!r}, not an object")
+            if "scores" in extra or "options" in extra:
+                data.setdefault("measures", extra)
+            for flag in ("silence", "ahead", "whole"):
+                if extra.get(flag):
+                    data.setdefault(flag, True)
+        unknown = set(data) - {f.name for f in fields(Transcript)}
+        if unknown:
+            raise LogError(f"a transcript has unknown fields {sorted(unknown)}")
+        return Transcript(**fields_of(data, Transcript, "transcript", "a transcript"))
 
 
 class Recognizer(ABC):

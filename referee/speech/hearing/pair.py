@@ -49,11 +49,12 @@ def together(first: Transcript, second: Transcript, meaning: Callable[[str], obj
     and sure where the first would ask and the second means the same at
     :data:`LIFT` or more. ``meaning`` reads a sentence (any speaker: only a
     difference counts)."""
-    mine = str(first.extra.get("best") or first.text)
-    theirs = str(second.extra.get("best") or "")
-    chance = float(second.extra.get("probability") or 0.0)
+    heard = second.measures
+    mine = first.best or first.text
+    theirs = second.best
+    chance = heard.chance if heard is not None else 0.0
     agreed = bool(mine) and bool(theirs) and meaning(mine) == meaning(theirs)
-    other = OtherEar(str(second.extra.get("model") or ""), theirs, chance, agreed)
+    other = OtherEar(heard.model if heard is not None else "", theirs, chance, agreed)
     confidence = first.confidence
     if first.text and confidence < SURE_SCORE and agreed and chance >= LIFT:
         confidence = 1.0

@@ -13,6 +13,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -27,6 +28,7 @@ from referee.speech.hearing.confidence import (
     similarity,
 )
 from referee.speech.hearing.interface import Recognizer, RecognizerError, Transcript
+from referee.speech.hearing.measures import Measures, Part, Sentence
 from referee.speech.understanding.templates import PhraseSet
 
 if TYPE_CHECKING:
@@ -167,7 +169,7 @@ class WhisperRecognizer(Recognizer):
         started = time.perf_counter()
         if len(audio.samples) == 0 or peak_dbfs(audio) < SILENCE_DBFS:
             return Transcript("", 0.0, (), spent + time.perf_counter() - started,
-                              {"silence": True})
+                              silence=True)
         moments = self.phrases.moments if self.moments is None else self.moments
         grammar = self._at.get(moments & self.phrases.moments, self.phrases)
         result = self.scorer.score(audio.samples.astype(np.float32) / 32768.0, grammar,
@@ -175,53 +177,51 @@ class WhisperRecognizer(Recognizer):
         nbest = tuple(s.words for s in result.nbest)
         best = result.nbest[0] if result.nbest else None
         primed = result.primed or result.free  # the same without a primer
-        extra: dict[str, Any] = {
-            "margin": round(result.margin, 3) if best else None,
-            "free": result.free.words,
-            "best": best.words if best else "",
-            "primed": result.primed.words if result.primed else None,
-            "similarity": round(similarity(result.free.words, best.words), 1) if best else 0.0,
-            "primed_similarity": round(similarity(primed.words, best.words), 1)
-            if best else 0.0,
-            "gap": round(self._gap(result), 3),
-            # The best sentences: words, score, log-probability, tokens, and the
-            # base model's log-probability where the referee's expectation
-            # may put it first (referee.speech.hearing.decision).
-            "options": [[n.words, round(n.score, 3), round(n.logprob, 3), n.length,
-                         None if base is None else round(base, 3)]
-                        for n, base in zip(result.nbest, result.base_logprobs, strict=True)],
-            "scores": [round(best.logprob, 3) if best else None, best.length if best else 0,
-                       round(result.free.logprob, 3), result.free.length],
-            "nothing": round(result.nothing, 3),
-            "base_logprob": None if result.base_logprob is None else round(
-                result.base_logprob, 3),
-        }
-        text, confidence, chance = decide(extra, self.calibration.weights, self.heard_at,
+        measures = Measures(
+            model=self.model_name,
+            best=best.words if best else "",
+            free=result.free.words,
+            primed=result.primed.words if result.primed else None,
+            # The best sentences, with the base model's log-probability where
+            # the referee's expectation may put one first
+            # (referee.speech.hearing.decision).
+            options=tuple(Sentence(n.words, round(n.score, 3), round(n.logprob, 3), n.length,
+                                   None if base is None else round(base, 3))
+                          for n, base in zip(result.nbest, result.base_logprobs, strict=True)),
+            best_logprob=round(best.logprob, 3) if best else None,
+            best_length=best.length if best else 0,
+            free_logprob=round(result.free.logprob, 3),
+            free_length=result.free.length,
+            margin=round(result.margin, 3) if best else None,
+            similarity=round(similarity(result.free.words, best.words), 1) if best else 0.0,
+            primed_similarity=round(similarity(primed.words, best.words), 1) if best else 0.0,
+            gap=round(self._gap(result), 3),
+            nothing=round(result.nothing, 3),
+            base_logprob=None if result.base_logprob is None else round(result.base_logprob, 3),
+        )
+        text, confidence, chance = decide(measures, self.calibration.weights, self.heard_at,
                                           self._names)
-        extra["probability"] = round(chance, 4)
-        extra["model"] = self.model_name
+        measures = replace(measures, probability=round(chance, 4))
         if parts and not text and audio.seconds <= PARTS_LONGEST:
-            heard = self._part(audio, give_up)
-            if heard is not None:
-                extra["part"] = heard
+            measures = replace(measures, part=self._part(audio, give_up))
         return Transcript(text, confidence, nbest, spent + time.perf_counter() - started,
-                          extra)
+                          measures)
 
-    def _part(self, audio: Audio, give_up: Callable[[], bool] | None) -> dict[str, Any] | None:
+    def _part(self, audio: Audio, give_up: Callable[[], bool] | None) -> Part | None:
         """The likeliest hearing of a part of the utterance, after or before
-        one of its inner pauses (its measures, with ``from`` and ``to``: the
-        part, in seconds), or None."""
+        one of its inner pauses, or None."""
         from referee.speech.audio import inner_pauses
 
-        best: dict[str, Any] | None = None
+        best: Part | None = None
         for start, end in inner_pauses(audio)[:PART_PAUSES]:
             for cut in ((max(start, end - PART_MARGIN), audio.seconds),
                         (0.0, min(end, start + PART_MARGIN))):
                 part = audio.samples[int(cut[0] * audio.rate):int(cut[1] * audio.rate)]
-                heard = self._transcribe(Audio(part, audio.rate), 0.0, give_up, parts=False).extra
-                if heard.get("best") and (best is None
-                                          or heard["probability"] > best["probability"]):
-                    best = {**heard, "from": round(cut[0], 3), "to": round(cut[1], 3)}
+                heard = self._transcribe(Audio(part, audio.rate), 0.0, give_up,
+                                         parts=False).measures
+                if heard is not None and heard.best and (
+                        best is None or heard.chance > best.measures.chance):
+                    best = Part(heard, round(cut[0], 3), round(cut[1], 3))
         return best
 
     @property

@@ -1,0 +1,222 @@
+"""What an ear measured of one hearing, as one frozen value (:class:`Measures`).
+
+Whisper's and Moonshine's grammar search (:mod:`referee.speech.hearing.whisper`)
+scores the sentences that can be said now beside the model's own free
+transcript; the calibration (:mod:`~referee.speech.hearing.confidence`) and
+the referee's decision (:mod:`referee.brain.hearing`) read these measures, a
+benchmark's dump keeps them to judge again, and the game log keeps them so
+that a resumed game decides each hearing as it was decided.
+
+Written as JSON the layout is the one logs and dumps have always had (the
+sentences as lists, the four log-probabilities and lengths as ``scores``, a
+part's span as ``from`` and ``to``), so older logs and dumps read as they
+are. Reading checks each field (:meth:`Measures.from_json`): a damaged log
+is a :class:`~referee.codec.LogError` naming the field, never a traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+from referee.codec import LogError
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of the grammar as the search scored it."""
+
+    #: (written as a list: :func:`referee.codec.plain`)
+    writes_itself: ClassVar[bool] = True
+
+    words: str
+    #: Its score in the search (log-probability with the search's bonuses).
+    score: float
+    #: The model's log-probability of it, and its length in tokens.
+    logprob: float
+    length: int
+    #: What the model without the table's adapter makes of it (None: the
+    #: same model, or not scored).
+    base_logprob: float | None = None
+
+    def to_json(self) -> list[Any]:
+        return [self.words, self.score, self.logprob, self.length, self.base_logprob]
+
+    @staticmethod
+    def from_json(data: Any) -> Sentence:
+        if not isinstance(data, list) or len(data) < 4:
+            raise LogError(f"a sentence is {data!r}, not [words, score, logprob, length, base]")
+        words, score, logprob, length, *rest = data
+        base = rest[0] if rest else None
+        return Sentence(_text(words, "words"), _number(score, "score"),
+                        _number(logprob, "logprob"), _count(length, "length"),
+                        None if base is None else _number(base, "base"))
+
+
+@dataclass(frozen=True)
+class Measures:
+    """One hearing's measures (the search's, the calibration's)."""
+
+    #: (written in the layout of logs and dumps: :func:`referee.codec.plain`)
+    writes_itself: ClassVar[bool] = True
+
+    #: The model that heard ("tiny.en+table", "tiny.en", "moonshine-tiny"):
+    #: whose calibration judges it ('' in older logs: the table's).
+    model: str = ""
+    #: The grammar's best sentence ('' when none), the model's own free
+    #: transcript, and that transcript written after the game's primer
+    #: (None: no primer).
+    best: str = ""
+    free: str = ""
+    primed: str | None = None
+    #: The best sentences, best first.
+    options: tuple[Sentence, ...] = ()
+    #: The best sentence's log-probability and tokens (None and 0 when
+    #: there is none), and the free transcript's.
+    best_logprob: float | None = None
+    best_length: int = 0
+    free_logprob: float = 0.0
+    free_length: int = 0
+    #: Nats per token the best sentence scored above the free transcript.
+    margin: float | None = None
+    #: How alike the free (and the primed) transcript and the best sentence
+    #: are written, 0..100 (the primed one's is None in older logs: the
+    #: free one's stands for it).
+    similarity: float = 0.0
+    primed_similarity: float | None = None
+    #: How much better the best sentence scored than the next that means
+    #: something else (inf when none does).
+    gap: float = 0.0
+    #: The log-probability of ending at once: that nothing was said.
+    nothing: float = 0.0
+    #: The best sentence scored by the model as shipped (None: the same).
+    base_logprob: float | None = None
+    #: The calibrated probability that the best sentence is what was said
+    #: and a command (None before the calibration has weighed it).
+    probability: float | None = None
+    #: A part of the utterance heard again around one of its pauses, when
+    #: the whole was not heard (a command said with other words in one breath).
+    part: Part | None = None
+
+    @property
+    def chance(self) -> float:
+        """The calibrated probability, 0 where there is none."""
+        return self.probability or 0.0
+
+    def as_if(self, sentence: Sentence, gap: float, similarity: float,
+              primed_similarity: float) -> Measures:
+        """The measures as if ``sentence`` (one of the options) were the best."""
+        return replace(
+            self, best=sentence.words, best_logprob=sentence.logprob,
+            best_length=sentence.length,
+            margin=sentence.logprob / sentence.length - self.free_logprob / self.free_length,
+            similarity=similarity, primed_similarity=primed_similarity, gap=gap,
+            base_logprob=sentence.logprob if sentence.base_logprob is None
+            else sentence.base_logprob)
+
+    def to_json(self) -> dict[str, Any]:
+        """The measures in the layout of logs and dumps."""
+        data: dict[str, Any] = {
+            "model": self.model, "best": self.best, "free": self.free, "primed": self.primed,
+            "options": [o.to_json() for o in self.options],
+            "scores": [self.best_logprob, self.best_length, self.free_logprob,
+                       self.free_length],
+            "margin": self.margin, "similarity": self.similarity,
+            "gap": self.gap, "nothing": self.nothing,
+            "base_logprob": self.base_logprob, "probability": self.probability,
+        }
+        if self.primed_similarity is not None:
+            data["primed_similarity"] = self.primed_similarity
+        if self.part is not None:
+            data["part"] = self.part.to_json()
+        return data
+
+    @staticmethod
+    def from_json(data: Any) -> Measures:
+        """Measures read from a log or a dump (any field missing takes its
+        default, as older logs lack some), or LogError naming what is wrong."""
+        if not isinstance(data, dict):
+            raise LogError(f"the measures are {data!r}, not an object")
+        scores = data.get("scores") or [None, 0, 0.0, 0]
+        if not isinstance(scores, list) or len(scores) != 4:
+            raise LogError(f"the scores are {scores!r}, not four numbers")
+        options = data.get("options") or []
+        if not isinstance(options, list):
+            raise LogError(f"the options are {options!r}, not a list")
+        part = data.get("part")
+        return Measures(
+            model=_text(data.get("model") or "", "model"),
+            best=_text(data.get("best") or "", "best"),
+            free=_text(data.get("free") or "", "free"),
+            primed=_maybe(data.get("primed"), _text, "primed"),
+            options=tuple(Sentence.from_json(o) for o in options),
+            best_logprob=_maybe(scores[0], _number, "scores"),
+            best_length=_count(scores[1], "scores"),
+            free_logprob=_number(scores[2], "scores"),
+            free_length=_count(scores[3], "scores"),
+            margin=_maybe(data.get("margin"), _number, "margin"),
+            similarity=_number(data.get("similarity", 0.0), "similarity"),
+            primed_similarity=_maybe(data.get("primed_similarity"), _number,
+                                     "primed_similarity"),
+            gap=_number(data.get("gap", 0.0), "gap"),
+            nothing=_number(data.get("nothing", 0.0), "nothing"),
+            base_logprob=_maybe(data.get("base_logprob"), _number, "base_logprob"),
+            probability=_maybe(data.get("probability"), _number, "probability"),
+            part=None if part is None else Part.from_json(part),
+        )
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part of an utterance heard again on its own: its measures, and
+    where it lies in the utterance (seconds)."""
+
+    measures: Measures
+    start: float
+    end: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.measures.to_json(), "from": self.start, "to": self.end}
+
+    @staticmethod
+    def from_json(data: Any) -> Part:
+        if not isinstance(data, dict):
+            raise LogError(f"the part is {data!r}, not an object")
+        return Part(Measures.from_json({k: v for k, v in data.items() if k not in ("from", "to")}),
+                    _number(data.get("from", 0.0), "part.from"),
+                    _number(data.get("to", 0.0), "part.to"))
+
+
+def _text(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise LogError(f"the measures' {name} is {value!r}, not text")
+    return value
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise LogError(f"the measures' {name} is {value!r}, not a number")
+    return float(value)
+
+
+def _count(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise LogError(f"the measures' {name} is {value!r}, not a whole number")
+    return value
+
+
+def _maybe(value: Any, read: Any, name: str) -> Any:
+    return None if value is None else read(value, name)
+
+
+def measures_of(data: Any) -> Measures | None:
+    """The measures a benchmark's dump row (its ``extra``) or an older log
+    holds, or None where it holds none (another recogniser, silence)."""
+    if not isinstance(data, dict) or not ("scores" in data or "options" in data):
+        return None
+    return Measures.from_json(data)
+
+
+def dumped(measures: Measures | None) -> dict[str, Any]:
+    """The measures as a benchmark's dump keeps them (``extra``; {} for none)."""
+    return {} if measures is None else measures.to_json()
