@@ -11,6 +11,7 @@ a second after the referee has fallen silent, as players at a table do.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 
 from referee.audioscript import AudioScript
 from referee.cli import main
+from referee.games import matcher_for
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.gate import ECHO, TALKING, content_words
 from referee.protocol import Room, Say, Tone
@@ -27,6 +29,7 @@ from referee.speech.audio import Audio, load_wav
 from referee.speech.hearing.interface import OverVoice
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.speaking.tts import EspeakVoice, WavDirOutput
+from referee.speech.understanding.intents import IntentMatcher
 from referee.table import Mouth, Reports, Table
 from referee.wording import AFTER_THE_END, NOT_MOVES, sentences
 
@@ -40,6 +43,18 @@ ANN_10_DOWN, ANN_9_DOWN, ANN_6_DOWN, ANN_4_DOWN = "cmd55", "cmd56", "cmd57", "cm
 BOB_10_DOWN, BOB_1_DOWN = "cmd07", "cmd64"
 SEVENTY, BOB_CALLS_70, RULES = "cmd13", "cmd15", "cmd47"  # "what are the rules"
 YES, STOP, TAKE_THAT_BACK = "cmd48", "cmd51", "cmd60"
+
+
+@functools.cache
+def _matcher() -> IntentMatcher:
+    """The sentences of the tests' table (Race to 65, Ann and Bob): the
+    test's own, as a recogniser's words are matched to them."""
+    return matcher_for("race65", ["Ann", "Bob"])
+
+
+def _down(table: Table, player: str) -> frozenset[int]:
+    """The tiles ``player`` has down, as the table last showed them."""
+    return frozenset(table.state["game"]["players"][player]["down"])
 
 
 def line(when: str, wav: str | None = None, speaker: str | None = None) -> str:
@@ -128,7 +143,7 @@ def test_the_referee_hearing_its_own_voice_never_plays_it():
     ends as without them."""
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="hard")))
     script = AudioScript(WIN, ROOT, echo=True)
-    table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+    table = Table(session, recognizer=make_recognizer(_matcher().phrases),
                   mouth=Mouth(voice=EspeakVoice(), heard_back=script.heard_back),
                   reports=Reports(show=lambda text: None))
     script.run(table)
@@ -207,22 +222,22 @@ def test_undo_by_voice_needs_the_other_player(tmp_path, capsys):
 def test_a_move_begun_before_the_time_ran_out_is_not_given_to_the_next_player():
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="hard")))
     shown: list[str] = []
-    table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+    table = Table(session, recognizer=make_recognizer(_matcher().phrases),
                   reports=Reports(show=shown.append, stamp=False))
     table.start()
-    deadline = session.game.deadline()
+    deadline = table.state["deadline"]
     assert deadline is not None
     flip = load_wav(F / f"{FLIP_12}.wav")  # "flip my twelve", unnamed: the active player's
     start = deadline - 0.5
     heard = table.hear_audio(flip, start, start + flip.seconds, start + flip.seconds + 0.3)
     assert heard.dropped == "begun before the turn ran out"
     assert "Too late, Ann: your time was up." in shown
-    assert session.game.current_player() == "Bob"
-    assert session.game.state.tiles_down("Bob") == frozenset()
-    assert session.game.state.tiles_down("Ann") == frozenset()
+    assert table.state["turn"] == "Bob"
+    assert _down(table, "Bob") == frozenset()
+    assert _down(table, "Ann") == frozenset()
     # In Bob's own time the same words are his move.
-    said_and_confirmed(table, flip, session.now + 1.0)
-    assert session.game.state.tiles_down("Bob") == frozenset({12})
+    said_and_confirmed(table, flip, table.now + 1.0)
+    assert _down(table, "Bob") == frozenset({12})
 
 
 def test_a_move_begun_just_after_a_countdown_word_is_the_players_when_the_canceller_says_so(
@@ -244,7 +259,7 @@ def test_a_move_begun_just_after_a_countdown_word_is_the_players_when_the_cancel
                       reports=Reports(show=lambda text: None))
         table.start()
         table.advance(table.busy_until + 0.1)  # the turn's clock starts once it is said
-        deadline = session.game.deadline()
+        deadline = table.state["deadline"]
         assert deadline is not None
         table.advance(deadline - 4.9)
         five = table.spoken[-1]
@@ -252,7 +267,7 @@ def test_a_move_begun_just_after_a_countdown_word_is_the_players_when_the_cancel
         result = table.hear_transcript(Transcript("flip my five", 1.0), five.start + 0.2,
                                    five.start + 0.9, five.start + 1.2, "Ann", "seat", over=over)
         assert result.dropped == expected, over
-        assert (5 in session.game.state.tiles_down("Ann")) == (expected is None)
+        assert (5 in _down(table, "Ann")) == (expected is None)
 
 
 @pytest.mark.slow
@@ -262,7 +277,7 @@ def test_a_move_that_outlasts_the_referees_voice_gets_a_spoken_notice():
     said it, and hears "Sorry, I was talking: say it again" (once)."""
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
     shown: list[str] = []
-    table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+    table = Table(session, recognizer=make_recognizer(_matcher().phrases),
                   mouth=Mouth(voice=EspeakVoice()),
                   reports=Reports(show=shown.append, stamp=False))
     table.start()
@@ -281,7 +296,7 @@ def test_a_move_that_outlasts_the_referees_voice_gets_a_spoken_notice():
                              notice.end + flip.seconds)
     assert again.dropped == "the referee was speaking"
     assert sum("Sorry, I was talking" in x for x in shown) == 1  # never a notice for a notice
-    assert session.game.state.tiles_down("Ann") == frozenset()
+    assert _down(table, "Ann") == frozenset()
 
 
 @pytest.mark.slow
@@ -289,7 +304,7 @@ def test_stop_cuts_the_referee_and_other_speech_over_it_is_ignored(tmp_path):
     options = Race65Options(difficulty="hard")
     session = Session(Race65Spec(["Ann", "Bob"], options))
     out_dir = tmp_path / "said"
-    table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+    table = Table(session, recognizer=make_recognizer(_matcher().phrases),
                   mouth=Mouth(voice=EspeakVoice(), output=WavDirOutput(out_dir)),
                   reports=Reports(show=lambda text: None))
     AudioScript([line("+0.5", RULES)], ROOT).run(table)
@@ -299,12 +314,12 @@ def test_stop_cuts_the_referee_and_other_speech_over_it_is_ignored(tmp_path):
     assert len(rules) > 3
     assert rules[1].text == "Down tiles count their number."
     assert rules[-1].end - first.start > 10
-    before = session.game.state
+    before = table.state["game"]
     flip = load_wav(F / f"{FLIP_12}.wav")
     talk_over = table.hear_audio(flip, first.start + 2, first.start + 2 + flip.seconds,
                                  first.start + 2.4 + flip.seconds)
     assert talk_over.dropped == "the referee was speaking"
-    assert session.game.state is before
+    assert table.state["game"] == before
     stop = load_wav(F / f"{STOP}.wav")
     at = first.start + 5
     heard = table.hear_audio(stop, at, at + stop.seconds, at + stop.seconds + 0.4)
@@ -319,7 +334,7 @@ def test_stop_cuts_the_referee_and_other_speech_over_it_is_ignored(tmp_path):
     assert next(r[3] for r in rows if r[0] == files[-1].name) == playing.text
     assert load_wav(files[-1]).seconds == pytest.approx(cut_at - playing.start, abs=0.01)
     assert table.spoken[-1].end == pytest.approx(cut_at)
-    assert session.game.state is before
+    assert table.state["game"] == before
 
 
 BAD_LINES = ["[+0.5] {tmp}/missing.wav", "[+0.5] {tmp}/garbage.wav", "[+0.5] Carl: {F}/cmd01.wav",
@@ -358,7 +373,7 @@ def test_bad_recordings_met_during_a_game_never_change_it(tmp_path):
     lines = [*move(FLIP_12), *(x.format(tmp=tmp_path, F=F) for x in BAD_LINES)]
     shown: list[str] = []
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="hard")))
-    table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+    table = Table(session, recognizer=make_recognizer(_matcher().phrases),
                   reports=Reports(show=shown.append))
     AudioScript(lines, ROOT).run(table)
     text = "\n".join(shown)
@@ -424,7 +439,7 @@ def test_the_referees_own_words_from_a_player_over_it_are_the_players(tmp_path):
                                    second.end - 0.1, second.end + 0.2, None, "mic",
                                    over=OverVoice(12.0) if cancels else None)
         assert result.dropped == expected
-    more = session.matcher.match("go on", "Ann")
+    more = _matcher().match("go on", "Ann")
     assert more.kind == "more"
     asked = table.busy_until + 3.0
     table.hear_text("rules", "Bob", asked)
@@ -457,23 +472,24 @@ def test_the_referees_words_in_its_order_are_its_echo_whatever_the_microphone_me
                              announced.end + 0.4, announced.end + 0.7, "Ann", "seat",
                              over=OverVoice(12.0))
     assert kept.dropped is None
-    session.question = None
+    assert table.state["question"] == "Ann, did you say: flip Bob's 2 down?"
+    table.hear_text("no", "Ann", table.busy_until + 0.5)  # (it was a test of the gate)
     table.hear_text("flip my 3", "Ann", table.busy_until + 0.5)
     table.hear_text("65", "Bob", table.busy_until + 0.5)
     table.hear_text("no", "Bob", table.busy_until + 0.5)
-    before = session.final_state()
+    before = table.state["game"]
     table.say([Say(table.busy_until + 0.5, "Bob, did you call 65?", Tone.QUESTION)])
     question = table.spoken[-1]
-    call = session.matcher.match("call sixty five", "Bob")
+    call = _matcher().match("call sixty five", "Bob")
     assert call.kind == "call"
     echo = table.hear_transcript(Transcript("call sixty five", 0.75), question.start + 0.05,
                              question.end - 0.05, question.end + 0.6, "Bob", "seat",
                              over=OverVoice(10.6))
     assert echo.dropped == "echo of the referee's own voice"
-    assert session.final_state() == before
+    assert table.state["game"] == before
 
 
-def _reading_the_rules(tmp_path: Path) -> tuple[Session, Table, float]:
+def _reading_the_rules(tmp_path: Path) -> tuple[Table, float]:
     """A table with an echo canceller reading the rules, and a time in the middle."""
     session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
     table = Table(session,
@@ -481,7 +497,7 @@ def _reading_the_rules(tmp_path: Path) -> tuple[Session, Table, float]:
                   room=Room(cancels_echo=True), reports=Reports(show=lambda text: None))
     table.start()
     table.hear_text("rules", "Ann", table.busy_until + 0.5)
-    return session, table, table.busy_until - 10.0
+    return table, table.busy_until - 10.0
 
 
 def test_seat_microphones_overrule_a_canceller_that_fared_badly(tmp_path):
@@ -490,15 +506,15 @@ def test_seat_microphones_overrule_a_canceller_that_fared_badly(tmp_path):
     the referee's voice; standing out at its seat, a player's, asked about."""
     from referee.speech.hearing.interface import Transcript
 
-    session, table, at = _reading_the_rules(tmp_path)
+    table, at = _reading_the_rules(tmp_path)
     level = table.hear_transcript(Transcript("flip my twelve", 1.0), at, at + 1, at + 1.3,
                               "Ann", "seat", over=OverVoice(12.0, seat_db=1.0))
     assert level.dropped == "the referee's voice, heard alike at every seat"
-    assert session.question is None
+    assert table.state["question"] is None
     player = table.hear_transcript(Transcript("flip my twelve", 1.0), at + 2, at + 3,
                                at + 3.3, "Ann", "seat", over=OverVoice(12.0, seat_db=25.0))
     assert player.dropped is None
-    assert session.question is not None
+    assert table.state["question"] is not None
 
 
 def test_over_the_referees_voice_only_what_is_heard_clearly_is_taken(tmp_path):
@@ -510,8 +526,8 @@ def test_over_the_referees_voice_only_what_is_heard_clearly_is_taken(tmp_path):
     player's, then); the same words heard clearly are a player's."""
     from referee.speech.hearing.interface import Transcript
 
-    session, table, at = _reading_the_rules(tmp_path)
-    before = session.final_state()
+    table, at = _reading_the_rules(tmp_path)
+    before = table.state["game"]
 
     def heard(text: str, confidence: float) -> Transcript:
         return Transcript(text, confidence)
@@ -520,21 +536,21 @@ def test_over_the_referees_voice_only_what_is_heard_clearly_is_taken(tmp_path):
                              over=OverVoice(5.7))
     assert echo.heard.kind == "rematch"
     assert echo.dropped == "unclear over the referee's voice"
-    assert session.question is None
+    assert table.state["question"] is None
     assert table.spoken[-1].text != "Sorry, I was talking: say it again."
     end = table.busy_until  # the rules' section ends; an unsure move goes on after it
     late = table.hear_transcript(heard("flip my twelve", 0.75), end - 0.5, end + 1.5, end + 1.8,
                              None, "mic", over=OverVoice(12.0))
     assert late.dropped == "unclear over the referee's voice"
     assert table.spoken[-1].text == "Sorry, I was talking: say it again."
-    assert session.question is None
+    assert table.state["question"] is None
     notice = table.spoken[-1]
     clear = table.hear_transcript(heard("play again", 1.0), notice.start, notice.start + 1,
                               notice.start + 1.3, None, "mic", over=OverVoice(12.0))
     assert clear.dropped is None
-    assert session.question is not None
-    assert session.question.text == "Bob, do you agree to start a new game?"
-    assert session.final_state() == before
+    assert table.state["question"] is not None
+    assert table.state["question"] == "Bob, do you agree to start a new game?"
+    assert table.state["game"] == before
 
 
 def test_with_the_echo_canceller_a_player_over_the_referee_is_heard_and_its_leftover_not(
@@ -547,9 +563,9 @@ def test_with_the_echo_canceller_a_player_over_the_referee_is_heard_and_its_left
     is dropped."""
     from referee.speech.hearing.interface import Transcript
 
-    session, table, at = _reading_the_rules(tmp_path)
-    before = session.final_state()
-    leftover = session.matcher.match("pardon", "Ann")
+    table, at = _reading_the_rules(tmp_path)
+    before = table.state["game"]
+    leftover = _matcher().match("pardon", "Ann")
     assert leftover.kind == "query"
     dropped = table.hear_transcript(Transcript("pardon", 1.0), at, at + 1, at + 1.3,
                                 None, "mic", over=OverVoice(1.0))
@@ -557,9 +573,9 @@ def test_with_the_echo_canceller_a_player_over_the_referee_is_heard_and_its_left
     heard = table.hear_transcript(Transcript("flip my twelve", 1.0), at + 2, at + 3, at + 3.3,
                               None, "mic", over=OverVoice(12.0))
     assert heard.dropped is None
-    assert session.question is not None
-    assert session.question.text == "Ann, did you say: flip Ann's 12?"
-    assert session.final_state() == before
+    assert table.state["question"] is not None
+    assert table.state["question"] == "Ann, did you say: flip Ann's 12?"
+    assert table.state["game"] == before
     # A "yes" within the referee's own sentence is not an answer (its echo, most
     # likely): dropped; one that goes on after the sentence is asked about.
     question = table.spoken[-1]  # said once the rules' section is over
@@ -567,12 +583,12 @@ def test_with_the_echo_canceller_a_player_over_the_referee_is_heard_and_its_left
     inside = table.hear_transcript(Transcript("yes", 1.0), at + 4, at + 4.5, at + 4.8, None,
                                "mic", over=OverVoice(12.0))
     assert inside.dropped == "a reply within the referee's own sentence"
-    assert session.question is not None
+    assert table.state["question"] is not None
     late = table.hear_transcript(Transcript("yes", 1.0), question.end - 0.2, question.end + 1.2,
                              question.end + 1.5, None, "mic", over=OverVoice(12.0))
     assert late.dropped is None
-    assert session.last[0].startswith("Sorry, was that a yes or a no?")
-    assert session.final_state() == before
+    assert table.spoken[-2].text == "Sorry, was that a yes or a no?"
+    assert table.state["game"] == before
 
 
 @pytest.mark.slow
