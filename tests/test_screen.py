@@ -20,11 +20,12 @@ from typing import Any
 
 import pytest
 
+from harness.brain import Drive
 from harness.games import golden_game
 from referee.cli import build_parser
 from referee.live import LiveLoop
 from referee.options import make_spec
-from referee.protocol import Caption, Say, Snapshot, Start, Tone, Typed
+from referee.protocol import Caption, Say, Snapshot, Tone, Typed
 from referee.screen.server import HISTORY, Screen, ScreenError, parse_address
 from referee.session import Session
 from referee.speech.understanding.meaning import Intent
@@ -166,33 +167,33 @@ def test_a_one_tap_move_that_ends_a_turn_or_the_game_is_asked_about_first():
     at = 1.0
     for player, tiles in turns:
         if player == "Ann":
-            assert "I call 65" not in session.spec.moves_now(session.game, "Ann")
+            assert "I call 65" not in table.state["moves"]["Ann"]
         for tile in tiles:
             table.hear_text(f"flip my {tile}", player, at, source="tap")
             at += 1.0
-    assert session.game.state.total("Ann") == 65
+    assert table.state["game"]["players"]["Ann"]["total"] == 65
     assert "Ann (seat page): flip my 12" in printed
-    assert "I call 65" in session.spec.moves_now(session.game, "Ann")
+    assert "I call 65" in table.state["moves"]["Ann"]
     table.hear_text("I call 65", "Ann", at, source="tap")
-    assert session.last == ["Ann, did you call 65?"]
-    assert not session.over
+    assert printed[-1] == "Ann, did you call 65?"
+    assert not table.report.over
     table.hear_text("yes", "Ann", at + 1, source="tap")
-    assert session.game.state.winner == "Ann"
+    assert table.final["winner"] == "Ann"
 
-    typed = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy",
-                                                              confirm_calls="never")))
-    typed.step(Start(0.0))
-    typed.step(Typed(1.0, "I call 65", "Ann"))  # typed at the keyboard: taken as typed
-    assert typed.game.state.total("Ann") == 0
+    typed = Drive(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy",
+                                                            confirm_calls="never")))
+    typed.start()
+    typed.hear("I call 65", "Ann", 1.0)  # typed at the keyboard: taken as typed
+    assert typed.state["game"]["players"]["Ann"]["total"] == 0
     assert typed.question is None
 
-    cards = Session(Turn7Spec(["Ann", "Bob"], Turn7Options(seed=3)))
-    cards.step(Start(0.0))
-    deciding = cards.game.state.deciding
-    assert "stay" in cards.spec.moves_now(cards.game, deciding)  # (a card from the deal)
-    cards.step(Typed(1.0, "stay", deciding, "tap"))
-    assert cards.last == [f"{deciding}, do you stay, and keep this round's points?"]
-    assert cards.game.state.deciding == deciding
+    cards = Drive(Turn7Spec(["Ann", "Bob"], Turn7Options(seed=3)))
+    cards.start()
+    deciding = cards.state["turn"]
+    assert "stay" in cards.state["moves"][deciding]  # (a card from the deal)
+    said = cards.step(Typed(1.0, "stay", deciding, "tap"))
+    assert [s.text for s in said] == [f"{deciding}, do you stay, and keep this round's points?"]
+    assert cards.state["turn"] == deciding
 
     assert Phase10Spec(["Ann", "Bob"]).confirm_tap(Intent.of("out", player="Ann"))
 
@@ -200,14 +201,14 @@ def test_a_one_tap_move_that_ends_a_turn_or_the_game_is_asked_about_first():
 def test_a_race_seat_page_offers_the_instructions_to_others_the_rules_allow():
     from referee.games.race65 import Race65Options, Race65Spec
 
-    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
-    session.step(Start(0.0))
-    session.step(Typed(1.0, "Bob, flip your 4 down", "Ann", "tap"))
-    assert session.game.state.tiles_down("Bob") == frozenset({4})
-    offered = session.spec.moves_now(session.game, "Ann")
+    race = Drive(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
+    race.start()
+    race.step(Typed(1.0, "Bob, flip your 4 down", "Ann", "tap"))
+    assert race.state["game"]["players"]["Bob"]["down"] == [4]
+    offered = race.state["moves"]["Ann"]
     assert "Bob, flip your 9 down" in offered
     assert not any("your 4" in line for line in offered)  # (flipped this turn)
-    assert session.spec.moves_now(session.game, "Bob") == []  # not Bob's turn, no call
+    assert race.state["moves"]["Bob"] == []  # not Bob's turn, no call
 
 
 def test_the_addresses_printed_are_ones_a_phone_can_open_with_qr_codes_only_there(capsys):
@@ -676,7 +677,7 @@ def test_a_move_made_on_a_seat_page_is_played_and_an_undo_asked_about(browser):
         shared.wait_for_function(
             "document.querySelectorAll('tr[data-player=\"Ann\"] li.down').length === 1",
             timeout=10_000)
-        assert session.game.state.tiles_down("Ann") == frozenset({7})
+        assert table.state["game"]["players"]["Ann"]["down"] == [7]
         wait_for_text(shared, "#captions", "Ann, 7 down.")  # (shown as its sound starts)
         seat.wait_for_selector("#moves button:text-is('flip my 3')")
         assert "flip my 7" not in seat.locator("#moves").inner_text()  # (flipped this turn)
@@ -684,14 +685,14 @@ def test_a_move_made_on_a_seat_page_is_played_and_an_undo_asked_about(browser):
         shared.wait_for_function(
             "document.querySelectorAll('tr[data-player=\"Ann\"] li.down').length === 2",
             timeout=10_000)
-        assert session.game.state.tiles_down("Ann") == frozenset({3, 7})
+        assert sorted(table.state["game"]["players"]["Ann"]["down"]) == [3, 7]
         seat.wait_for_function(  # Ann's turn is over: no flips (and no call at 10)
             "[...document.querySelectorAll('#moves button')].every("
             "b => !b.textContent.startsWith('flip'))", timeout=10_000)
         seat.click("text=Undo")
         wait_for_text(shared, "#captions", "do you agree to undo")
         wait_for_text(shared, "#question", "Bob, do you agree")  # (the state comes after it)
-        assert session.game.state.tiles_down("Ann") == frozenset({3, 7})  # asked, not done
+        assert sorted(table.state["game"]["players"]["Ann"]["down"]) == [3, 7]  # asked, not done
         ARTEFACTS.mkdir(parents=True, exist_ok=True)
         seat.screenshot(path=str(ARTEFACTS / "race65-seat-ann.png"), full_page=True)
     finally:
@@ -772,7 +773,7 @@ def test_a_whole_game_played_from_seat_pages_is_the_typed_game(stem):
             if line.startswith("#") or not line.strip():
                 continue
             speaker, text = split_speaker(line.partition("]")[2].strip(), spec.players)
-            if not text or session.left:
+            if not text or table.report.left:
                 continue
             who = speaker or session.attribute(None)
             who = spec.players[0] if who == SOMEONE else who
@@ -791,8 +792,8 @@ def test_a_whole_game_played_from_seat_pages_is_the_typed_game(stem):
         screen.stop()
     again = Session(make_spec(build_parser().parse_args(argv), game))
     run_script(again, typed, lambda line: None)
-    assert session.final_state() == again.final_state()
-    assert session.over
+    assert table.final == again.final_state()
+    assert table.report.over
 
 
 @pytest.mark.parametrize("script", sorted(GOLDEN.glob("*.script")), ids=lambda p: p.stem)
