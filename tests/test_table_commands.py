@@ -651,12 +651,12 @@ def test_a_hearing_whose_step_fails_is_reported_and_changes_nothing(monkeypatch)
     shown: list[str] = []
     table = Table(session, reports=Reports(show=shown.append, stamp=False))
     table.start()
-    before = session.final_state()
+    before = table.state["game"]
     monkeypatch.setattr(hearing_room, "judge", broken)
     hearing = table.hear_transcript(Transcript("flip my seven", 1.0), 5.0, 6.0, 6.3, "Ann", "mic")
     assert hearing.dropped == "the step failed"
     assert shown[-1] == SORRY
-    assert session.final_state() == before
+    assert table.state["game"] == before
     monkeypatch.undo()
     table.hear_text("flip my 7", "Ann", 8.0)
-    assert session.final_state() != before
+    assert table.state["game"] != before
