@@ -149,7 +149,7 @@ def typed(game: Game) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, Any]]
             at += 1.0
             table.advance(at)
             table.hear_text(said[game.yes], line.seat, at)
-    return events(records), session.final_state()
+    return events(records), table.final
 
 
 @pytest.mark.parametrize("game", GAMES, ids=[g.name for g in GAMES])
@@ -247,7 +247,7 @@ def spoken(game: Game, directory: Path, expected: list[tuple[str, dict[str, Any]
         loop.stop()
         worker.join(timeout=10)
         screen.stop()
-    return events(list(records)), session.final_state(), shown + heard(records)
+    return events(list(records)), table.final, shown + heard(records)
 
 
 def heard(records: list[Any]) -> list[str]:
