@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from referee.codec import LogError
+from referee.codec import LogError, checked
 
 
 @dataclass(frozen=True)
@@ -48,9 +48,9 @@ class Sentence:
             raise LogError(f"a sentence is {data!r}, not [words, score, logprob, length, base]")
         words, score, logprob, length, *rest = data
         base = rest[0] if rest else None
-        return Sentence(_text(words, "words"), _number(score, "score"),
-                        _number(logprob, "logprob"), _count(length, "length"),
-                        None if base is None else _number(base, "base"))
+        return Sentence(_read(words, str, "words"), _read(score, float, "score"),
+                        _read(logprob, float, "logprob"), _read(length, int, "length"),
+                        None if base is None else _read(base, float, "base"))
 
 
 @dataclass(frozen=True)
@@ -145,23 +145,23 @@ class Measures:
             raise LogError(f"the options are {options!r}, not a list")
         part = data.get("part")
         return Measures(
-            model=_text(data.get("model") or "", "model"),
-            best=_text(data.get("best") or "", "best"),
-            free=_text(data.get("free") or "", "free"),
-            primed=_maybe(data.get("primed"), _text, "primed"),
+            model=_read(data.get("model") or "", str, "model"),
+            best=_read(data.get("best") or "", str, "best"),
+            free=_read(data.get("free") or "", str, "free"),
+            primed=_read(data.get("primed"), str | None, "primed"),
             options=tuple(Sentence.from_json(o) for o in options),
-            best_logprob=_maybe(scores[0], _number, "scores"),
-            best_length=_count(scores[1], "scores"),
-            free_logprob=_number(scores[2], "scores"),
-            free_length=_count(scores[3], "scores"),
-            margin=_maybe(data.get("margin"), _number, "margin"),
-            similarity=_number(data.get("similarity", 0.0), "similarity"),
-            primed_similarity=_maybe(data.get("primed_similarity"), _number,
-                                     "primed_similarity"),
-            gap=_number(data.get("gap", 0.0), "gap"),
-            nothing=_number(data.get("nothing", 0.0), "nothing"),
-            base_logprob=_maybe(data.get("base_logprob"), _number, "base_logprob"),
-            probability=_maybe(data.get("probability"), _number, "probability"),
+            best_logprob=_read(scores[0], float | None, "scores"),
+            best_length=_read(scores[1], int, "scores"),
+            free_logprob=_read(scores[2], float, "scores"),
+            free_length=_read(scores[3], int, "scores"),
+            margin=_read(data.get("margin"), float | None, "margin"),
+            similarity=_read(data.get("similarity", 0.0), float, "similarity"),
+            primed_similarity=_read(data.get("primed_similarity"), float | None,
+                                    "primed_similarity"),
+            gap=_read(data.get("gap", 0.0), float, "gap"),
+            nothing=_read(data.get("nothing", 0.0), float, "nothing"),
+            base_logprob=_read(data.get("base_logprob"), float | None, "base_logprob"),
+            probability=_read(data.get("probability"), float | None, "probability"),
             part=None if part is None else Part.from_json(part),
         )
 
@@ -183,30 +183,13 @@ class Part:
         if not isinstance(data, dict):
             raise LogError(f"the part is {data!r}, not an object")
         return Part(Measures.from_json({k: v for k, v in data.items() if k not in ("from", "to")}),
-                    _number(data.get("from", 0.0), "part.from"),
-                    _number(data.get("to", 0.0), "part.to"))
+                    _read(data.get("from", 0.0), float, "part.from"),
+                    _read(data.get("to", 0.0), float, "part.to"))
 
 
-def _text(value: Any, name: str) -> str:
-    if not isinstance(value, str):
-        raise LogError(f"the measures' {name} is {value!r}, not text")
-    return value
-
-
-def _number(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise LogError(f"the measures' {name} is {value!r}, not a number")
-    return float(value)
-
-
-def _count(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise LogError(f"the measures' {name} is {value!r}, not a whole number")
-    return value
-
-
-def _maybe(value: Any, read: Any, name: str) -> Any:
-    return None if value is None else read(value, name)
+def _read(value: Any, hint: Any, name: str) -> Any:
+    """``value`` checked against ``hint`` as every logged field is."""
+    return checked(value, hint, f"the measures' {name}")
 
 
 def measures_of(data: Any) -> Measures | None:
