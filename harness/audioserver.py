@@ -35,6 +35,27 @@ def start_audio_server(env: dict[str, str]) -> None:
     subprocess.run(["pactl", "set-default-source", "table.monitor"], env=env, check=True)
 
 
+def portaudio_sees() -> bool:
+    """Restart PortAudio in this process and whether it now has a default
+    output, which is the server's (this process's environment must point at
+    it: ``audio_server(..., this_process=True)``). Not at once on a busy
+    machine: ALSA's PulseAudio plugin can miss a server that has only just
+    started, and the restart then lists no device at all (CI, 2026-12-06:
+    "Error querying device -1" after a restart that returned); wait on it
+    with ``until(portaudio_sees, ...)``."""
+    from referee.speech.audio import restart_portaudio
+
+    if not restart_portaudio():
+        return False
+    import sounddevice
+
+    try:
+        sounddevice.query_devices(None, kind="output")
+    except Exception:  # PortAudioError: no default output yet
+        return False
+    return True
+
+
 def stop_audio_server(env: dict[str, str]) -> None:
     subprocess.run(["pulseaudio", "--kill"], env=env, capture_output=True, timeout=30)
 

@@ -676,7 +676,7 @@ def test_a_phone_on_the_table_hears_its_player_through_the_referee_s_voice(tmp_p
     from harness.phone import Phone
     from referee.protocol import VoiceCut
     from referee.records import EventRecord
-    from referee.speech.audio import PlaybackTrack, restart_portaudio
+    from referee.speech.audio import PlaybackTrack
     from referee.speech.hearing.echo import available
     from referee.speech.speaking.tts import SpeakerOutput
 
@@ -685,10 +685,10 @@ def test_a_phone_on_the_table_hears_its_player_through_the_referee_s_voice(tmp_p
     with audioserver.audio_server(tmp_path, this_process=True) as env:
         # PortAudio lists devices when it starts: it must start again to see
         # this server, which it declines while an earlier test's stream close
-        # is stuck inside it (the fresh clone of 2026-12-06: "Error querying
-        # device -1" when this test ignored that).
-        assert until(restart_portaudio, 30), \
-            "PortAudio is stuck on an earlier stream and cannot see the audio server"
+        # is stuck inside it, and which a restart on a busy machine can miss
+        # (two fresh clones of 2026-12-06: "Error querying device -1").
+        assert until(audioserver.portaudio_sees, 30), \
+            "PortAudio never saw the audio server (stuck on an earlier stream, or no output)"
         game = PhoneGame(voice=EspeakVoice(), output=SpeakerOutput(track=PlaybackTrack()))
         phone = Phone(listen_url(game.screen, "Ann"), env, room_gain=0.5, latency=0.2)
         try:
