@@ -328,7 +328,9 @@ class Session(Moves, Questions, Answers, Clock, Parts):
             undone = self._undo(question.undo_to, at)
             self._clock_after_undo()
             self._end_here(self.over)
-            said = self._say([undone], at)
+            # (the turn given back waits for this sentence, as a new turn does:
+            # its time was not spent listening to the referee)
+            said = self._say([undone], at, Tone.TURN)
             if question.paused_clock:  # (a turn still waiting for its sentence waits on)
                 said += self._events(self._restart_clock(at), at)
             return said
