@@ -130,6 +130,40 @@ def test_every_template_sentence_gives_exactly_its_own_intent(part):
     assert wrong == []
 
 
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_intents_passed_over_as_out_of_reach_change_no_result(game, monkeypatch):
+    """The matcher aligns only the intents whose networks can take enough of
+    a transcript's words to reach its floor; aligning every intent gives the
+    same result for mutated commands, table talk and garbage (thousands of them
+    a game, 2026-12-07: none differed, Race to 65's 20,000 sentences and the
+    four held-out dumps' transcripts included)."""
+    import itertools
+    import random
+
+    from benchmarks.fuzz import lines
+    from referee.speech.understanding.alignment import Compiled
+
+    players = ["Ann", "Bob", "Cy"]
+    bounded, every = matcher_for(game, players), matcher_for(game, players)
+    sentences = [words for words, _, _ in itertools.islice(expand_phrases(bounded.phrases), 0,
+                                                            40_000, 97)]
+    near = ["flip my thirteen", "flip Bob's 14 up", "I call ninety nine", "shut fifteen",
+            "what is phase eleven", "I got a fifteen", "Carl flip your two", "flpi my seven",
+            "what's my scor", "and then", "Bob"]  # (near misses, misspellings, a name alone)
+    texts = [*near, *itertools.islice(lines(random.Random(game), sentences), 120),
+             *table_talk()[:30]]
+    heard = [bounded.match(t, "Bob") for t in texts]
+    passed_over = 0
+    for text in texts:
+        toks = bounded.tokenise(text)
+        weights = [bounded._token_weight(t) for t in toks]
+        passed_over += sum(net.out_of_reach(toks, weights, sum(weights), bounded.floor)
+                           for net in bounded._networks)
+    monkeypatch.setattr(Compiled, "out_of_reach", lambda *args: False)
+    assert [every.match(t, "Bob") for t in texts] == heard
+    assert passed_over > len(texts) * len(bounded._networks) // 2  # (the bound does work)
+
+
 def test_sentences_with_multi_word_names_match():
     players = ["Mary Ann", "Bob"]
     matcher = matcher_for("race65", players)

@@ -113,7 +113,7 @@ def reference_score(matcher: IntentMatcher, text: str) -> float:
                         if isinstance(token, Word):  # left out
                             cost[i + 1][j] = min(cost[i + 1][j], here + weights[i])
                         if j < m:
-                            said, _value, near = matcher._substitute(token, toks[j], weights[i])
+                            said, _value, near = matcher.substitute(token, toks[j], weights[i])
                             if not near:
                                 cost[i + 1][j + 1] = min(cost[i + 1][j + 1], here + said)
                 if cost[n][m] < inf:

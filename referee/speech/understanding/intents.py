@@ -22,7 +22,11 @@ templates' size, not with the number of sentences they stand for:
   at a fraction of its weight.
 
 The score of an alignment is ``1 - cost / max(template weight, transcript
-weight)``. Candidates are grouped by the intent they would produce (after
+weight)``. An intent whose network cannot take enough of the transcript's
+words to reach ``floor`` on its heaviest path (a transcript word it has
+nowhere costs its whole weight) is not aligned at all: the same result, in
+about a third of the time (most intents share no word with a sentence).
+Candidates are grouped by the intent they would produce (after
 resolving "my", "your", names and the speaker). The ranking is deterministic:
 
 * the best intent is returned when it scores at least ``accept`` and no other
@@ -43,7 +47,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -51,8 +55,9 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from referee.speech.understanding.alignment import Alignment, Compiled, Label, Tok
 from referee.speech.understanding.meaning import NONE, Intent, ambiguous
-from referee.speech.understanding.network import Network, compile_intent
+from referee.speech.understanding.network import compile_intent
 from referee.speech.understanding.numbers import join_numbers
 from referee.speech.understanding.phrase_files import load_phrases
 from referee.speech.understanding.templates import (
@@ -112,17 +117,6 @@ class Heard:
         return out
 
 
-@dataclass(frozen=True)
-class _Tok:
-    text: str
-    kind: str  # "number" | "player" | "possessive" | "word" | "unknown"
-    capital: bool = False
-
-    @property
-    def base(self) -> str:
-        return self.text[:-2] if self.kind == "possessive" else self.text
-
-
 @dataclass
 class _Candidate:
     score: float
@@ -136,11 +130,6 @@ class _Candidate:
         return json.dumps(self.intent.to_json(), sort_keys=True)
 
 
-#: An alignment so far: its cost, the template's weight it covered, the slots
-#: said (in order) and the near misses (slot name, token).
-_Label = tuple[float, float, tuple[tuple[SlotRef, str], ...], tuple[tuple[str, str], ...]]
-
-
 def _fills(said: Sequence[tuple[SlotRef, str]]) -> Fills:
     """The slot tokens of an alignment: one per slot, the values in order for a list."""
     fills: Fills = {}
@@ -151,21 +140,6 @@ def _fills(said: Sequence[tuple[SlotRef, str]]) -> Fills:
         else:
             fills[ref.name] = value
     return fills
-
-
-class _Compiled:
-    """An intent's network ready to align with: each node's arcs with their
-    weights and targets as indices, and the heaviest way to the end from each."""
-
-    def __init__(self, network: Network, weigh: Callable[[Word | SlotRef], float]) -> None:
-        self.nodes = network.nodes
-        index = {id(node): i for i, node in enumerate(self.nodes)}
-        self.arcs = [[(unit, weigh(unit), index[id(target)]) for unit, target in node.arcs]
-                     for node in self.nodes]
-        self.heaviest = [0.0] * len(self.nodes)
-        for i in reversed(range(len(self.nodes))):
-            self.heaviest[i] = max((w + self.heaviest[t] for _, w, t in self.arcs[i]),
-                                   default=0.0)
 
 
 _SPLIT = re.compile(r"[^\w'\u2019-]+")
@@ -198,7 +172,8 @@ class IntentMatcher:
         self._vocabulary = phrases.vocabulary()
         #: Each intent's network (:mod:`~referee.speech.understanding.network`):
         #: the matcher aligns a transcript with it, never with its sentences.
-        self._networks = [_Compiled(compile_intent(phrases, intent), self._template_weight)
+        self._networks = [Compiled(compile_intent(phrases, intent), self._template_weight,
+                                    phrases.slots)
                           for intent in phrases.intents]
         #: The values of more than one word of each slot, by each of their words.
         self._long_values: dict[str, dict[str, list[tuple[str, tuple[str, ...]]]]] = {}
@@ -222,7 +197,7 @@ class IntentMatcher:
         return cls(load_phrases(path, players), players, **options)
 
     # --- tokens ------------------------------------------------------------------
-    def tokenise(self, text: str) -> list[_Tok]:
+    def tokenise(self, text: str) -> list[Tok]:
         """The transcript as typed tokens: numbers, names, words."""
         raw = [w.strip("'\u2019") for w in _SPLIT.split(text.replace("-", " "))]
         capitals = {w.casefold() for w in raw if w[:1].isupper()}
@@ -233,7 +208,7 @@ class IntentMatcher:
             if word not in self._names and word.endswith("s") and word[:-1] in self._names:
                 word = word[:-1] + "'s"  # "bobs" typed without the apostrophe
             capital = word in capitals or word.removesuffix("'s") in capitals
-            tokens.append(_Tok(word, self._kind(word), capital))
+            tokens.append(Tok(word, self._kind(word), capital))
         return tokens
 
     def _join_names(self, words: list[str]) -> list[str]:
@@ -268,7 +243,7 @@ class IntentMatcher:
             return "word"
         return "unknown"
 
-    def _token_weight(self, tok: _Tok) -> float:
+    def _token_weight(self, tok: Tok) -> float:
         if tok.kind == "number":
             return 4.0
         if tok.kind in ("player", "possessive"):
@@ -282,12 +257,12 @@ class IntentMatcher:
         if isinstance(token, SlotRef):
             return self.phrases.slots[token.name].weight
         if token.text.isdigit():  # "roll 1 die": weighs what a said number weighs
-            return self._token_weight(_Tok(token.text, "number", False))
+            return self._token_weight(Tok(token.text, "number", False))
         return self.phrases.word_weight(token.text)
 
     # --- alignment ---------------------------------------------------------------
-    def _substitute(
-        self, token: Word | SlotRef, tok: _Tok, weight: float
+    def substitute(
+        self, token: Word | SlotRef, tok: Tok, weight: float
     ) -> tuple[float, str | None, bool]:
         """Cost of matching ``token`` with ``tok``, the slot value, near miss."""
         if isinstance(token, Word):
@@ -317,7 +292,7 @@ class IntentMatcher:
             return 0.0, tok.text, True
         return float("inf"), None, False
 
-    def _slot_matches(self, ref: SlotRef, toks: list[_Tok], j: int, weight: float
+    def slot_matches(self, ref: SlotRef, toks: list[Tok], j: int, weight: float
                       ) -> list[tuple[int, float, str, bool]]:
         """How a slot can match the transcript from token ``j``: (tokens
         taken, cost, value, near miss) for each way. A value of several words
@@ -340,19 +315,19 @@ class IntentMatcher:
             for key, words in candidates.items():
                 for taken, cost in self._value_alignments(words, toks, j, weight):
                     out.append((taken, cost, key, False))
-        cost, value, near = self._substitute(ref, toks[j], weight)
+        cost, value, near = self.substitute(ref, toks[j], weight)
         if value is not None and cost != float("inf"):
             out.append((1, cost, value, near))
         return out
 
-    def _value_alignments(self, words: tuple[str, ...], toks: list[_Tok], j: int,
+    def _value_alignments(self, words: tuple[str, ...], toks: list[Tok], j: int,
                           weight: float) -> list[tuple[int, float]]:
         """(tokens taken, cost) for each stretch of the transcript from ``j``
         that says the value's words with at most half its weight amiss, its
         first token one of the value's words."""
         share = weight / len(words)
         units = [Word(w) for w in words]
-        if all(self._substitute(u, toks[j], share)[0] == float("inf") for u in units):
+        if all(self.substitute(u, toks[j], share)[0] == float("inf") for u in units):
             return []  # a word put in before the value is the sentence's, not the value's
         found = []
         for taken in range(1, min(len(words) + 1, len(toks) - j) + 1):
@@ -362,20 +337,20 @@ class IntentMatcher:
                 extra = self._token_weight(tok)
                 new = [row[0] + extra]
                 for i, unit in enumerate(units, start=1):
-                    said = self._substitute(unit, tok, share)[0]
+                    said = self.substitute(unit, tok, share)[0]
                     new.append(min(row[i] + extra, new[i - 1] + share, row[i - 1] + said))
                 row = new
             if row[-1] <= weight / 2:
                 found.append((taken, row[-1]))
         return found
 
-    def _align(self, net: _Compiled, toks: list[_Tok], tok_weights: list[float],
-               total_u: float) -> list[_Label]:
+    def _align(self, net: Compiled, toks: list[Tok], tok_weights: list[float],
+               total_u: float) -> list[Label]:
         """The transcript aligned with an intent's network: a weighted edit
         distance over the network's paths, by dynamic programming over
-        (node, tokens read) (:class:`_Alignment`). Returns the labels at the
+        (node, tokens read) (:class:`Alignment`). Returns the labels at the
         final nodes after the last token."""
-        return _Alignment(self, net, toks, tok_weights, total_u).run()
+        return Alignment(self, net, toks, tok_weights, total_u).run()
 
     # --- resolution ----------------------------------------------------------------
     def _resolve(self, template: IntentTemplate, fills: Fills, speaker: str) -> list[Intent]:
@@ -428,6 +403,8 @@ class IntentMatcher:
         best: dict[str, _Candidate] = {}
         near: _Candidate | None = None
         for template, net in zip(self.phrases.intents, self._networks, strict=True):
+            if net.out_of_reach(toks, tok_weights, total_u, self.floor):
+                continue
             # The best alignment for each way of filling the slots: two readings
             # of one template that differ in a slot are two candidates.
             kept: dict[str, tuple[float, float, Fills]] = {}  # score, weight, fills
@@ -467,7 +444,7 @@ class IntentMatcher:
             return Heard(text, ranked[0].intent, round(top, 3))
         return Heard(text, NONE, round(top, 3), self._hint(toks))
 
-    def _hint(self, toks: list[_Tok]) -> str | None:
+    def _hint(self, toks: list[Tok]) -> str | None:
         """The phrase file's advice for a sentence with a telling word ("flip")."""
         for tok in toks:
             if tok.text in self.phrases.hints:
@@ -484,113 +461,3 @@ class IntentMatcher:
             return f"There is no player called {shown}."
         return f"{shown} is not a {slot_name.replace('_', ' ')} here."
 
-
-class _Alignment:
-    """One transcript aligned with one intent's network. A label is (cost,
-    template weight so far, slot fills, near misses); a node keeps the labels
-    no other beats on both cost and weight (the score divides by the larger of
-    the template's and the transcript's weight, so a heavier path at the same
-    cost is better). Labels that cannot reach the matcher's floor are dropped
-    as they are made."""
-
-    def __init__(self, matcher: IntentMatcher, net: _Compiled, toks: list[_Tok],
-                 tok_weights: list[float], total_u: float) -> None:
-        self.matcher, self.net, self.toks, self.tok_weights = matcher, net, toks, tok_weights
-        self.total_u = total_u
-        self.limit = 1.0 - matcher.floor
-        size = len(net.nodes)
-        self.cols: list[list[list[_Label] | None]] = [[None] * size
-                                                      for _ in range(len(toks) + 1)]
-        self.cols[0][0] = [(0.0, 0.0, (), ())]
-        # What each template word and slot costs against token j, worked out once.
-        self.fuzzy: dict[tuple[str, int], float] = {}
-        self.slotted: dict[tuple[SlotRef, int], list[tuple[int, float, str, bool]]] = {}
-        self._add = self._adder()
-
-    def run(self) -> list[_Label]:
-        m = len(self.toks)
-        for j in range(m + 1):
-            self._leave_out(j)
-            if j == m:
-                break
-            self._extra_word(j)
-            self._said(j)
-        nodes = self.net.nodes
-        return [label for at in range(len(nodes)) if nodes[at].final
-                for label in self.cols[m][at] or ()]
-
-    def _adder(self) -> Callable[[list[list[_Label] | None], int, _Label, bool], None]:
-        """What adds a label to a node (a closure over the limits: it runs
-        millions of times a long line)."""
-        limit, heaviest, total_u = self.limit, self.net.heaviest, self.total_u
-
-        def add(col: list[list[_Label] | None], at: int, label: _Label, first: bool) -> None:
-            cost, weight = label[0], label[1]
-            if cost > limit * max(weight + heaviest[at], total_u) + 1e-9:
-                return
-            miss = bool(label[3])
-            labels = col[at]
-            if labels is None:
-                col[at] = [label]
-                return
-            for other in labels:
-                if bool(other[3]) == miss and other[0] <= cost and other[1] >= weight and not (
-                        first and other[0] == cost and other[1] == weight):
-                    return
-            labels[:] = [o for o in labels
-                         if bool(o[3]) != miss or o[0] < cost or o[1] > weight]
-            labels.append(label)
-
-        return add
-
-    def _leave_out(self, j: int) -> None:
-        """Template words left out (a slot never is), in the network's order."""
-        col, add, arcs = self.cols[j], self._add, self.net.arcs
-        for at in range(len(self.net.nodes)):
-            labels = col[at]
-            if labels is None:
-                continue
-            for unit, weight, target in arcs[at]:
-                if isinstance(unit, Word):
-                    for cost, w, fills, misses in list(labels):
-                        add(col, target, (cost + weight, w + weight, fills, misses), True)
-
-    def _extra_word(self, j: int) -> None:
-        """Transcript word ``j``, which the template does not have."""
-        col, after, text = self.cols[j], self.cols[j + 1], self.toks[j].text
-        add, nodes, weight = self._add, self.net.nodes, self.tok_weights[j]
-        for at in range(len(nodes)):
-            labels = col[at]
-            if labels is not None:
-                extra = 0.0 if text in nodes[at].free else weight
-                for cost, w, fills, misses in labels:
-                    add(after, at, (cost + extra, w, fills, misses), False)
-
-    def _said(self, j: int) -> None:
-        """The template's word or slot said at transcript word ``j``."""
-        col, after, tok = self.cols[j], self.cols[j + 1], self.toks[j]
-        add, arcs, fuzzy = self._add, self.net.arcs, self.fuzzy
-        for at in range(len(self.net.nodes)):
-            labels = col[at]
-            if labels is None:
-                continue
-            for unit, weight, target in arcs[at]:
-                if isinstance(unit, Word):
-                    key = (unit.text, j)
-                    cost_of = fuzzy.get(key)
-                    if cost_of is None:
-                        cost_of = fuzzy[key] = self.matcher._substitute(unit, tok, weight)[0]
-                    if cost_of == float("inf"):
-                        continue
-                    for cost, w, fills, misses in labels:
-                        add(after, target, (cost + cost_of, w + weight, fills, misses), False)
-                    continue
-                if (unit, j) not in self.slotted:
-                    self.slotted[(unit, j)] = self.matcher._slot_matches(unit, self.toks, j,
-                                                                         weight)
-                for taken, extra, value, near in self.slotted[(unit, j)]:
-                    for cost, w, fills, misses in labels:
-                        label = (cost + extra, w + weight,
-                                 fills if near else (*fills, (unit, value)),
-                                 (*misses, (unit.name, value)) if near else misses)
-                        add(self.cols[j + taken], target, label, False)
