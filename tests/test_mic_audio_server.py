@@ -427,15 +427,27 @@ def _spoken_over_the_rules(audio_server, tmp_path, echo_cancel: str) -> list[dic
         # The opening has been said (the table told the brain so: its log
         # shows it) and its echo has died away.
         assert logged(log, lambda entry: entry["type"] == "spoken-until", timeout=20)
-        time.sleep(1.5)
         assert game.stdin is not None
         seen = len(out.lines)
         game.stdin.write("Ann: rules\n")
         game.stdin.flush()
-        assert out.wait("Race to 65", seen, timeout=15)  # the rules begin (about 30 s)
-        # Eight seconds into them the canceller has learnt the room; at four,
-        # 2 runs of 8 heard the move as other words (2026-12-06).
-        time.sleep(8.0)
+        typed_at = time.monotonic()
+        assert out.wait("Race to 65", seen, timeout=15)  # the rules (about 13 s of them)
+        # The rules are read once the opening has been (the log tells when it
+        # ends: its "spoken-until" is written as the sentence starts, with its
+        # end). The move comes two seconds into them, after the opening's 8 s
+        # of voice (the canceller has learnt the room), over "Down tiles count
+        # their number.": 8 runs of 8 passed there (2026-12-06, timed from
+        # the typing, which put it there). Timed so, it once fell on the
+        # opening's last words on a busy machine, and was unclear; 8 s into
+        # the rules, over "flip exactly two different tiles", 2 of 2 were
+        # unclear (2026-12-07).
+        assert logged(log, lambda entry: entry["type"] == "typed", timeout=10)
+        entries = [json.loads(x) for x in log.read_text().splitlines()]
+        opening_ends = next(e["until"] for e in entries if e["type"] == "spoken-until")
+        typed = next(e["at"] for e in entries if e["type"] == "typed")
+        rules_begin = typed_at + max(0.0, opening_ends - typed)
+        time.sleep(max(0.0, rules_begin + 2.0 - time.monotonic()))
         wav = ROOT / "tests" / "audio_fixtures" / "piper-joe" / "cmd54.wav"  # flip my twelve
         seen = len(out.lines)
         lines = len(log.read_text().splitlines())
