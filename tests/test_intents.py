@@ -130,6 +130,7 @@ def test_every_template_sentence_gives_exactly_its_own_intent(part):
     assert wrong == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game", sorted(GAMES))
 def test_intents_passed_over_as_out_of_reach_change_no_result(game, monkeypatch):
     """The matcher aligns only the intents whose networks can take enough of
