@@ -288,6 +288,12 @@ def load_arrays(model: TableDecoder) -> tuple[dict[str, tuple[np.ndarray, np.nda
 # --- the training path, end to end ----------------------------------------------------------
 
 
+#: The tests of the trained adapter share one training run: one pytest-xdist
+#: worker runs them all (``--dist loadgroup``), or each worker would train it
+#: again (84 s of CPU each).
+TRAINED = pytest.mark.xdist_group("training")
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """``./run train ears`` on 12 lines, 4 of the one-word set, 2
@@ -303,6 +309,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]
 
 
 @pytest.mark.slow
+@TRAINED
 def test_training_runs_end_to_end_and_the_referee_hears_with_it(
         tiny: tuple[Path, dict[str, Any]], race65: IntentMatcher,
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -349,6 +356,7 @@ def test_training_runs_end_to_end_and_the_referee_hears_with_it(
 
 
 @pytest.mark.slow
+@TRAINED
 def test_a_learning_curve_over_voices_trains_on_one_engines_lines(
         tiny: tuple[Path, dict[str, Any]]) -> None:
     """``--engines``: only the lines said in those engines' voices (and the
@@ -402,6 +410,7 @@ def test_a_line_said_over_the_referee_is_what_the_echo_canceller_leaves() -> Non
 
 
 @pytest.mark.slow
+@TRAINED
 def test_training_is_reproducible_and_learns(tiny: tuple[Path, dict[str, Any]],
                                              model_dir: Path) -> None:
     """The same data and settings give the same adapters, byte for byte; more

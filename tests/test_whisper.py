@@ -682,14 +682,17 @@ def test_a_cpu_without_vnni_hears_differently_but_never_a_wrong_move(tmp_path):
     this CPU and with those of a CPU without VNNI instructions: the encoder's
     numbers differ (where this CPU has VNNI), so a borderline recording may be
     asked about instead of acted on, or missed; what either acts on is what
-    was said. (The figures: docs/results.md, "Which CPU".)"""
+    was said. (The figures: docs/results.md, "Which CPU".) On a CPU without
+    VNNI both are the same kernels: heard once."""
     cases = [u for u in utterances("shut-the-box") if u.intent.kind != "none"]
     files = [clean_path(COMMITTED_VOICE, u) for u in cases]
     here = _hear_in_a_process({}, "shut-the-box", files, tmp_path / "here.npy")
-    other = _hear_in_a_process(WITHOUT_VNNI, "shut-the-box", files, tmp_path / "other.npy")
-    if int8_kernels() == "vnni":  # the other kernels really ran
+    runs = [here]
+    if int8_kernels() == "vnni":  # the other kernels really run
+        runs.append(_hear_in_a_process(WITHOUT_VNNI, "shut-the-box", files,
+                                       tmp_path / "other.npy"))
         assert np.abs(np.load(tmp_path / "here.npy") - np.load(tmp_path / "other.npy")).max() > 0
-    for run in (here, other):
+    for run in runs:
         acted = [(Intent.from_json(h["intent"]), u.intent) for h, u in zip(run, cases, strict=True)
                  if h["score"] >= SURE_SCORE]
         assert all(heard == said for heard, said in acted)
