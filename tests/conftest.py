@@ -27,6 +27,7 @@ os.environ.setdefault("REFEREE_LOGS", tempfile.mkdtemp(prefix="referee-test-logs
 REAL_TIME_FIXTURES = frozenset({"audio_server", "game", "satellite"})
 
 
+@pytest.hookimpl(tryfirst=True)  # (before pytest-xdist reads the groups: tests/test_suite.py)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that uses the audio server is marked so (``-m "not audio_server"``
     leaves it out), and skipped, saying why, where PulseAudio is missing.
