@@ -441,3 +441,37 @@ def test_a_mistake_in_an_included_file_is_named_in_that_file(tmp_path):
         load_phrases(path, ["Ann", "Bob"])
     assert str(raised.value) == (f"shared.toml, line 4: unknown slot {{room}} in "
                                  f"'turn on {{room}}' (used by {tmp_path.name}/phrases.toml)")
+
+
+def test_an_intents_network_is_compiled_once_whoever_sits_at_the_table(tmp_path):
+    """A new table's matcher takes its intents' networks from those compiled
+    already when only the players differ; a list said another way (more
+    values, other joiners) is compiled anew, and matched as it now reads."""
+    cards = """
+[slots.card]
+numbers = [1, 9]
+most = {most}
+joiner = "and"
+
+[[intents]]
+kind = "play"
+sentences = ["play {{card...}}"]
+"""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    path = write(tmp_path / "a", cards.format(most=2), "cards.toml")
+    two = network.compile_intent(*_play(load_phrases(path, ["Ann", "Bob"])))
+    assert network.compile_intent(*_play(load_phrases(path, ["Cy", "Dee", "Eve"]))) is two
+    two_said = IntentMatcher.for_phrases(path, ["Ann", "Bob"]).match(
+        "play two and three and four", "Ann")
+    path = write(tmp_path / "b", cards.format(most=3), "cards.toml")  # (its list wider)
+    wider = network.compile_intent(*_play(load_phrases(path, ["Ann", "Bob"])))
+    assert wider is not two
+    assert wider.arcs > two.arcs
+    three_said = IntentMatcher.for_phrases(path, ["Ann", "Bob"]).match(
+        "play two and three and four", "Ann")
+    assert (two_said.intent.kind, three_said.intent.kind) == ("none", "play")
+
+
+def _play(phrases):
+    return phrases, next(i for i in phrases.intents if i.fields["kind"] == "play")

@@ -243,9 +243,30 @@ def compile_trees(trees: Sequence[Parts], slots: Mapping[str, Slot],
     return builder.finish(start, ends)
 
 
+#: Intents' networks compiled already (:func:`compile_intent`), at most
+#: :data:`KEPT_NETWORKS`.
+_COMPILED: dict[tuple[object, ...], Network] = {}
+KEPT_NETWORKS = 4096
+
+
 def compile_intent(phrases: PhraseSet, intent: IntentTemplate) -> Network:
-    """One intent's network as the matcher aligns with it: without joiners."""
-    return compile_trees(intent.trees, phrases.slots, joiners=False, source=phrases.source)
+    """One intent's network as the matcher aligns with it: without joiners.
+
+    Its templates and the shape of the lists in them (how many values, the
+    joiners) make it; the slots' values never reach it, so it is the same
+    whoever sits at the table, and is compiled once (a new table's matcher,
+    and the many that tests and benchmarks make, take it from there: a
+    matcher was 80 ms to make, 50 of them compiling). Nothing changes a
+    network once compiled."""
+    shapes = tuple((name, slot.most, slot.joiner) for name, slot in sorted(phrases.slots.items()))
+    key = (intent.trees, shapes, phrases.source)
+    network = _COMPILED.get(key)
+    if network is None:
+        network = compile_trees(intent.trees, phrases.slots, joiners=False,
+                                source=phrases.source)
+        if len(_COMPILED) < KEPT_NETWORKS:
+            _COMPILED[key] = network
+    return network
 
 
 def compile_phrases(phrases: PhraseSet) -> Network:

@@ -47,7 +47,7 @@ import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -111,9 +111,12 @@ _LEX = re.compile(r"\{(\w+)(\.\.\.)?\}('s)?|[()\[\]|]|[^\s()\[\]|{}]+")
 _GLUED = re.compile(r"\{\w+(\.\.\.)?\}(?!'s\b)\w+")
 
 
+@lru_cache(maxsize=16384)
 def parse_tree(template: str) -> Parts:
     """A template's structure, never expanded: its size grows with the
-    template's text, not with the sentences it stands for.
+    template's text, not with the sentences it stands for. Read once a
+    template (the structure is immutable): each new table reads its phrase
+    file again for its players.
 
     >>> [str(part) for part in parse_tree("flip [my] {tile}")]
     ['flip', '[my]', '{tile}']
