@@ -183,3 +183,37 @@ def test_the_canceller_counts_as_working_only_once_it_has_learnt_the_room(refere
     assert MEASURED_FOR <= learnt < len(mono) / RATE - 1
     assert not microphone.cancelling_from(0.5)
     assert microphone.cancelling_from(learnt + 0.1)
+
+
+def test_a_closed_canceller_refuses_a_frame_and_never_closes_inside_one():
+    """Closed (a screen that stopped) while the live loop still cancels in
+    another thread: a frame and the closing never overlap, and a frame after
+    it is refused, not handed to speexdsp as a freed state (the loop's
+    thread died in it: a segmentation fault, 2026-12-07)."""
+    import threading
+
+    from referee.speech.hearing.echo import EchoError
+
+    canceller = EchoCanceller()
+    tone = (np.sin(np.arange(RATE) / 5) * 4000).astype(np.int16)
+    assert len(canceller.process(tone, tone)) == RATE
+    cancelling = threading.Event()
+    refused: list[str] = []
+
+    def loop() -> None:
+        try:
+            while True:
+                canceller.process(tone[:FRAME * 10], tone[:FRAME * 10])
+                cancelling.set()
+        except EchoError as error:
+            refused.append(str(error))
+
+    thread = threading.Thread(target=loop)
+    thread.start()
+    assert cancelling.wait(10)
+    canceller.close()
+    thread.join(10)
+    assert refused == ["the echo canceller was closed"]
+    with pytest.raises(EchoError):
+        canceller.process(tone, tone)
+    canceller.close()  # (twice is nothing)

@@ -242,6 +242,10 @@ class PhoneSeats:
         self._refusals: deque[tuple[str, str, str]] = deque(maxlen=WAITING)
         self._last_refusal: dict[str, str] = {}
         self._lock = threading.Lock()
+        #: Held while the loop cuts the phones' sound (their echo cancellers
+        #: at work) and while :meth:`close` lets go of them: never both.
+        self._hearing = threading.Lock()
+        self._closed = False
         #: A byte is written here when something was heard: the live loop
         #: waits on it (:meth:`fileno`) and answers at once, not at its next poll.
         self._wake_r, self._wake_w = os.pipe()
@@ -260,21 +264,24 @@ class PhoneSeats:
         speech ahead at its pauses (the seat's own ears), or None; ``hurry()``
         says the referee is speaking, when an urgent word ("stop") is looked
         for sooner (see :class:`~referee.speech.hearing.segmenter.Segmenter`)."""
-        with contextlib.suppress(BlockingIOError):
-            os.read(self._wake_r, 65536)
-        with self._lock:
-            frames = list(self._frames)
-            self._frames.clear()
-            self._queued = 0
-        found: list[PhoneUtterance] = []
-        for player, data, arrived in frames:
-            stream = self._streams.get(player)
-            if stream is None:
-                echo = None if self.track is None else EchoPath(self.track)
-                stream = self._streams[player] = _Stream(player, self.end_silence,
-                                                         judge_for(player), echo, hurry)
-            found += stream.end(arrived) if data is None else stream.take(data, arrived)
-        return found
+        with self._hearing:
+            if self._closed:  # (the screen stopped: nothing more is heard)
+                return []
+            with contextlib.suppress(BlockingIOError):
+                os.read(self._wake_r, 65536)
+            with self._lock:
+                frames = list(self._frames)
+                self._frames.clear()
+                self._queued = 0
+            found: list[PhoneUtterance] = []
+            for player, data, arrived in frames:
+                stream = self._streams.get(player)
+                if stream is None:
+                    echo = None if self.track is None else EchoPath(self.track)
+                    stream = self._streams[player] = _Stream(player, self.end_silence,
+                                                             judge_for(player), echo, hurry)
+                found += stream.end(arrived) if data is None else stream.take(data, arrived)
+            return found
 
     def notices(self) -> list[tuple[str, str]]:
         """What the table should be told about the phones since the last call:
@@ -317,10 +324,14 @@ class PhoneSeats:
         return sorted(self._pages)
 
     def close(self) -> None:
-        """Let go of the wake-up pipe and the echo cancellers (the screen stopped)."""
-        for stream in self._streams.values():
-            if stream.echo is not None:
-                stream.echo.close()
+        """Let go of the wake-up pipe and the echo cancellers (the screen
+        stopped), once the loop is not cutting sound with them; from then on
+        :meth:`hear` hears nothing."""
+        with self._hearing:
+            self._closed = True
+            for stream in self._streams.values():
+                if stream.echo is not None:
+                    stream.echo.close()
         for fd in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
                 os.close(fd)

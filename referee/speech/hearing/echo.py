@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import threading
 from collections.abc import Callable
 from functools import cache
 
@@ -83,11 +84,18 @@ class EchoCanceller:
     the speakers played over the same 10 ms, get the microphone without the
     referee. Stateful (the filter keeps learning the room): one per input
     channel, kept for the whole game.
+
+    It may be closed from another thread than the one it cancels in (a
+    screen that stops while the live loop takes a phone's last frame): a
+    frame and the closing never overlap, and a closed canceller refuses
+    (:class:`EchoError`) rather than hand speexdsp a freed state (the live
+    loop's thread died in it, 2026-12-07).
     """
 
     def __init__(self, rate: int = RATE, tail_seconds: float = TAIL_SECONDS) -> None:
         self._echo: int | None = None
         self._pre: int | None = None
+        self._lock = threading.Lock()
         if rate != RATE:
             raise ValueError(f"the echo canceller runs at {RATE} Hz, not {rate}")
         lib = _library()
@@ -123,23 +131,27 @@ class EchoCanceller:
         self._mic_rest, self._play_rest = mic[whole:].copy(), ref[whole:].copy()
         out = np.empty(whole, np.int16)
         frame_type = ctypes.POINTER(ctypes.c_int16)
-        for start in range(0, whole, FRAME):
-            m = np.ascontiguousarray(mic[start:start + FRAME])
-            r = np.ascontiguousarray(ref[start:start + FRAME])
-            o = out[start:start + FRAME]
-            self._lib.speex_echo_cancellation(
-                self._echo, m.ctypes.data_as(frame_type), r.ctypes.data_as(frame_type),
-                o.ctypes.data_as(frame_type))
-            self._lib.speex_preprocess_run(self._pre, o.ctypes.data_as(frame_type))
+        with self._lock:
+            if not self._echo or not self._pre:
+                raise EchoError("the echo canceller was closed")
+            for start in range(0, whole, FRAME):
+                m = np.ascontiguousarray(mic[start:start + FRAME])
+                r = np.ascontiguousarray(ref[start:start + FRAME])
+                o = out[start:start + FRAME]
+                self._lib.speex_echo_cancellation(
+                    self._echo, m.ctypes.data_as(frame_type), r.ctypes.data_as(frame_type),
+                    o.ctypes.data_as(frame_type))
+                self._lib.speex_preprocess_run(self._pre, o.ctypes.data_as(frame_type))
         return out
 
     def close(self) -> None:
-        if self._echo:
-            self._lib.speex_echo_state_destroy(self._echo)
-            self._echo = None
-        if self._pre:
-            self._lib.speex_preprocess_state_destroy(self._pre)
-            self._pre = None
+        with self._lock:
+            if self._echo:
+                self._lib.speex_echo_state_destroy(self._echo)
+                self._echo = None
+            if self._pre:
+                self._lib.speex_preprocess_state_destroy(self._pre)
+                self._pre = None
 
     def __del__(self) -> None:
         self.close()
