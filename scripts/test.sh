@@ -20,7 +20,7 @@ echo "== ruff"
 # after theirs; either failing fails the run.
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-nice -n 10 .venv/bin/mypy >"$out/types" 2>&1 &
+nice -n 19 .venv/bin/mypy >"$out/types" 2>&1 &
 mypy_pid=$!
 # One thread a process for the numerical libraries (Whisper's encoder, BLAS):
 # two workers each spinning two threads on two cores ran the CPU-heavy tests
@@ -43,7 +43,7 @@ if [ ${#selection[@]} -eq 0 ] && [ $# -eq 0 ]; then
     "${pytest[@]}" -n 0 -m realtime >"$out/realtime" 2>&1 &
     realtime_pid=$!
     echo "== pytest: the rest"
-    nice -n 10 "${pytest[@]}" -n auto --dist loadgroup -m "not realtime" || tests=$?
+    nice -n 19 "${pytest[@]}" -n auto --dist loadgroup -m "not realtime" || tests=$?
     realtime=0
     wait "$realtime_pid" || realtime=$?
     echo "== pytest: the real-time tests"
