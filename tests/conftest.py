@@ -33,13 +33,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     leaves it out), and skipped, saying why, where PulseAudio is missing.
 
     A test that runs in real time (marked ``realtime``, or using one of
-    :data:`REAL_TIME_FIXTURES` in a module that plays live) is marked so:
-    the whole suite (scripts/test.sh) runs them one after another in a
-    process of their own at normal priority, beside the rest niced, so two
+    :data:`REAL_TIME_FIXTURES` in a module that plays live) joins one
+    pytest-xdist group: ``--dist loadgroup`` (scripts/test.sh) runs them one
+    after another on one worker while the other runs the rest, so two
     referees decoding and speaking in real time never share the two cores
-    (#84: side by side, each missed its fixed budgets now and then). They
-    also join one pytest-xdist group, which ``--dist loadgroup`` runs on one
-    worker when a selection runs in one pytest."""
+    (#84: side by side, each missed its fixed budgets now and then)."""
     missing = pytest.mark.skip(reason="PulseAudio is not installed (scripts/setup.sh "
                                       "installs it)")
     for item in items:
