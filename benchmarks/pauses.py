@@ -43,6 +43,7 @@ from harness.ears import recognizer_for
 from harness.fixtures import HELD_OUT_VOICES, VOICES, Utterance
 from harness.judging import Situations, outcome
 from harness.situations import Placer
+from referee.brain.parts import played_out
 from referee.games import matcher_for
 from referee.listening import Listening
 from referee.protocol import Say, Speech, Tone, Typed
@@ -108,7 +109,7 @@ def at_the_table(cut: list[tuple[SegmentedUtterance, float, float]], listener: L
         return True
     question = brain.question
     return question is not None and all(o.tone != Tone.PROBLEM for o in heard) and (
-        brain._after(question.intent, question.by, brain.game)
+        played_out(brain.spec, question.intent, question.by, brain.game, brain.now)
         == reference.spec.public_state(reference.game))
 
 

@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
 import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+#: A 20 ms frame of a recording above this level (dBFS) is sound.
+LOUD_DB = -40.0
+FRAME_SECONDS = 0.02
 
 
 def available() -> bool:
@@ -83,3 +91,39 @@ def audio_server(directory: Path, *, this_process: bool = False) -> Iterator[dic
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+
+
+def loud_frames(path: Path) -> npt.NDArray[np.bool_]:
+    """Which 20 ms frames of a WAV recording are sound (over :data:`LOUD_DB`),
+    also while ``parecord`` is still writing it (its sizes are written only
+    when it ends: the samples are read from its data chunk to the end of the
+    file, whole frames only)."""
+    data = path.read_bytes() if path.exists() else b""
+    fmt, chunk = data.find(b"fmt ", 12), data.find(b"data", 12)
+    if fmt < 0 or chunk < 0 or len(data) < fmt + 16:
+        return np.zeros(0, bool)
+    channels, rate = struct.unpack_from("<HI", data, fmt + 10)
+    pcm = data[chunk + 8:]
+    whole = len(pcm) // (2 * channels) * 2 * channels
+    mono = np.frombuffer(pcm[:whole], "<i2").reshape(-1, channels).astype(np.float64).mean(axis=1)
+    frame = int(rate * FRAME_SECONDS)
+    frames = mono[: len(mono) // frame * frame].reshape(-1, frame)
+    levels = np.sqrt((frames ** 2).mean(axis=1)) if len(frames) else np.zeros(0)
+    return np.asarray(levels > 32768 * 10 ** (LOUD_DB / 20))
+
+
+def loud_seconds(path: Path) -> float:
+    """How many seconds of a recording are sound (see :func:`loud_frames`)."""
+    return float(loud_frames(path).sum() * FRAME_SECONDS)
+
+
+def said_and_quiet(path: Path, sound: float, quiet: float) -> bool:
+    """Whether a recording being made holds at least ``sound`` seconds of
+    sound and has been quiet for ``quiet`` seconds since: what was being
+    said into it has been said (a wait on the room, not on the clock: a busy
+    machine says it later)."""
+    loud = loud_frames(path)
+    if loud.sum() * FRAME_SECONDS < sound:
+        return False
+    last = int(np.flatnonzero(loud)[-1])
+    return (len(loud) - 1 - last) * FRAME_SECONDS >= quiet

@@ -37,16 +37,18 @@ def until(condition: Callable[[], T], timeout: float, poll: float = POLL) -> T:
     return value
 
 
+def records(log: Path) -> list[dict[str, Any]]:
+    """The records a game's log holds so far (a line still being written is
+    left for the next look)."""
+    found: list[dict[str, Any]] = []
+    for line in log.read_text(encoding="utf-8").splitlines() if log.exists() else []:
+        with contextlib.suppress(json.JSONDecodeError):
+            found.append(json.loads(line))
+    return found
+
+
 def logged(log: Path, wanted: Callable[[dict[str, Any]], bool], timeout: float,
            after: int = 0) -> bool:
     """Whether a game's log gets a record ``wanted`` (beyond its first ``after``
-    lines) within ``timeout`` seconds; a line being written is read again."""
-    def found() -> bool:
-        lines = log.read_text(encoding="utf-8").splitlines()[after:] if log.exists() else []
-        for line in lines:
-            with contextlib.suppress(json.JSONDecodeError):  # (a line being written)
-                if wanted(json.loads(line)):
-                    return True
-        return False
-
-    return until(found, timeout, poll=0.1)
+    records) within ``timeout`` seconds; a line being written is read again."""
+    return until(lambda: any(wanted(r) for r in records(log)[after:]), timeout, poll=0.1)

@@ -12,12 +12,13 @@ The brain is split into rooms, one module each, read one at a time:
 :mod:`referee.brain.clock` keeps the turn clock, :mod:`referee.brain.questions`
 asks and checks answers, :mod:`referee.brain.moves` plays moves, chance and
 undo, :mod:`referee.brain.answers` answers questions about the game and
-keeps what the conversation remembers, :mod:`referee.brain.parts` keeps
-each stream's last utterance (to know it again with its rest) and what the
-referee expects of a speaker, and :mod:`referee.brain.shared` holds
-the game and how the referee says and logs things. Each room changes only
-its own state and calls no other room; this module hears what players say
-and joins the rooms (a move, then the chance after it, then a new turn's
+keeps what the conversation remembers, and :mod:`referee.brain.shared` holds
+the game and how the referee says and logs things. Two rooms are held as
+fields rather than inherited: :mod:`referee.brain.hearing` (what the
+referee makes of an utterance: a verdict) and :mod:`referee.brain.parts`
+(each stream's last utterance, to know it again with its rest). Each room
+changes only its own state and calls no other room; this module hears what
+players say and joins the rooms (a move, then the chance after it, then a new turn's
 clock; a yes, then what it agreed to). :mod:`referee.replay` rebuilds a game
 from its log.
 
@@ -60,9 +61,9 @@ from referee.brain.answers import Answers
 from referee.brain.clock import HEARTBEAT, Clock
 from referee.brain.hearing import CUT, DROP, IGNORE, PROMPT, Verdict, View
 from referee.brain.moves import Moves
-from referee.brain.parts import Parts
+from referee.brain.parts import DROPPED, HEARD, LATE, LET_GO, Part, same_move, whole_of
+from referee.brain.question import Question
 from referee.brain.questions import Questions
-from referee.brain.shared import Part, Question
 from referee.engine.core import Event, StopGame, Timeout
 from referee.games.base import spoken_list
 from referee.protocol import (
@@ -99,13 +100,11 @@ from referee.wording import (
     ASKED_AGAIN,
     DID_NOT_CATCH,
     GOODBYE,
-    MAX_CHARS,
     NOT_MOVES,
     NOTHING_TO_ANSWER,
     SAY_AGAIN,
     SOMEONE,
     SORRY,
-    TOO_LONG,
     TOO_SOON,
     TYPED_SOURCES,
     WHO_SAID,
@@ -117,7 +116,7 @@ __all__ = ["Question", "Session"]
 log = logging.getLogger(__name__)
 
 
-class Session(Moves, Questions, Answers, Clock, Parts):
+class Session(Moves, Questions, Answers, Clock):
     """A game being refereed: the referee's brain. One entry point, :meth:`step`.
 
     (Its rooms are in :mod:`referee.brain`; this class hears, and joins them.)
@@ -131,7 +130,8 @@ class Session(Moves, Questions, Answers, Clock, Parts):
         exception: a log that does not fit must say so.
         """
         if isinstance(message, SoFar):  # (a question of the ears: nothing changes)
-            return [self._so_far(message)]
+            return [self.hearing.so_far(message, self.attribute(message.speaker),
+                                        self._expecting)]
         self._logged, self._out = [], []
         try:
             self._handle(message)
@@ -397,27 +397,19 @@ class Session(Moves, Questions, Answers, Clock, Parts):
 
     def _hear(self, text: str, speaker: str | None, at: float,
               source: str = "text") -> list[Say]:
-        """React to one typed utterance ``text`` by ``speaker`` (None: unknown).
-        A line from a seat page is its player's; one sent by tapping a
-        button there (``source`` "tap") is asked about first when it ends a
-        turn or the game (:meth:`~referee.games.base.GameSpec.confirm_tap`):
-        one tap is easily a slip. A line typed in the page's box ("seat") is
-        taken as typed."""
+        """React to one typed line ``text`` by ``speaker`` (None: unknown),
+        read by the hearing room (:meth:`~referee.brain.hearing.Hearing.read`).
+        A line from a seat page is its player's, typed in its box ("seat")
+        or sent by tapping a button there ("tap")."""
         text = clean_text(text)
         if not text:
             return []
         speaker, stranger = self._seat(speaker)
         if stranger is not None:
             return self._problem(stranger, at)
-        if len(text) > MAX_CHARS:
-            # Logged as an input like any other (its start only), with the answer
-            # it got, so that replay and resume say the same and warn of nothing.
-            heard = Heard(text[:MAX_CHARS] + "...", Intent("none"), 0.0, TOO_LONG)
-            return self._respond(heard, speaker, at, sure=False, source=source)
-        heard = self.matcher.match(text, self.attribute(speaker))
+        heard, sure = self.hearing.read(text, self.attribute(speaker), named=speaker is not None,
+                                        tap=source == "tap")
         log.debug("heard %r from %s: %s", text, speaker, heard)
-        sure = self.hearing.is_sure(heard, named=speaker is not None) and not (
-            source == "tap" and self.spec.confirm_tap(heard.intent))
         return self._respond(heard, speaker, at, sure=sure, source=source)
 
     def _speech(self, m: Speech) -> None:
@@ -432,7 +424,7 @@ class Session(Moves, Questions, Answers, Clock, Parts):
         # (the latest step told of a time no later than the start, or for the
         # whole of an utterance heard already, than that was decided; of two,
         # the later told)
-        part = self._part_of(m)
+        part = self.streams.part_of(m, self.game.depth)
         began = m.start if part is None else part.at
         then = max(((at, i, turn) for i, (at, turn) in enumerate(self._turns) if at <= began),
                    default=None)
@@ -459,38 +451,28 @@ class Session(Moves, Questions, Answers, Clock, Parts):
         else:
             self._emit(self._respond(verdict.heard, m.speaker, m.at, sure=verdict.respond_sure,
                                      source=m.source, confirm=verdict.confirm))
-        self._heard_part(m, who, verdict.heard.intent,
-                         self.played.moves[-1] if len(self.played.moves) > moves else None,
-                         self.question if self.question is not question else None)
+        self.streams.heard(m, who, verdict.heard.intent,
+                           self.played.moves[-1] if len(self.played.moves) > moves else None,
+                           self.question if self.question is not question else None)
 
     def _rest_of(self, part: Part, intent: Intent, m: Speech, sure: bool) -> bool:
-        """``m`` is ``part`` heard again with its rest (:mod:`referee.brain.parts`).
-        The move the part played or asked about, said in full, is not heard
-        twice (True: dropped, nothing said). Another move, where the part's
-        was played, is not played: heard ``sure``ly, the referee says it
-        took the part's move too soon, and how to take it back; else nothing
-        (a misheard rest must not cast doubt on a move heard well) (True).
-        Another move, where the part's question is still open, takes the
-        question's place (False: heard as any utterance); so does whatever
-        else the part was."""
-        asked = self.question is not None and part.question is not None and (
-            self.question.text, self.question.by) == (part.question.text, part.question.by)
-        if intent.kind in NOT_MOVES or (part.moved is None and not asked):
+        """``m`` is ``part`` heard again with its rest: True when that is all
+        (:func:`~referee.brain.parts.whole_of`: dropped, and where the part's
+        move was played and the whole, another, heard surely, the referee
+        says it took the part's move too soon); False when it is heard as any
+        utterance (where the part's question is still open, that is let go)."""
+        rest = whole_of(part, intent, sure, self.question,
+                        lambda: same_move(self.spec, self.game, intent, part, self.now))
+        if rest in (HEARD, LET_GO):
+            question = self._close_question() if rest == LET_GO else None
+            if question is not None and question.paused_clock:
+                self._emit(self._events(self._restart_clock(m.at), m.at))
             return False
-        if self._same_move(intent, part):
-            self._drop(m, "the rest of a move heard already")
-            return True
-        if part.moved is not None:
-            self._drop(m, "the whole of a move played too soon" if sure
-                       else "the rest of a move, not heard surely")
-            if sure:
-                self._emit(self._problem(TOO_SOON.format(
-                    who=part.who, move=self.spec.describe_intent(part.intent)), m.at))
-            return True
-        question = self._close_question()  # (another move: the question is let go)
-        if question is not None and question.paused_clock:
-            self._emit(self._events(self._restart_clock(m.at), m.at))
-        return False
+        self._drop(m, DROPPED[rest])
+        if rest == LATE:
+            self._emit(self._problem(TOO_SOON.format(
+                who=part.who, move=self.spec.describe_intent(part.intent)), m.at))
+        return True
 
     def _dropped(self, m: Speech, verdict: Verdict) -> None:
         """``m`` is not acted on: logged, and what the referee says about

@@ -14,14 +14,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
-import wave
 from pathlib import Path
 
-import numpy as np
 import pytest
 
+from harness.audioserver import loud_frames, loud_seconds, said_and_quiet
 from harness.typedgame import Lines
+from harness.waits import until
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,18 +41,10 @@ def _record(env: dict[str, str], sink: str, path: Path) -> subprocess.Popen[byte
                              str(path)], env=env)
 
 
-def _loud_seconds(path: Path) -> float:
-    """How many seconds of the recording are sound (20 ms frames above -40 dBFS)."""
-    with wave.open(str(path)) as recording:
-        rate, channels = recording.getframerate(), recording.getnchannels()
-        samples = np.frombuffer(recording.readframes(recording.getnframes()), dtype=np.int16)
-    mono = samples.reshape(-1, channels).astype(np.float64).mean(axis=1) if len(samples) else \
-        np.zeros(0)
-    frame = rate // 50
-    frames = mono[: len(mono) // frame * frame].reshape(-1, frame) if len(mono) >= frame else \
-        np.zeros((0, frame))
-    levels = np.sqrt((frames ** 2).mean(axis=1)) if len(frames) else np.zeros(0)
-    return float((levels > 32768 * 10 ** (-40 / 20)).sum() / 50)
+def _streaming(*recordings: Path) -> bool:
+    """Whether every recorder is taking its sink's samples (a recording
+    begun late would miss what is said first)."""
+    return all(len(loud_frames(path)) for path in recordings)
 
 
 @pytest.mark.slow
@@ -67,6 +58,7 @@ def test_a_virtual_twist_card_is_said_in_the_players_headphones_only(audio_serve
     room_before, phones_before = tmp_path / "room1.wav", tmp_path / "phones1.wav"
     room_after, phones_after = tmp_path / "room2.wav", tmp_path / "phones2.wav"
     recorders = [_record(env, "table", room_before), _record(env, "ann", phones_before)]
+    assert until(lambda: _streaming(room_before, phones_before), timeout=30)
     game = subprocess.Popen(
         [sys.executable, "-m", "referee", "play", "phase10-twist", "--players", "Ann", "Bob",
          "--board", "1 T 2 10", "--twist", "virtual", "--private-audio", "Ann=ann_phones",
@@ -80,17 +72,23 @@ def test_a_virtual_twist_card_is_said_in_the_players_headphones_only(audio_serve
         game.stdin.write("Bob: I'm out\nAnn: no\n")  # Ann to the Twist space
         game.stdin.flush()
         assert out.wait("you are on a Twist space", 0, timeout=30), out.lines
-        time.sleep(12)  # everything public so far has been said
+        # Everything public so far has been said (the opening and the hand's
+        # end: the room has heard them and gone quiet), however busy the
+        # machine (a fixed 12 s once caught 1.5 s of them, #84).
+        assert until(lambda: said_and_quiet(room_before, sound=3.0, quiet=2.0), timeout=90), (
+            loud_seconds(room_before), out.lines)
         for recorder in recorders:
             recorder.terminate()
             recorder.wait(timeout=10)
         recorders = [_record(env, "table", room_after), _record(env, "ann", phones_after)]
-        time.sleep(1)
+        assert until(lambda: _streaming(room_after, phones_after), timeout=30)
         seen = len(out.lines)
         game.stdin.write("Ann: twist card\n")
         game.stdin.flush()
         assert out.wait("to Ann only: (said in Ann's headphones)", seen, timeout=30), out.lines
-        time.sleep(8)
+        # Her card has been said in her headphones, whole.
+        assert until(lambda: said_and_quiet(phones_after, sound=1.5, quiet=1.0), timeout=60), (
+            loud_seconds(phones_after))
         game.stdin.write("Ann: end the game\nBob: yes\nBob: that's all\n")
         game.stdin.close()
         game.wait(timeout=60)
@@ -107,6 +105,6 @@ def test_a_virtual_twist_card_is_said_in_the_players_headphones_only(audio_serve
     secret = private[0]["text"]
     assert secret.startswith("Ann, your Twist card is ")
     assert not any(secret in line for line in out.lines)  # never on the shared screen
-    assert _loud_seconds(room_before) > 3  # the opening and the hand's end, in the room
-    assert _loud_seconds(phones_before) == 0  # ... and nothing of it in Ann's headphones
-    assert _loud_seconds(phones_after) > 1.5  # her Twist card, in her headphones
+    assert loud_seconds(room_before) > 3  # the opening and the hand's end, in the room
+    assert loud_seconds(phones_before) == 0  # ... and nothing of it in Ann's headphones
+    assert loud_seconds(phones_after) > 1.5  # her Twist card, in her headphones

@@ -74,7 +74,7 @@ def test_the_room_check_sees_a_clock_field_set_and_the_clock_replaced(tmp_path):
 # --- every room: no stubs, no calls into another room, each field set by one -------------
 #: The rooms, each a class over :class:`~referee.brain.shared.Shared`; the
 #: session joins them (it may call them all, and sets only its own fields).
-ROOM_MODULES = ("clock.py", "questions.py", "moves.py", "answers.py", "parts.py")
+ROOM_MODULES = ("clock.py", "questions.py", "moves.py", "answers.py")
 
 
 def methods(path: Path) -> set[str]:
@@ -231,7 +231,11 @@ def test_the_check_sees_a_list_popped_and_a_move_played_by_the_clock(tmp_path):
 # --- rooms held, not inherited (#84 item 1) ---------------------------------------------------
 #: Rooms the session holds as a field (``self.hearing``) rather than inherits:
 #: a class of their own, told what they may read (a view), answering a value.
-HELD_ROOMS = {"hearing.py": "Hearing"}
+HELD_ROOMS = {"hearing.py": "Hearing", "parts.py": "Streams"}
+#: What a held room may not import: the session, and every room (the brain's
+#: values, shared.py's question among them, it may).
+ROOM_IMPORTS = {"referee.session", *(f"referee.brain.{m.removesuffix('.py')}"
+                                     for m in (*ROOM_MODULES, *HELD_ROOMS))}
 
 
 def reaches_back(path: Path) -> list[str]:
@@ -242,8 +246,7 @@ def reaches_back(path: Path) -> list[str]:
         modules = ([node.module or ""] if isinstance(node, ast.ImportFrom)
                    else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
         line = getattr(node, "lineno", 0)
-        found += [f"{path.name}:{line}: imports {m}" for m in modules
-                  if m == "referee.session" or m.startswith("referee.brain")]
+        found += [f"{path.name}:{line}: imports {m}" for m in modules if m in ROOM_IMPORTS]
         if isinstance(node, ast.Name | ast.Attribute):
             name = node.id if isinstance(node, ast.Name) else node.attr
             if name in ("Session", "Shared", "_out", "_logged"):

@@ -13,6 +13,8 @@ from __future__ import annotations
 import pytest
 
 from harness.fixtures import spoken_stream
+from referee.brain.parts import HEARD, LATE, LET_GO, SAME, UNSURE_REST, Streams, whole_of
+from referee.brain.question import Question
 from referee.games import matcher_for
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.listening import Listening
@@ -26,6 +28,7 @@ from referee.speech.hearing.interface import Transcript
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.hearing.segmenter import Segmenter
 from referee.speech.listen import Listener
+from referee.speech.understanding.meaning import Intent
 from referee.table import Reports, Table
 
 PLAYERS = ["Ann", "Bob"]
@@ -103,7 +106,10 @@ def test_the_whole_takes_the_place_of_the_parts_open_question() -> None:
 def test_a_whole_after_an_undone_part_or_of_no_move_is_heard_as_any_utterance() -> None:
     session, answers = _heard(("flip my seven", 1.0, 1.0, 1.6), ("what's my score", 1.0, 1.0, 2.4))
     assert "7" in answers[1][0], answers  # (answered: no move, no part)
-    assert [p.moved for p in session.parts.values()] == [None]  # (the question is the last now)
+    rest = Speech(2.8, 1.0, 2.6, None, "mic", Transcript("flip my seven down", 1.0, whole=True))
+    part = session.streams.part_of(rest, session.game.depth)
+    assert part is not None  # (the question is the stream's last part now: no move)
+    assert part.moved is None
     session, _ = _heard(("flip my seven", 1.0, 1.0, 1.6))
     session.step(Typed(1.8, "undo", "Ann"))
     session.step(Typed(1.9, "yes", "Bob"))
@@ -213,3 +219,32 @@ def test_the_ears_join_only_what_one_seat_said() -> None:
                            listener.transcript(found[1].audio), "Ann")
     assert again is not None  # (Ann's own rest, told as hers)
     assert again[0].text == "flip my seven down"
+
+
+def test_the_parts_room_made_alone_says_what_a_whole_does() -> None:
+    """The parts room (:class:`~referee.brain.parts.Streams`) is made alone
+    and told what it reads: a whole is its stream's last part heard again
+    (from where it began), unless that part's move has been undone since;
+    what the whole does turns on what came of the part."""
+    streams = Streams()
+    flip, down = Intent.of("flip", owner="Ann", tile=7), Intent.of("flip", owner="Ann", tile=7,
+                                                                   direction="down")
+    said = Speech(1.6, 1.0, 1.6, None, "mic", Transcript("flip my seven", 1.0))
+    streams.heard(said, "Ann", flip, (0, "Ann flips 7"), None)
+    whole = Speech(2.4, 1.0, 2.4, None, "mic", Transcript("flip my seven down", 1.0, whole=True))
+    part = streams.part_of(whole, depth=1)
+    assert part is not None
+    assert part.moved == (0, "Ann flips 7")
+    assert streams.part_of(whole, depth=0) is None  # (its move undone since)
+    assert streams.part_of(Speech(2.4, 1.0, 2.4, "Bob", "mic", whole.transcript), 1) is None
+    assert whole_of(part, down, True, None, lambda: True) == SAME
+    assert whole_of(part, down, True, None, lambda: False) == LATE
+    assert whole_of(part, down, False, None, lambda: False) == UNSURE_REST
+    assert whole_of(part, Intent.of("query", what="score"), True, None, lambda: True) == HEARD
+    asked = Question("Ann, did you say: flip Ann's 7?", ("Ann",), flip, "Ann")
+    streams.heard(said, "Ann", flip, None, asked)
+    part = streams.part_of(whole, depth=1)
+    assert part is not None
+    assert whole_of(part, Intent.of("flip", owner="Ann", tile=1), True, asked,
+                    lambda: False) == LET_GO
+    assert whole_of(part, down, True, None, lambda: False) == HEARD  # (its question gone)

@@ -20,6 +20,7 @@ hearing with that in mind (over
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -28,7 +29,7 @@ from typing import Any
 from referee.engine.core import Game
 from referee.games.contract import Policy, Talk
 from referee.gate import Utterance, judge
-from referee.protocol import Judged, Speech
+from referee.protocol import Expected, Judged, SoFar, Speech
 from referee.speech.hearing.confidence import calibration_of, names_before
 from referee.speech.hearing.decision import (
     ACT,
@@ -50,8 +51,11 @@ from referee.wording import (
     NOT_CAUGHT,
     NOT_MOVES,
     SURE_SCORE,
+    TOO_LONG,
     clean_text,
 )
+
+log = logging.getLogger(__name__)
 
 #: What the session does with an utterance (:attr:`Verdict.action`): nothing
 #: but log why the gate dropped it; or, heard: log it as not nearly a command
@@ -283,6 +287,36 @@ class Hearing:
                            notice=NOT_CAUGHT if ADDRESSED.match(heard.text) else None)
         return replace(verdict, action=RESPOND, confirm=decision.contested,
                        respond_sure=self.is_sure(heard, named=False) and not gate.over_voice)
+
+    def so_far(self, m: SoFar, who: str, expecting: Callable[[str], Expectation]) -> Expected:
+        """The ears' question while ``who`` is still speaking: whether the
+        words said so far are a move the referee expects of them now
+        (``expecting``; None: no move, the game has no say). A failure is no
+        opinion, never the end of the game."""
+        try:
+            if self.matcher.match(m.text, who).intent.kind in NOT_MOVES:
+                return Expected(m.at, m.text, None)
+            expects = expecting(who)
+            return Expected(m.at, m.text, expects.awaited and expects.expects(m.text))
+        except Exception:
+            log.exception("judging the words so far failed")
+            return Expected(m.at, m.text, None)
+
+    def read(self, text: str, who: str, *, named: bool, tap: bool) -> tuple[Heard, bool]:
+        """A typed line (cleaned, not empty) by ``who`` (``named``: the line
+        said who typed it) read: what it means, and whether a move in it is
+        played at once (:meth:`is_sure`). A line longer than
+        :data:`~referee.wording.MAX_CHARS` characters is refused, its start
+        kept (logged with the answer it got, so that replay and resume say the
+        same). A move sent by tapping a seat page's button (``tap``) is asked
+        about first when it ends a turn or the game
+        (:meth:`~referee.games.contract.Policy.confirm_tap`): one tap is
+        easily a slip."""
+        if len(text) > MAX_CHARS:
+            return Heard(text[:MAX_CHARS] + "...", Intent("none"), 0.0, TOO_LONG), False
+        heard = self.matcher.match(text, who)
+        return heard, self.is_sure(heard, named=named) and not (
+            tap and self.spec.confirm_tap(heard.intent))
 
     def is_sure(self, heard: Heard, *, named: bool) -> bool:
         """Whether a move heard so is played at once rather than asked about

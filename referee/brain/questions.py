@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from referee.brain.shared import Question, Shared
+from referee.brain.question import Question
+from referee.brain.shared import Shared
 from referee.protocol import Say, Tone
 from referee.speech.understanding.meaning import Intent
 

@@ -5,8 +5,9 @@ The brain (:class:`~referee.session.Session`) is split into rooms, one
 module each, a class over this one: the turn clock
 (:mod:`referee.brain.clock`), questions (:mod:`referee.brain.questions`),
 moves and chance (:mod:`referee.brain.moves`), answers and the
-conversation's memory (:mod:`referee.brain.answers`), each stream's last
-utterance (:mod:`referee.brain.parts`). :class:`Shared` makes
+conversation's memory (:mod:`referee.brain.answers`); the hearing room
+(:mod:`referee.brain.hearing`) and the parts room (:mod:`referee.brain.parts`)
+are held as fields, not inherited. :class:`Shared` makes
 every field; each is then set by one room only, and no room calls another:
 the session joins them and keeps the one entry point,
 :meth:`~referee.session.Session.step` (``tests/test_rooms.py`` checks both).
@@ -14,65 +15,27 @@ the session joins them and keeps the one entry point,
 
 from __future__ import annotations
 
-import math
+import logging
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from referee.brain.hearing import Hearing
+from referee.brain.hearing import Hearing, awaited, expectation
 from referee.brain.memory import Memory
+from referee.brain.parts import Streams
 from referee.brain.played import Played
+from referee.brain.question import Question
 from referee.brain.turnclock import TurnClock
 from referee.engine.core import Event, GameStopped, Rejection, TurnStarted
 from referee.games.contract import Contract
-from referee.protocol import Output, Say, Tone
-from referee.records import EventRecord, Record, SaidRecord
+from referee.protocol import Output, Say, Speech, Tone
+from referee.records import DroppedRecord, EventRecord, Record, SaidRecord
+from referee.speech.hearing.decision import Expectation
 from referee.speech.understanding.intents import IntentMatcher
 from referee.speech.understanding.meaning import Intent
 from referee.wording import AFTER_THE_END, ANSWER_SECONDS, SOMEONE, NoSuchPlayer, player_named
 
-
-@dataclass(frozen=True)
-class Question:
-    """A yes/no question: made to be asked, then (:meth:`Questions._ask
-    <referee.brain.questions.Questions._ask>`) the one the referee is
-    waiting on, with its deadline."""
-
-    text: str
-    #: Who may answer: the player asked first, then any other listed.
-    answerers: tuple[str, ...]
-    #: The intent to carry out on "yes".
-    intent: Intent
-    #: Who made the request (the speaker of the intent).
-    by: str
-    #: When it goes unanswered (none until it is asked).
-    deadline: float = math.inf
-    #: Whether the turn timer was held for it.
-    paused_clock: bool = False
-    #: For undo: the stack depth to return to.
-    undo_to: int | None = None
-    #: Another player's consent (undo, agreements): a yes must say who gives it
-    #: (a seat microphone, "Bob: yes" typed, or "Bob agrees").
-    consent: bool = False
-
-
-@dataclass(frozen=True)
-class Part:
-    """An utterance as the brain heard it, kept until its stream's next one
-    (:mod:`referee.brain.parts`): when it was said, what it meant, and what
-    came of it: the move it played (the game's depth before it, and the move
-    as the game describes it), or the question it opened; whose it was, and
-    when it was decided (``at``)."""
-
-    start: float
-    end: float
-    at: float
-    who: str
-    intent: Intent
-    moved: tuple[int, str] | None
-    question: Question | None
-
+log = logging.getLogger(__name__)
 
 #: What the referee says of an event the game says nothing of: every game can
 #: be stopped by its table ("end the game", the program closing).
@@ -108,9 +71,9 @@ class Shared:
         #: What the conversation remembers: the rest of a long answer, the
         #: player last named, whom "Sorry, Ann?" was said to (:mod:`referee.brain.answers`).
         self.memory = Memory()
-        #: The last utterance heard from each stream (source, speaker), to
-        #: know it again with its rest (:mod:`referee.brain.parts`).
-        self.parts: dict[tuple[str, str | None], Part] = {}
+        #: The parts room (:mod:`referee.brain.parts`): the last utterance
+        #: heard from each stream, to know it again with its rest. Held.
+        self.streams = Streams()
         #: The hearing room (:mod:`referee.brain.hearing`): held, not inherited.
         self.hearing = Hearing(spec, self.matcher)
         #: The end of the game was announced, with :data:`AFTER_THE_END`.
@@ -130,6 +93,19 @@ class Shared:
         #: Whose turn it was after each of the latest steps, by the time each was
         #: told (see :meth:`~referee.session.Session._speech`).
         self._turns: deque[tuple[float, str | None]] = deque(maxlen=128)
+
+    def _expecting(self, who: str) -> Expectation:
+        """What the referee expects of ``who`` now (:mod:`referee.brain.hearing`)."""
+        question = self.question
+        waiting = awaited(self.spec, self.game, None if question is None else question.answerers,
+                          self.clock.paused)
+        return expectation(self.spec, self.game, self.matcher, who, waiting,
+                           question is not None, self.now)
+
+    def _drop(self, m: Speech, reason: str) -> None:
+        """``m`` is not acted on, for ``reason``: logged."""
+        log.info("not acted on: %r (%s)", m.transcript.text, reason)
+        self._log(DroppedRecord(m.at, m.source, m.speaker, m.transcript.text, reason))
 
     def _turn_limit(self, at: float) -> float | None:
         """The first turn's length in a game that begins ``at`` (None: no timer)."""
