@@ -5,6 +5,7 @@ Chromium whose fake microphone plays a WAV file into the seat page."""
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import time
@@ -681,6 +682,15 @@ def test_a_seat_page_on_plain_http_says_why_its_microphone_is_off():
         shown.stop()
 
 
+def _judged_from(game: PhoneGame, source: str, since: int) -> bool:
+    """Whether the brain has judged an utterance from ``source`` (taken or
+    dropped) since its ``since``-th record."""
+    from referee.records import DroppedRecord, InputRecord
+
+    return any(isinstance(r, DroppedRecord | InputRecord) and r.source == source
+               for r in list(game.records)[since:])
+
+
 @pytest.mark.slow
 def test_a_phone_on_the_table_hears_its_player_through_the_referee_s_voice(tmp_path):
     """The referee speaks through a real audio server into the room; Ann's
@@ -689,11 +699,11 @@ def test_a_phone_on_the_table_hears_its_player_through_the_referee_s_voice(tmp_p
     up. Its stream goes through an echo canceller of its own: it learns the
     room, nothing the referee says is heard as a move, Ann's "flip my
     twelve" said over the rules is heard and asked about (never played
-    unasked: it was said over the voice; or, heard unclear there, she is
-    told so and says it again), and her "stop" cuts the voice."""
+    unasked: it was said over the voice; heard unclear there, or not at all,
+    she says it again, as a player who was not answered does), and her
+    "stop" cuts the voice."""
     from harness import audioserver
     from harness.phone import Phone
-    from referee.gate import TALKING
     from referee.protocol import VoiceCut
     from referee.records import EventRecord
     from referee.speech.audio import PlaybackTrack
@@ -724,8 +734,10 @@ def test_a_phone_on_the_table_hears_its_player_through_the_referee_s_voice(tmp_p
             def read_rules() -> float:
                 """Ask for the rules; 3 s into the reading, when it runs till."""
                 assert _post(game.screen, "Ann", "rules")[0] == 200
-                assert until(lambda: game.table.busy_until >= game.loop.now() + 8, 10), \
-                    "the rules were never read"
+                # (a bound for a starved machine, where the table's loop may
+                # still be deciding what the phone heard: 10 s once ran out)
+                assert until(lambda: game.table.busy_until >= game.loop.now() + 8, 30), (
+                    "the rules were never read", game.said()[-6:], game.heard()[-4:])
                 time.sleep(3.0)
                 return game.table.busy_until
 
@@ -733,36 +745,37 @@ def test_a_phone_on_the_table_hears_its_player_through_the_referee_s_voice(tmp_p
             # of its voice, measured): a move said over it before then is not
             # trusted (the gate's older rule holds), so the rules are read
             # until it has.
-            for _ in range(3):
+            for _ in range(5):
                 read_rules()
                 time.sleep(max(0.0, game.table.busy_until - game.loop.now()) + 1.0)
                 if echo.cancelling:
                     break
             assert echo.cancelling, "the canceller never learnt the room"
-            read_rules()
             mark = len(game.records)
             asked = "Ann, did you say: flip Ann's 12?"
-            phone.say(load_wav(FIXTURES / "cmd54.wav"))  # flip my twelve
             # Heard unclear over the voice (1 run in 5 alone: "i flip my
             # twelve", what the canceller left of the rules before it), the
-            # referee says so and nothing else, and Ann says it again over
-            # the rules read again, once (at once, it is heard with the
-            # unclear one as one utterance).
-            assert until(lambda: any(asked in t or TALKING in t for t in game.said()), 15), \
-                (game.said(), game.heard())
-            if not any(asked in t for t in game.said()):
-                time.sleep(max(0.0, game.table.busy_until - game.loop.now()) + 1.0)
+            # referee says so ("Sorry, I was talking") or, not nearly a
+            # command, nothing; and Ann says it again over the rules read
+            # again, as a player who was not answered does: up to three times.
+            for _ in range(3):
                 read_rules()
-                phone.say(load_wav(FIXTURES / "cmd54.wav"))
-            game.wait_until_said(asked, timeout=15)
+                tried = len(game.records)
+                phone.say(load_wav(FIXTURES / "cmd54.wav"))  # flip my twelve
+                assert until(functools.partial(_judged_from, game, "phone", tried), 30), (
+                    game.said(), game.heard())
+                if until(lambda: any(asked in t for t in game.said()), 5):
+                    break
+                time.sleep(max(0.0, game.table.busy_until - game.loop.now()) + 1.0)
+            game.wait_until_said(asked, timeout=5)
             assert _post(game.screen, "Ann", "no")[0] == 200
             time.sleep(1.0)
             reading_until = read_rules()
             phone.say(load_wav(FIXTURES / "cmd51.wav"))  # stop
-            deadline = time.monotonic() + 5
-            while not any(isinstance(r, VoiceCut) for r in list(game.records)[mark:]):
-                assert time.monotonic() < deadline, game.said()
-                time.sleep(0.05)
+            # (a bound for a starved machine, whose loop hears late: 5 s ran out
+            # beside two busy processes, 2026-12-07)
+            assert until(lambda: any(isinstance(r, VoiceCut)
+                                     for r in list(game.records)[mark:]), 20), game.said()
             assert game.table.busy_until < reading_until - 2.0
             heard = [r for r in game.inputs() if r.source == "phone"]
             assert [r.intent.kind for r in heard if r.intent.kind != "none"] == ["flip"], heard
