@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -217,3 +218,54 @@ def test_a_closed_canceller_refuses_a_frame_and_never_closes_inside_one():
     with pytest.raises(EchoError):
         canceller.process(tone, tone)
     canceller.close()  # (twice is nothing)
+
+
+def _speaker_on_a_fake_device(monkeypatch: pytest.MonkeyPatch, now: list[float]) -> Any:
+    """The real speaker class over a stand-in stream (a fake: this test drives
+    its callback by hand, at the times ``now`` says; the real device path is
+    tests/test_phones.py's and tests/test_mic_audio_server.py's)."""
+    import sounddevice
+
+    from referee.speech.speaking import tts
+
+    class Stream:  # (the stand-in: a latency, and nothing to start)
+        latency = 0.05
+
+        def start(self) -> None: ...
+
+    class Clock:
+        @staticmethod
+        def monotonic() -> float:
+            return now[0]
+
+    monkeypatch.setattr(sounddevice, "RawOutputStream", lambda **_: Stream())
+    monkeypatch.setattr(sounddevice, "query_devices", lambda *_, **__: {"index": 0})
+    monkeypatch.setattr(tts, "clock", Clock)
+    return tts.SpeakerOutput(track=PlaybackTrack())
+
+
+@pytest.mark.parametrize("ran_dry", [True, False])
+def test_the_speaker_stamps_its_samples_from_the_clock_again_when_the_device_ran_dry(
+        monkeypatch: pytest.MonkeyPatch, ran_dry: bool) -> None:
+    """A busy machine calls the speaker back 0.11 s late, and the device, run
+    dry, played silence meanwhile (PortAudio says so: an output underflow):
+    what is played next is heard from then on, and the echo canceller's
+    reference says so; not where the count of samples would put it, 0.09 s
+    early (the count was 0.08-0.1 s behind at each underflow of a busy run,
+    2026-12-07). A callback as late without an underflow is one of a burst
+    (the device plays on from its buffer): the count holds."""
+    import sounddevice
+
+    now = [100.0]
+    speaker = _speaker_on_a_fake_device(monkeypatch, now)
+    speaker.play(Audio(np.full(3 * 320, 1000, np.int16)), "a sentence", 100.0)
+    for at, late in ((100.0, False), (100.02, False), (100.13, ran_dry)):
+        now[0] = at
+        flags = sounddevice.CallbackFlags()
+        flags.output_underflow = late
+        speaker._callback(bytearray(640), 320, None, flags)
+    assert speaker.track is not None
+    assert speaker.track.playing(100.05, 100.09)  # the first two blocks, by the count
+    third = (100.18, 100.2) if ran_dry else (100.09, 100.11)
+    assert speaker.track.playing(*third)
+    assert speaker.track.playing(100.12, 100.17) is False

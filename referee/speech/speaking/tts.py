@@ -473,10 +473,16 @@ class SpeakerOutput(Output):
             # no guide; the echo canceller measures the true delay). But when
             # the device stopped asking for a while (PulseAudio here asks for a
             # new stream's first block, then waits 2 s), what is written now is
-            # heard from now on: the count starts again from here.
+            # heard from now on: the count starts again from here. So too when
+            # the device says it ran dry (an underflow: a busy machine called
+            # back too late, and the device played silence meanwhile): the
+            # count was 0.08-0.1 s behind then, moving the canceller's
+            # reference under its filter (2026-12-07).
             stream = self._stream  # (None once closed)
             now = clock.monotonic() + (float(stream.latency) if stream is not None else 0.0)
-            if self._started is None or now > self._started + self._written / RATE + RESYNC:
+            ran_dry = bool(getattr(status, "output_underflow", False))
+            if self._started is None or ran_dry or (
+                    now > self._started + self._written / RATE + RESYNC):
                 self._started = now - self._written / RATE
             at = self._started + self._written / RATE
             self._written += len(out) // 2
