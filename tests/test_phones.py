@@ -692,6 +692,7 @@ def _judged_from(game: PhoneGame, source: str, since: int) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.alone
 def test_a_phone_on_the_table_hears_its_player_through_the_referee_s_voice(tmp_path):
     """The referee speaks through a real audio server into the room; Ann's
     phone lies on the table, hands-free: it hears the room (the referee's
