@@ -463,8 +463,10 @@ class Session(Moves, Questions, Answers, Clock):
         utterance (where the part's question is still open, that is let go)."""
         rest = whole_of(part, intent, sure, self.question,
                         lambda: same_move(self.spec, self.game, intent, part, self.now))
-        if rest in (HEARD, LET_GO):
-            question = self._close_question() if rest == LET_GO else None
+        if rest == HEARD:
+            return False
+        if rest == LET_GO:
+            question = self._close_question()
             if question is not None and question.paused_clock:
                 self._emit(self._events(self._restart_clock(m.at), m.at))
             return False
