@@ -8,19 +8,17 @@ audience, cut the voice, records for the game log, a snapshot of the public
 state). Typed lines, scripts, the microphone, replay and resume all drive it
 so, and tests drive it on a simulated clock.
 
-The brain is split into rooms, one module each, read one at a time:
-:mod:`referee.brain.clock` keeps the turn clock, :mod:`referee.brain.questions`
-asks and checks answers, :mod:`referee.brain.moves` plays moves, chance and
-undo, :mod:`referee.brain.answers` answers questions about the game and
-keeps what the conversation remembers, and :mod:`referee.brain.shared` holds
-the game and how the referee says and logs things. Two rooms are held as
-fields rather than inherited: :mod:`referee.brain.hearing` (what the
-referee makes of an utterance: a verdict) and :mod:`referee.brain.parts`
-(each stream's last utterance, to know it again with its rest). Each room
-changes only its own state and calls no other room; this module hears what
-players say and joins the rooms (a move, then the chance after it, then a new turn's
-clock; a yes, then what it agreed to). :mod:`referee.replay` rebuilds a game
-from its log.
+The brain is split into rooms, one module each in :mod:`referee.brain`, read
+one at a time. Inherited: the turn clock (``clock``), questions
+(``questions``), moves, chance and undo (``moves``), answers and what the
+conversation remembers (``answers``), over what they share (``shared``: the
+game, saying and logging). Held as fields, each a class of its own told
+what it may read: hearing (``hearing``: what the referee makes of an
+utterance, a verdict), each stream's last utterance (``parts``), and what
+the drivers were told (``told``). Each room changes only its own state and
+calls no other room; this module hears what players say and joins the
+rooms (a move, then the chance after it, then a new turn's clock; a yes,
+then what it agreed to). :mod:`referee.replay` rebuilds a game from its log.
 
 Decisions:
 
@@ -32,12 +30,8 @@ Decisions:
   without a name is confirmed as a spoken one is
   (:meth:`~referee.games.base.GameSpec.always_confirm`).
 * Empty input is ignored; input longer than :data:`~referee.wording.MAX_CHARS`
-  characters is refused with a message; anything else that is not a command
-  gets a short "didn't catch that" (or the near-miss explanation).
-* "yes"/"no" with no open question, and "stop", are ignored here when
-  spoken ("yes" is common in table talk), and a typed one is told there is
-  nothing to answer; "stop" is for the table loop, which cuts the referee's
-  sentence. Answers, help and "repeat": :mod:`referee.brain.answers`.
+  characters is refused with a message (:meth:`~referee.brain.hearing.Hearing.read`).
+  What is not a move: :meth:`~referee.brain.answers.Answers._not_a_move`.
 * A question heard unsure, with a move the referee expects close behind it
   ("hint", "hit"), is asked about before it is answered (#83).
 
@@ -58,28 +52,24 @@ from collections.abc import Sequence
 from typing import assert_never
 
 from referee.brain.answers import Answers
-from referee.brain.clock import HEARTBEAT, Clock
-from referee.brain.hearing import CUT, DROP, IGNORE, PROMPT, Verdict, View
+from referee.brain.clock import Clock
+from referee.brain.hearing import CUT, DROP, IGNORE, PROMPT, View
 from referee.brain.moves import Moves
 from referee.brain.parts import DROPPED, HEARD, LATE, LET_GO, Part, same_move, whole_of
 from referee.brain.question import Question
 from referee.brain.questions import Questions
 from referee.engine.core import Event, StopGame, Timeout
-from referee.games.base import spoken_list
 from referee.protocol import (
     Caption,
-    ChangeVoice,
     CutVoice,
     Input,
     Left,
     Logged,
     MicBack,
     MicLost,
-    Moments,
     Output,
     Resume,
     Say,
-    Snapshot,
     SoFar,
     Speech,
     SpokenUntil,
@@ -91,18 +81,12 @@ from referee.protocol import (
     Understood,
     VoiceChanged,
     VoiceCut,
-    WakeAt,
 )
 from referee.records import ErrorRecord, InputRecord
 from referee.speech.understanding.intents import Heard
 from referee.speech.understanding.meaning import Intent
 from referee.wording import (
-    ASKED_AGAIN,
-    DID_NOT_CATCH,
     GOODBYE,
-    NOT_MOVES,
-    NOTHING_TO_ANSWER,
-    SAY_AGAIN,
     SOMEONE,
     SORRY,
     TOO_SOON,
@@ -142,38 +126,15 @@ class Session(Moves, Questions, Answers, Clock):
                 log.exception("a step of the game failed")
             self._logged.append(ErrorRecord(message.at, f"{type(error).__name__}: {error}"))
             self._out.append(Say(message.at, SORRY, Tone.PROBLEM))
-        self._turns.append((message.at, self.game.current_player()))
-        self._report(force=isinstance(message, Resume))
-        given = [message] if self._worth_logging(message) else []
-        return [*(Logged(r) for r in (*given, *self._logged)), *self._out]
-
-    def _worth_logging(self, message: Input) -> bool:
-        """Whether the game log keeps the input: every input but a tick that
-        did nothing, which is kept once a second while something is due (a
-        resumed game gets back the time that was left within a second)."""
-        if isinstance(message, Tick) and not self._logged and (
-                self.next_wakeup() is None or message.at < self._beat + HEARTBEAT):
-            return False
-        self._beat = message.at
-        return True
-
-    def _report(self, force: bool) -> None:
-        """What a driver needs to know after a step, each when it changed (all
-        of it on :class:`~referee.protocol.Resume`: a new table): the public
-        state and the result, what can be said now, and when to tick next."""
-        shown = self.public_state()
-        if force or shown != self._shown:  # (a tick that restarts the clock logs nothing)
-            # (the result changes only with what everyone sees: it is read then)
-            self._shown = shown
-            self._out.append(Snapshot(self.now, shown, self.final_state(), self.results()))
-        moments = tuple(sorted(self.moments()))
-        if force or moments != self._moments:
-            self._moments = moments
-            self._out.append(Moments(self.now, moments))
-        wake = self.next_wakeup()
-        if force or wake != self._wake:
-            self._wake = wake
-            self._out.append(WakeAt(self.now, wake))
+        self.told = self.told.after_step(message.at, self.game.current_player())
+        self.told, news = self.told.news(
+            self.now, shown=self.public_state(), moments=tuple(sorted(self.moments())),
+            wake=self.next_wakeup(), force=isinstance(message, Resume),
+            outcome=lambda: (self.final_state(), self.results()))
+        self.told, kept = self.told.logs(message.at, wake=self.next_wakeup(),
+                                         idle_tick=isinstance(message, Tick) and not self._logged)
+        given = [message] if kept else []
+        return [*(Logged(r) for r in (*given, *self._logged)), *self._out, *news]
 
     def _handle(self, message: Input) -> None:
         if isinstance(message, SpokenUntil | VoiceCut | VoiceChanged | Resume):
@@ -280,9 +241,9 @@ class Session(Moves, Questions, Answers, Clock):
         return self._ask(asking, at, paused_clock=self._hold_clock(at))
 
     def _command(self, intent: Intent, who: str, at: float, sure: bool) -> list[Say]:
-        """The table's commands (pause, play again, that's all, undo) and moves:
-        asked about first when another player must agree, when the words make
-        a likelier move read another way, or when not heard surely."""
+        """The table's commands (pause, play again, that's all, undo) and
+        moves: done at once, or first asked about
+        (:meth:`~referee.brain.questions.Questions._asked_first`)."""
         kind = intent.kind
         if kind in ("pause", "resume"):
             said, events = self._pause(kind == "pause", at)
@@ -291,30 +252,8 @@ class Session(Moves, Questions, Answers, Clock):
             return self._rematch(at)
         if kind == "leave" and self.over:
             return self._leave_table(at)
-        if kind == "leave":
-            return self._asked(self._agreement_asking(intent, "end the game", who, at), at)
-        others = self._others(who)
-        if kind == "rematch":
-            return self._asked(Question(f"{others[0]}, do you agree to start a new game?",
-                                        others, intent, who, consent=True), at)
-        if self.clock.paused and kind not in NOT_MOVES:
-            return self._problem("The game is paused: say resume to go on.", at)
-        if kind == "undo":
-            return self._asked(self._undo_asking(who), at)
-        agreement = self.spec.agreement(intent)
-        if agreement is not None:
-            return self._asked(self._agreement_asking(intent, agreement, who, at), at)
-        likelier = None if kind in NOT_MOVES else self.spec.likelier(intent, who, self.game, at)
-        if likelier is not None:  # the words read another way make the move: ask
-            return self._asked(Question(self.spec.confirmation(likelier, who), (who,),
-                                        likelier, who), at)
-        if not sure and kind not in NOT_MOVES:
-            refused = self._refusal(intent, who, at)
-            if refused is not None:  # (refused either way: no question to block the table)
-                return self._say([refused], at, Tone.PROBLEM)
-            return self._asked(Question(self.spec.confirmation(intent, who), (who,), intent,
-                                        who), at)
-        return self._act(intent, who, at)
+        asking = self._asked_first(intent, who, sure, at)
+        return self._act(intent, who, at) if asking is None else self._asked(asking, at)
 
     def _resolve(self, yes: bool, at: float, unanswered: bool = False) -> list[Say]:
         """What the answer to the open question does: a yes plays, undoes,
@@ -385,32 +324,25 @@ class Session(Moves, Questions, Answers, Clock):
 
     # --- hearing ---------------------------------------------------------------------------
     def _typed(self, m: Typed) -> None:
-        """A typed line: never gated (typing is not heard over the referee's voice);
-        a typed "stop" cuts the voice as a spoken one does."""
+        """A typed line, read by the hearing room
+        (:meth:`~referee.brain.hearing.Hearing.read`): never gated (typing is
+        not heard over the referee's voice); a typed "stop" cuts the voice as
+        a spoken one does. A line from a seat page is its player's, typed in
+        its box ("seat") or sent by tapping a button there ("tap")."""
         self._emit(self._tick(m.at))
         if not m.text.strip():
             return
         self._out.append(Caption(m.at, self.label(m.speaker), m.text, m.source))
         if self.hearing.is_stop(m.text, self.attribute(None)):
             self._out.append(CutVoice(m.at))
-        self._emit(self._hear(m.text, m.speaker, m.at, m.source))
-
-    def _hear(self, text: str, speaker: str | None, at: float,
-              source: str = "text") -> list[Say]:
-        """React to one typed line ``text`` by ``speaker`` (None: unknown),
-        read by the hearing room (:meth:`~referee.brain.hearing.Hearing.read`).
-        A line from a seat page is its player's, typed in its box ("seat")
-        or sent by tapping a button there ("tap")."""
-        text = clean_text(text)
-        if not text:
-            return []
-        speaker, stranger = self._seat(speaker)
-        if stranger is not None:
-            return self._problem(stranger, at)
-        heard, sure = self.hearing.read(text, self.attribute(speaker), named=speaker is not None,
-                                        tap=source == "tap")
-        log.debug("heard %r from %s: %s", text, speaker, heard)
-        return self._respond(heard, speaker, at, sure=sure, source=source)
+        text, (speaker, stranger) = clean_text(m.text), self._seat(m.speaker)
+        if text and stranger is not None:
+            self._emit(self._problem(stranger, m.at))
+        elif text:
+            heard, sure = self.hearing.read(text, self.attribute(speaker),
+                                            named=speaker is not None, tap=m.source == "tap")
+            log.debug("heard %r from %s: %s", text, speaker, heard)
+            self._emit(self._respond(heard, speaker, m.at, sure=sure, source=m.source))
 
     def _speech(self, m: Speech) -> None:
         """An utterance as the ears measured it, heard by the hearing room
@@ -421,14 +353,11 @@ class Session(Moves, Questions, Answers, Clock):
         speech (and to when it was decided, so that the speech comes with
         every sentence said meanwhile)."""
         self._emit(self._tick(min(m.start, m.at)))
-        # (the latest step told of a time no later than the start, or for the
-        # whole of an utterance heard already, than that was decided; of two,
-        # the later told)
+        # (whose turn it was when the player began; for the whole of an
+        # utterance heard already, when that was decided)
         part = self.streams.part_of(m, self.game.depth)
-        began = m.start if part is None else part.at
-        then = max(((at, i, turn) for i, (at, turn) in enumerate(self._turns) if at <= began),
-                   default=None)
-        turn_then = self.game.current_player() if then is None else then[2]
+        turn_then = self.told.turn_at(m.start if part is None else part.at,
+                                      now=self.game.current_player())
         self._emit(self._tick(m.at))
         who = self.attribute(m.speaker) if part is None else part.who  # (the whole: the part's)
         verdict = self.hearing.hear(m, View(who, self._expecting(who), turn_then,
@@ -476,27 +405,12 @@ class Session(Moves, Questions, Answers, Clock):
                 who=part.who, move=self.spec.describe_intent(part.intent)), m.at))
         return True
 
-    def _dropped(self, m: Speech, verdict: Verdict) -> None:
-        """``m`` is not acted on: logged, and what the referee says about
-        hearing said (not logged: it is not the game's)."""
-        self._drop(m, verdict.dropped or "")
-        if verdict.notice is not None:
-            self._out.append(Say(m.at, verdict.notice, Tone.PROBLEM))
-
-    def _say_again(self, m: Speech, who: str, over_voice: bool) -> None:
-        """The awaited player said what looks like an attempt at a command, not
-        heard well enough to ask about: "Sorry, Ann?", once a wait (the same
-        turn, question and state of the game), never over the referee's voice
-        (where it may be that voice's leftover). About hearing, not the game:
-        said, not logged; the utterance is logged as dropped."""
-        prompt = not over_voice and self._first_prompt(who)
-        self._drop(m, ASKED_AGAIN if prompt else "not caught (asked once already)")
-        if prompt:
-            self._out.append(Say(m.at, SAY_AGAIN.format(who=who), Tone.PROBLEM))
-
     def _respond(self, heard: Heard, speaker: str | None, at: float, *, sure: bool,
                  source: str, confirm: bool = False) -> list[Say]:
-        """Act on an intent the matcher (or a recogniser) produced.
+        """Act on an intent the matcher (or a recogniser) produced: whose it
+        is, then an answer to the open question, what is not a move (the
+        voice, "more", questions), or, with no question open, the table's
+        commands and moves.
 
         ``speaker`` None means the input does not say who spoke (see
         :meth:`attribute`); ``sure`` False asks before acting on a move;
@@ -523,39 +437,14 @@ class Session(Moves, Questions, Answers, Clock):
         if confirm and intent.kind == "query" and self.question is None:
             return said + self._asked(Question(self.spec.confirmation(intent, who), (who,),
                                                intent, who), at)
-        return said + self._talk(heard, intent, speaker, who, at, sure,
-                                 typed=source in TYPED_SOURCES)
-
-    def _talk(self, heard: Heard, intent: Intent, speaker: str | None, who: str, at: float,
-              sure: bool, typed: bool = False) -> list[Say]:
-        """What is not a move: the voice, "more", answers, what was not caught,
-        questions; then, with no question open, the table's commands and moves."""
-        kind = intent.kind
-        if kind == "voice":
-            self._out.append(ChangeVoice(at, intent["change"]))  # answered by VoiceChanged
-            return []
-        if kind == "more":
-            return self._read_more(at)
-        if kind == "answer" and self.question is not None:
+        if intent.kind == "answer" and self.question is not None:  # (answers it, or not)
             problem = self._reply_problem(intent, speaker, sure)
             if problem is not None:
-                return self._problem(problem, at)
-            return self._resolve(intent["value"] == "yes", at)
-        asked = self.spec.waiting_for(self.game, who) if kind == "answer" else None
-        if asked is not None:  # the game's own question, which a yes or no cannot answer
-            return self._problem(asked, at)
-        if kind == "answer" and typed:  # no question open (a spoken one is table talk)
-            return self._say([NOTHING_TO_ANSWER], at, Tone.ANSWER)
-        if kind in ("answer", "stop"):  # no question open; "stop" is the table's
-            return []
-        if kind == "none":
-            return self._problem(heard.message or DID_NOT_CATCH, at)
-        if kind == "ambiguous":
-            options = [self.spec.describe_intent(c) for c in intent.candidates]
-            question = f"Did you mean {spoken_list(options).replace(' and ', ' or ')}?"
-            return self._problem(f"{question} Please say it again.", at)
-        if kind == "query":
-            return self._answer(intent, at)
+                return said + self._problem(problem, at)
+            return said + self._resolve(intent["value"] == "yes", at)
+        not_a_move = self._not_a_move(heard, intent, who, at, source in TYPED_SOURCES)
+        if not_a_move is not None:  # (the voice, "more", questions ...)
+            return said + not_a_move
         if self.question is not None:
-            return self._problem(f"First: {self.question.text}", at)
-        return self._command(intent, who, at, sure)
+            return said + self._problem(f"First: {self.question.text}", at)
+        return said + self._command(intent, who, at, sure)

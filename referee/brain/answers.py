@@ -1,6 +1,7 @@
 """Answers and the conversation's memory: what the referee says to a
-question about the game, what "more" reads next, whom "you" means, and
-whether the awaited player was already asked to say it again.
+question about the game and to whatever else is not a move, what "more"
+reads next, whom "you" means, and whether the awaited player was already
+asked to say it again.
 
 * "repeat" says again the last thing the referee said, countdown excepted.
 * An answer longer than :data:`~referee.wording.SECTION_WORDS` words (the
@@ -14,6 +15,11 @@ whether the awaited player was already asked to say it again.
   the referee says that.
 * At a table of more than two, "you" is the player last named by anyone,
   other than the speaker (:meth:`Answers._addressed`).
+* "yes"/"no" with no open question, and "stop", are ignored when spoken
+  ("yes" is common in table talk), and a typed one is told there is nothing
+  to answer; "stop" is for the table loop, which cuts the referee's sentence.
+* Anything else that is not a command gets a short "didn't catch that" (or
+  the near-miss explanation).
 """
 
 from __future__ import annotations
@@ -22,17 +28,56 @@ from dataclasses import replace
 
 from referee.brain.shared import Shared
 from referee.games.base import spoken_list
-from referee.protocol import Say, Tone
+from referee.protocol import ChangeVoice, Say, Speech, Tone
 from referee.records import SaidRecord
 from referee.speech.understanding.intents import ADDRESSEE, Heard
 from referee.speech.understanding.meaning import Intent
-from referee.wording import ALL_READ, HELP_AFTER_THE_END, MORE, sections
+from referee.wording import (
+    ALL_READ,
+    ASKED_AGAIN,
+    DID_NOT_CATCH,
+    HELP_AFTER_THE_END,
+    MORE,
+    NOTHING_TO_ANSWER,
+    SAY_AGAIN,
+    sections,
+)
 
 
 class Answers(Shared):
     """Questions about the game answered, and what the conversation remembers
     (:attr:`~referee.brain.shared.Shared.memory`, a
     :class:`~referee.brain.memory.Memory` that only this room replaces)."""
+
+    def _not_a_move(self, heard: Heard, intent: Intent, who: str, at: float,
+                    typed: bool) -> list[Say] | None:
+        """What is said to what is neither a table command nor a move (an
+        answer to the open question was taken first): the voice changed,
+        "more", a yes or a no with no question of the referee's open, what was
+        not caught or is ambiguous, a question about the game. None: a
+        command or a move."""
+        kind = intent.kind
+        if kind == "voice":
+            self._out.append(ChangeVoice(at, intent["change"]))  # answered by VoiceChanged
+            return []
+        if kind == "more":
+            return self._read_more(at)
+        asked = self.spec.waiting_for(self.game, who) if kind == "answer" else None
+        if asked is not None:  # the game's own question, which a yes or no cannot answer
+            return self._problem(asked, at)
+        if kind == "answer" and typed:  # no question open (a spoken one is table talk)
+            return self._say([NOTHING_TO_ANSWER], at, Tone.ANSWER)
+        if kind in ("answer", "stop"):  # no question open; "stop" is the table's
+            return []
+        if kind == "none":
+            return self._problem(heard.message or DID_NOT_CATCH, at)
+        if kind == "ambiguous":
+            options = [self.spec.describe_intent(c) for c in intent.candidates]
+            question = f"Did you mean {spoken_list(options).replace(' and ', ' or ')}?"
+            return self._problem(f"{question} Please say it again.", at)
+        if kind == "query":
+            return self._answer(intent, at)
+        return None
 
     def _answer(self, intent: Intent, at: float) -> list[Say]:
         if intent["what"] == "repeat":
@@ -96,6 +141,17 @@ class Answers(Shared):
         wait = (who, self.game.depth, None if self.question is None else self.question.text)
         self.memory, first = self.memory.prompt(wait)
         return first
+
+    def _say_again(self, m: Speech, who: str, over_voice: bool) -> None:
+        """The awaited player said what looks like an attempt at a command, not
+        heard well enough to ask about: "Sorry, Ann?", once a wait (the same
+        turn, question and state of the game), never over the referee's voice
+        (where it may be that voice's leftover). About hearing, not the game:
+        said, not logged; the utterance is logged as dropped."""
+        prompt = not over_voice and self._first_prompt(who)
+        self._drop(m, ASKED_AGAIN if prompt else "not caught (asked once already)")
+        if prompt:
+            self._out.append(Say(m.at, SAY_AGAIN.format(who=who), Tone.PROBLEM))
 
     def _forget_talk(self) -> None:
         """A new game: no answer to read on, nobody named."""

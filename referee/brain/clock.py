@@ -24,10 +24,6 @@ from referee.engine.core import Event, PauseClock, ResumeClock, TurnStarted
 from referee.protocol import Say, Tone
 from referee.wording import mark_text
 
-#: While something is due (a turn timer, a question), a tick is logged once
-#: in this many seconds, so a resumed game gets back the time that was left.
-HEARTBEAT = 1.0
-
 
 class Clock(Shared):
     """The turn clock: countdown marks, timeouts, and holding the timer. Its

@@ -26,6 +26,7 @@ from referee.brain.question import Question
 from referee.brain.shared import Shared
 from referee.protocol import Say, Tone
 from referee.speech.understanding.meaning import Intent
+from referee.wording import NOT_MOVES
 
 
 class Questions(Shared):
@@ -37,6 +38,40 @@ class Questions(Shared):
         self.question = replace(asking, deadline=at + self.answer_seconds,
                                 paused_clock=paused_clock)
         return self._say([asking.text], at, Tone.QUESTION)
+
+    def _asked_first(self, intent: Intent, who: str, sure: bool,
+                     at: float) -> Question | str | None:
+        """What is asked before a table command or a move is done: another
+        player's agreement (to end the game or start a new one, to undo, to
+        what the game says needs it), whether the words meant a likelier move
+        read another way, or whether a move heard unsurely was heard right;
+        or why it is refused now (the game is paused; a move heard unsurely
+        that the rules refuse either way: no question to block the table).
+        None: it is done at once."""
+        kind = intent.kind
+        if kind == "leave":
+            return self._agreement_asking(intent, "end the game", who, at)
+        if kind == "rematch":
+            others = self._others(who)
+            return Question(f"{others[0]}, do you agree to start a new game?", others, intent,
+                            who, consent=True)
+        if self.clock.paused and kind not in NOT_MOVES:
+            return "The game is paused: say resume to go on."
+        if kind == "undo":
+            return self._undo_asking(who)
+        agreement = self.spec.agreement(intent)
+        if agreement is not None:
+            return self._agreement_asking(intent, agreement, who, at)
+        if kind in NOT_MOVES:
+            return None
+        likelier = self.spec.likelier(intent, who, self.game, at)
+        if likelier is not None:  # the words read another way make the move: ask
+            return Question(self.spec.confirmation(likelier, who), (who,), likelier, who)
+        if sure:
+            return None
+        refused = self._refusal(intent, who, at)
+        return refused if refused is not None else Question(
+            self.spec.confirmation(intent, who), (who,), intent, who)
 
     def _undo_asking(self, who: str) -> Question | str:
         """Another player's agreement to undo the last move, or why there is none."""

@@ -16,15 +16,15 @@ the session joins them and keeps the one entry point,
 from __future__ import annotations
 
 import logging
-from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from referee.brain.hearing import Hearing, awaited, expectation
+from referee.brain.hearing import Hearing, Verdict, awaited, expectation
 from referee.brain.memory import Memory
 from referee.brain.parts import Streams
 from referee.brain.played import Played
 from referee.brain.question import Question
+from referee.brain.told import Told
 from referee.brain.turnclock import TurnClock
 from referee.engine.core import Event, GameStopped, Rejection, TurnStarted
 from referee.games.contract import Contract
@@ -82,17 +82,10 @@ class Shared:
         self.left = False
         #: What this step logged, and what else it does, in order.
         self._logged: list[Record] = []
-        #: When an input was last logged (a tick is logged once a second while
-        #: something is due: :meth:`~referee.session.Session.step`).
-        self._beat = at
         self._out: list[Output] = []
-        #: What the drivers were last told (:meth:`~referee.session.Session._report`).
-        self._shown: dict[str, Any] | None = None
-        self._moments: tuple[str, ...] | None = None
-        self._wake: float | None = -1.0
-        #: Whose turn it was after each of the latest steps, by the time each was
-        #: told (see :meth:`~referee.session.Session._speech`).
-        self._turns: deque[tuple[float, str | None]] = deque(maxlen=128)
+        #: What the drivers were told, and whose turn it was after each of the
+        #: latest steps (:mod:`referee.brain.told`). Held.
+        self.told = Told(beat=at)
 
     def _expecting(self, who: str) -> Expectation:
         """What the referee expects of ``who`` now (:mod:`referee.brain.hearing`)."""
@@ -106,6 +99,13 @@ class Shared:
         """``m`` is not acted on, for ``reason``: logged."""
         log.info("not acted on: %r (%s)", m.transcript.text, reason)
         self._log(DroppedRecord(m.at, m.source, m.speaker, m.transcript.text, reason))
+
+    def _dropped(self, m: Speech, verdict: Verdict) -> None:
+        """``m`` is not acted on: logged, and what the referee says about
+        hearing said (not logged: it is not the game's)."""
+        self._drop(m, verdict.dropped or "")
+        if verdict.notice is not None:
+            self._out.append(Say(m.at, verdict.notice, Tone.PROBLEM))
 
     def _turn_limit(self, at: float) -> float | None:
         """The first turn's length in a game that begins ``at`` (None: no timer)."""
