@@ -8,8 +8,9 @@ random Unicode (any plane, control characters, lone
 surrogates as a broken decoder leaves them), random bytes decoded as the
 keyboard reader decodes them, an overlong line, or white space. Speakers are
 the players, None (not known) or a name not at the table. A finished game is
-replaced by a new one. Prints, per game: lines, exceptions, moves that changed
-the game, and the time per line.
+replaced by a new one. Prints, per game: lines, exceptions, the lines that
+moved the game (as a driver sees it: the step logged an event of the game or a
+chance draw), and the time per line.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ import traceback
 from collections.abc import Iterator
 
 from referee.games import GAMES
-from referee.protocol import Start, Typed
+from referee.protocol import Brain, Logged, Start, Typed
+from referee.records import ChanceRecord, EventRecord
+from referee.report import Report
 from referee.session import Session
 from referee.speech.understanding.phrase_files import load_phrases
 from referee.speech.understanding.templates import expand_sentences
@@ -139,8 +142,8 @@ def fuzz(game: str, count: int, seed: int) -> tuple[int, list[str], int, list[fl
     players = players_for(game)
     speakers: list[str | None] = [*players, None, "Zed"]
     spec_class = GAMES[game]
-    session = Session(spec_class(players))
-    session.step(Start(session.now))
+    brain: Brain = Session(spec_class(players))
+    report = Report().folded(brain.step(Start(0.0)))
     failures: list[str] = []
     moves = 0
     times: list[float] = []
@@ -149,16 +152,17 @@ def fuzz(game: str, count: int, seed: int) -> tuple[int, list[str], int, list[fl
     for n, line in zip(range(count), lines(rng, sentences(game)), strict=False):
         bar(n)
         at += rng.choice([0.1, 0.5, 1.0, 3.0, 20.0])
-        before = session.game.depth
         start = time.perf_counter()
         with caught_errors() as errors:  # the one thing this benchmark looks for
-            session.step(Typed(at, line, rng.choice(speakers)))
+            out = brain.step(Typed(at, line, rng.choice(speakers)))
         failures += [f"{game}: {line!r}\n{error}" for error in errors]
         times.append(time.perf_counter() - start)
-        moves += session.game.depth != before
-        if session.over:
-            session = Session(spec_class(players), at=at)
-            session.step(Start(session.now))
+        report = report.folded(out)
+        moves += any(isinstance(o, Logged) and isinstance(o.record, EventRecord | ChanceRecord)
+                     for o in out)  # (a step that moved the game: a move, a draw, a timeout)
+        if report.over:
+            brain = Session(spec_class(players), at=at)
+            report = Report().folded(brain.step(Start(at)))
     bar.close()
     return count, failures, moves, times
 

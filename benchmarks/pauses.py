@@ -43,10 +43,10 @@ from harness.ears import recognizer_for
 from harness.fixtures import HELD_OUT_VOICES, VOICES, Utterance
 from harness.judging import Situations, outcome
 from harness.situations import Placer
-from referee.brain.parts import played_out
 from referee.games import matcher_for
 from referee.listening import Listening
-from referee.protocol import Say, Speech, Tone, Typed
+from referee.protocol import Output, Say, Speech, Tone, Typed
+from referee.report import Report
 from referee.speech.audio import RATE, SPEECH_DB, speech_bounds
 from referee.speech.audio import frame_energies as energies
 from referee.speech.hearing.recognizers import ENGINES
@@ -96,21 +96,26 @@ def at_the_table(cut: list[tuple[SegmentedUtterance, float, float]], listener: L
     said no problem (no "Sorry", no refusal, no move taken too soon)."""
     brain, at = judge.fresh()
     reference, _ = judge.fresh()
-    meant = [o.text for o in reference.step(Typed(at, said, "Ann")) if isinstance(o, Say)]
-    heard: list[Say] = []
+    typed = reference.step(Typed(at, said, "Ann"))
+    meant = [o.text for o in typed if isinstance(o, Say)]
+    out: list[Output] = []
     for u, decided, _lag in cut:
         transcript, start = listener.transcript(u.audio), u.start
         whole = listener.whole(u.audio, u.start, u.end, transcript) if join else None
         if whole is not None:
             transcript, start = whole
-        heard += [o for o in brain.step(Speech(at + decided, at + start, at + u.end, "Ann",
-                                               "mic", transcript)) if isinstance(o, Say)]
+        out += brain.step(Speech(at + decided, at + start, at + u.end, "Ann", "mic",
+                                 transcript))
+    heard = [o for o in out if isinstance(o, Say)]
     if [o.text for o in heard] == meant:
         return True
-    question = brain.question
-    return question is not None and all(o.tone != Tone.PROBLEM for o in heard) and (
-        played_out(brain.spec, question.intent, question.by, brain.game, brain.now)
-        == reference.spec.public_state(reference.game))
+    asked = Report().folded(out).state.get("question") is not None
+    if not asked or any(o.tone == Tone.PROBLEM for o in heard):
+        return False
+    # (Ann's yes, on this copy of the brain: the game as the command typed left it?)
+    yes = brain.step(Typed(max(at + decided for _, decided, _ in cut) + 0.1, "yes", "Ann"))
+    played = Report().folded(yes).state.get("game")
+    return played is not None and played == Report().folded(typed).state.get("game")
 
 
 def stream_of(parts: list[np.ndarray], pause: float, seed: int) -> tuple[np.ndarray, float, float]:

@@ -219,19 +219,19 @@ def attribution() -> tuple[int, int]:
         drive = Drive(make_spec(build_parser().parse_args(["play", game, *args]), game))
         drive.start()
         for line in script.read_text().splitlines():
-            if not line.startswith("[") or drive.session.left:
+            if not line.startswith("[") or drive.left:
                 continue
             at_text, _, rest = line.partition("]")
             try:
-                speaker, text = split_speaker(rest.strip(), drive.session.players)
+                speaker, text = split_speaker(rest.strip(), drive.spec.players)
             except SpeakerError:
                 continue
             at = float(at_text.strip("[ "))
             if speaker is not None and text:
-                heard = drive.session.matcher.match(text, speaker)
+                heard = drive.matcher.match(text, speaker)
                 if heard.kind not in NOT_MOVES and heard.kind not in ("none", "ambiguous"):
                     total += 1
-                    right += drive.session.attribute(None) == speaker
+                    right += drive.whose(text, at) == speaker
             if text:
                 drive.step(Typed(at, text, speaker))
             else:

@@ -78,8 +78,8 @@ def caption_latency(browser: Any, count: int) -> list[float]:
 
 def answer_times(browser: Any, moves: int, pages: int) -> list[float]:
     """Seconds each typed move takes through the table with ``pages`` pages open."""
-    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
-    screen = Screen(session.players, "127.0.0.1", 0, title="Race to 65")
+    spec = Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy"))
+    screen = Screen(spec.players, "127.0.0.1", 0, title="Race to 65")
     screen.start()
     opened = []
     try:
@@ -87,14 +87,14 @@ def answer_times(browser: Any, moves: int, pages: int) -> list[float]:
             page = browser.new_page()
             page.goto(screen.url)
             opened.append(page)
-        table = Table(session,
+        table = Table(Session(spec),
                       reports=Reports(show=lambda line: None, stamp=False, screen=screen.publish))
         table.start()
         times: list[float] = []
         at = 1.0
         bar = Bar(moves, f"moves with {pages} pages")
         for n in range(moves):
-            player = session.game.current_player() or "Ann"
+            player = table.state["turn"] or "Ann"
             line = ("flip my seven", "flip my seven up", "repeat")[n % 3]
             start = time.perf_counter()
             table.hear_text(line, player, at)

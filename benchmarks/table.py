@@ -46,6 +46,7 @@ import numpy as np
 
 from benchmarks.recognition import PLAYERS, percentile
 from harness import audioserver
+from harness.brain import matcher_of
 from harness.ears import recognizer_for
 from harness.fixtures import CONDITIONS, PAD_SECONDS, utterances
 from harness.fixtures import fixture as fixture_path
@@ -280,10 +281,12 @@ def live_responses(count: int) -> tuple[list[float], float] | None:
     with tempfile.TemporaryDirectory() as tmp, audioserver.audio_server(
             Path(tmp), this_process=True) as env:
         restart_portaudio()
-        session = Session(Race65Spec(PLAYERS, EASY))
+        spec = Race65Spec(PLAYERS, EASY)
+        matcher = matcher_of(spec)
         output = Clocked()
         voice = make_voice("espeak")
-        table = Table(session, recognizer=recognizer_for(session.matcher.phrases, ENGINE),
+        table = Table(Session(spec, matcher=matcher),
+                      recognizer=recognizer_for(matcher.phrases, ENGINE),
                       mouth=Mouth(voice=voice, output=output), room=Room(echo_tail=ECHO_TAIL),
                       reports=Reports(show=lambda line: None, stamp=False))
         microphone = TimedMicrophone()
@@ -304,7 +307,8 @@ def live_responses(count: int) -> tuple[list[float], float] | None:
                 time.sleep(0.02)
             time.sleep(0.5)
             # players wait for the referee to finish (and its echo to fade)
-            while (table.busy_until + ECHO_TAIL > loop.now() or session.question is not None):
+            while (table.busy_until + ECHO_TAIL > loop.now()
+                   or table.state.get("question") is not None):
                 time.sleep(0.1)
             if len(microphone.ends) > heard and len(output.started) > said:
                 end = microphone.ends[-1]
@@ -325,10 +329,12 @@ def _listen_idle(seconds: float) -> tuple[float, float]:
     from referee.speech.speaking.tts import SpeakerOutput
 
     restart_portaudio()
-    session = Session(Race65Spec(PLAYERS, EASY))
+    spec = Race65Spec(PLAYERS, EASY)
+    matcher = matcher_of(spec)
     speaker = SpeakerOutput()
     latency = float(speaker._stream.latency)
-    table = Table(session, recognizer=recognizer_for(session.matcher.phrases, ENGINE),
+    table = Table(Session(spec, matcher=matcher),
+                  recognizer=recognizer_for(matcher.phrases, ENGINE),
                   reports=Reports(show=lambda line: None, stamp=False))
     loop = LiveLoop(table, microphone=Microphone(), keyboard=None, max_seconds=seconds + 2)
     usage: dict[str, float] = {}

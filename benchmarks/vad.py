@@ -130,8 +130,8 @@ class Silero:
         path = Path(next(iter(spec.submodule_search_locations))) / "data" / "silero_vad.onnx"
         options = onnxruntime.SessionOptions()
         options.inter_op_num_threads = options.intra_op_num_threads = 1
-        self.session = onnxruntime.InferenceSession(str(path), sess_options=options,
-                                                    providers=["CPUExecutionProvider"])
+        self.model = onnxruntime.InferenceSession(str(path), sess_options=options,
+                                                  providers=["CPUExecutionProvider"])
 
     def probabilities(self, stream: np.ndarray) -> np.ndarray:
         state = np.zeros((2, 1, 128), dtype=np.float32)
@@ -140,8 +140,8 @@ class Silero:
         x = stream.astype(np.float32)
         for i in range(0, len(x) - self.CHUNK + 1, self.CHUNK):
             chunk = np.concatenate([context, x[None, i : i + self.CHUNK]], axis=1)
-            prob, state = self.session.run(None, {"input": chunk, "state": state,
-                                                  "sr": np.array(RATE, dtype=np.int64)})
+            prob, state = self.model.run(None, {"input": chunk, "state": state,
+                                                "sr": np.array(RATE, dtype=np.int64)})
             out.append(float(prob[0][0]))
             context = chunk[:, -self.CONTEXT :]
         return np.asarray(out)

@@ -21,8 +21,10 @@ from functools import cached_property
 from types import EllipsisType
 from typing import Any
 
+from referee.engine.core import Game
 from referee.games.base import GameSpec
 from referee.protocol import (
+    Brain,
     ChangeVoice,
     Entry,
     Input,
@@ -32,6 +34,7 @@ from referee.protocol import (
     Output,
     Say,
     Snapshot,
+    SoFar,
     SpokenUntil,
     Start,
     Stop,
@@ -40,6 +43,7 @@ from referee.protocol import (
     Typed,
     Understood,
     VoiceChanged,
+    whose,
 )
 from referee.records import ChanceRecord, ErrorRecord, EventRecord
 from referee.replay import replay_records
@@ -57,19 +61,23 @@ class Drive(Reported):
                  matcher: IntentMatcher | None = None, answer_seconds: float = ANSWER_SECONDS,
                  record: Callable[[Entry], None] | None = None) -> None:
         self._drive(Session(spec, at=at, matcher=matcher, answer_seconds=answer_seconds),
-                    record)
+                    spec, at, record)
 
     @classmethod
-    def of(cls, session: Session, record: Callable[[Entry], None] | None = None) -> Drive:
-        """Drive a session made elsewhere."""
+    def of(cls, session: Brain, spec: GameSpec, *, at: float = 0.0,
+           record: Callable[[Entry], None] | None = None) -> Drive:
+        """Drive a brain made elsewhere, of ``spec``'s game, made at ``at``."""
         drive = cls.__new__(cls)
-        drive._drive(session, record)
+        drive._drive(session, spec, at, record)
         return drive
 
-    def _drive(self, session: Session, record: Callable[[Entry], None] | None) -> None:
+    def _drive(self, session: Brain, spec: GameSpec, at: float,
+               record: Callable[[Entry], None] | None) -> None:
+        #: The brain, as every driver holds it: its one entry point is ``step``.
         self.session = session
-        #: The game being played (what the test built the session with).
-        self.spec = session.spec
+        #: The game being played (what the test built the session with), and
+        #: when the brain was made.
+        self.spec, self.made_at = spec, at
         self.record = record
         #: Every output of every step so far.
         self.outputs: list[Output] = []
@@ -130,10 +138,16 @@ class Drive(Reported):
     def matcher(self) -> IntentMatcher:
         """The game's sentences, as a recogniser's words are matched to them
         (a matcher of the test's own, not the brain's)."""
-        return IntentMatcher.for_phrases(self.spec.phrase_file, self.spec.players)
+        return matcher_of(self.spec)
+
+    def whose(self, text: str, at: float) -> str | None:
+        """Whose the brain takes ``text`` to be when nobody is named: its
+        answer to the ears' question (:class:`~referee.protocol.SoFar`), which
+        changes nothing."""
+        return whose(self.session, SoFar(at, text, None))
 
     def start(self) -> list[Say]:
-        return self.step(Start(self.session.now))
+        return self.step(Start(self.made_at))
 
     def hear(self, text: str, speaker: str | None = None, at: float = 0.0) -> list[Say]:
         return self.step(Typed(at, text, speaker))
@@ -171,6 +185,38 @@ class Drive(Reported):
         if skipped is not None:
             skipped += rebuilt.skipped
         return rebuilt.last
+
+
+class Kept:
+    """The games a test's own game spec begins from now on, kept: the
+    engine's game, for a test that sets up a position the deal could reach,
+    or checks the rules' own state after a game by voice. (The spec's
+    ``new_game`` is wrapped on that one instance.) The brain's own fields
+    stay its own."""
+
+    def __init__(self, spec: GameSpec) -> None:
+        #: The games begun, in order.
+        self.games: list[Game[Any]] = []
+        new_game = spec.new_game
+
+        def kept(at: float) -> Game[Any]:
+            game = new_game(at)
+            self.games.append(game)
+            return game
+
+        vars(spec)["new_game"] = kept
+
+    @property
+    def game(self) -> Game[Any]:
+        """The game begun last."""
+        return self.games[-1]
+
+
+def matcher_of(spec: GameSpec) -> IntentMatcher:
+    """The game's sentences as the brain matches words to them: a test makes
+    its own (and hands it to the brain it makes, to build it once), never
+    reads the brain's."""
+    return IntentMatcher.for_phrases(spec.phrase_file, spec.players)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Games and sentences the tests share: Race to 65's listed forms and the
-intents they mean, a Race to 65 session with its options, a short game of Shut
+intents they mean, a game of Race to 65 with its options, a short game of Shut
 the Box, whether the recognisers listen for a sentence."""
 
 from __future__ import annotations
@@ -8,17 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from referee.games.race65 import Race65Options, Race65Spec
-from referee.session import Session
 from referee.speech.understanding.meaning import Intent
 from referee.speech.understanding.network import Network, Node, compile_phrases, said_as
 from referee.speech.understanding.templates import PhraseSet, Token
 
 
-def race65_session(rules: str = "phase-seven", difficulty: str | None = "hard",
-                   **extra: Any) -> Session:
-    """A Race to 65 session for Ann and Bob."""
-    options = Race65Options(rules=rules, difficulty=difficulty, **extra)
-    return Session(Race65Spec(["Ann", "Bob"], options))
+def race65_spec(rules: str = "phase-seven", difficulty: str | None = "hard",
+                **extra: Any) -> Race65Spec:
+    """A game of Race to 65 for Ann and Bob."""
+    return Race65Spec(["Ann", "Bob"], Race65Options(rules=rules, difficulty=difficulty, **extra))
 
 
 def flip(owner: str, tile: int, direction: str | None = None) -> Intent:

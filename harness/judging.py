@@ -19,7 +19,7 @@ from typing import Any
 
 import referee.speech.hearing.decision as decision
 from referee.games.base import GameSpec
-from referee.protocol import Judged, SoFar, Speech, Start, Typed, expected
+from referee.protocol import Brain, Judged, SoFar, Speech, Start, Typed, expected
 from referee.session import Session
 from referee.speech.hearing.interface import Transcript
 from referee.speech.hearing.measures import measures_of
@@ -61,12 +61,14 @@ class Situations:
     def __init__(self, spec: Callable[[], GameSpec], matcher: IntentMatcher,
                  before: Sequence[tuple[str | None, str]] = ()) -> None:
         self.spec, self.matcher, self.before = spec, matcher, tuple(before)
-        self._ready: tuple[Session, float] | None = None
+        self._ready: tuple[Brain, float] | None = None
+        self._game: GameSpec | None = None
 
-    def _brought(self) -> tuple[Session, float]:
+    def _brought(self) -> tuple[Brain, float]:
         """The brain brought to the situation (once), and the time there."""
         if self._ready is None:
-            brain = Session(self.spec(), matcher=self.matcher)
+            self._game = self.spec()
+            brain = Session(self._game, matcher=self.matcher)
             brain.step(Start(0.0))
             at = 0.0
             for who, text in self.before:
@@ -81,12 +83,11 @@ class Situations:
         ready, at = self._brought()
         return expected(ready, SoFar(at, text, speaker))
 
-    def fresh(self) -> tuple[Session, float]:
+    def fresh(self) -> tuple[Brain, float]:
         """A brain in the situation of its own (brought there once, copied for
-        each use), and the time there."""
+        each use, sharing the game's spec and the matcher), and the time there."""
         ready, at = self._brought()
-        shared = {id(self.matcher): self.matcher, id(ready.spec): ready.spec,
-                  id(ready.hearing): ready.hearing}
+        shared = {id(self.matcher): self.matcher, id(self._game): self._game}
         return copy.deepcopy(ready, shared), at
 
     def judge(self, transcript: Transcript, speaker: str | None,

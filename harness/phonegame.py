@@ -9,6 +9,7 @@ import threading
 import time
 from typing import Any
 
+from harness.brain import matcher_of
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.live import LiveLoop
 from referee.protocol import Speech
@@ -30,7 +31,7 @@ class PhoneGame:
     def __init__(self, *, hearing: bool = True, voice: Any = None, output: Any = None,
                  satellites: list[Satellite] | None = None, pages: bool = True) -> None:
         spec = Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven", difficulty="easy"))
-        self.session = Session(spec)
+        matcher = matcher_of(spec)
         self.phones = PhoneSeats(list(spec.players), track=getattr(output, "track", None))
         self._screen = Screen(spec.players, "127.0.0.1", 0, phones=self.phones) if pages else None
         if self._screen is not None:
@@ -41,8 +42,8 @@ class PhoneGame:
         if hearing:
             from harness.ears import recognizer_for
 
-            recognizer = recognizer_for(self.session.matcher.phrases)
-        self.table = Table(self.session, recognizer=recognizer,
+            recognizer = recognizer_for(matcher.phrases)
+        self.table = Table(Session(spec, matcher=matcher), recognizer=recognizer,
                            mouth=Mouth(voice=voice, output=output or (
                                NullOutput() if voice is not None else None)),
                            reports=Reports(show=self.printed.append, stamp=False, screen=None
@@ -75,6 +76,15 @@ class PhoneGame:
         return [f"{r.speaker}: {r.transcript.text!r} {r.start:.2f}-{r.end:.2f} {r.over} "
                 f"{r.room}" if isinstance(r, Speech) else f"  {r}"
                 for r in list(self.records) if isinstance(r, (Speech, DroppedRecord))]
+
+    def final(self, timeout: float = 20.0) -> dict[str, Any]:
+        """The result as the table last showed it, once it has shown one (the
+        loop starts the game in a thread of its own)."""
+        deadline = time.monotonic() + timeout
+        while not self.table.final:
+            assert time.monotonic() < deadline, f"the game never started: {self.said()}"
+            time.sleep(0.05)
+        return self.table.final
 
     def wait_until_said(self, text: str, timeout: float = 20.0) -> None:
         deadline = time.monotonic() + timeout

@@ -8,7 +8,9 @@ they said no), they say it again in eSpeak's voice, once more slower, and then
 in Piper's voice if need be, as a player repeats herself. (eSpeak's rendering
 of a sentence varies by a few samples with what it rendered before, so one
 eSpeak retry may be heard where another was not; Piper's is the same every
-time.) Questions are said once.
+time.) Questions are said once. The player knows what the table shows and
+hears: the question's words, whether the game changed (the moves and chance
+logged), and the game's end; never the brain's fields.
 """
 
 from __future__ import annotations
@@ -17,37 +19,36 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.brain import matcher_of
 from harness.ears import recognizer_for
+from referee.games.base import GameSpec
+from referee.records import ChanceRecord, EventRecord
 from referee.session import Session
 from referee.speech.audio import Audio
 from referee.speech.understanding.meaning import Intent
+from referee.table import Reports, Table
 
 
-def meaning(intent: Intent) -> dict[str, Any]:
-    """An intent without empty fields, lists as sets: what a player would compare."""
-    return {k: sorted(v) if isinstance(v, list) else v for k, v in intent.to_json().items()
-            if v is not None}
-
-
-def voice_game(session: Session, game: str, moves: Sequence[tuple[str, ...]], yes_id: str,
+def voice_game(spec: GameSpec, game: str, moves: Sequence[tuple[str, ...]], yes_id: str,
                condition: str, tmp_path: Path,
-               means: Mapping[str, Intent] | None = None) -> list[str]:
+               means: Mapping[str, Intent] | None = None) -> tuple[Table, list[str]]:
     """Play ``moves`` ((fixture id, its text[, the seat it is said at]), in order) in
     ``condition``'s room (a move with a seat comes from that player's seat
     microphone; the others from the table's one microphone);
-    returns what the table showed. ``means``: what a move stands for when it is
+    returns the table (what it last showed of the game: ``table.final`` ...)
+    and what it showed. ``means``: what a move stands for when it is
     not its fixture's intent (a "no" that answers the game's own question is the
     move it makes), to answer "did you say ...?" rightly."""
     from harness.fixtures import COMMITTED_VOICE, apply_condition, fixture, utterances
     from referee.speech.audio import load_wav
     from referee.speech.hearing.segmenter import DEFAULT_END_SILENCE
     from referee.speech.speaking.tts import EspeakVoice, PiperVoice
-    from referee.table import Reports, Table
-
     cases = {u.id: u for u in utterances(game)}
     shown: list[str] = []
-    table = Table(session, recognizer=recognizer_for(session.matcher.phrases),
-                  reports=Reports(show=shown.append))
+    logged: list[Any] = []
+    matcher = matcher_of(spec)
+    table = Table(Session(spec, matcher=matcher), recognizer=recognizer_for(matcher.phrases),
+                  reports=Reports(show=shown.append, record=logged.extend))
     clock = [0.0]
 
     def say(audio: Audio, seat: str | None = None) -> None:
@@ -75,12 +76,14 @@ def voice_game(session: Session, game: str, moves: Sequence[tuple[str, ...]], ye
                       room(EspeakVoice(rate=140).render(text), f"{i:02d}b"),
                       room(PiperVoice().render(text), f"{i:02d}c")]
         for attempt in tries:
-            before = session.game.state
+            before = len(logged)
             say(attempt, *seat)
-            if session.question is not None:
+            if table.state["question"] is not None:
                 wanted = (means or {}).get(uid, cases[uid].intent)
-                meant = meaning(session.question.intent) == meaning(wanted)
+                meant = table.state["question"] in {spec.confirmation(wanted, p)
+                                                    for p in spec.players}
                 say(yes if meant else no, *seat)
-            if session.game.state != before or session.over:
+            if table.over or any(isinstance(r, EventRecord | ChanceRecord)
+                                 for r in logged[before:]):
                 break
-    return shown
+    return table, shown

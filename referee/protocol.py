@@ -360,12 +360,15 @@ class Expected:
     """The answer to :class:`SoFar`: whether the words are a move the referee
     expects of their speaker now (a legal move of the player it waits for);
     None when they are no move (a question, a control, talk): the game has
-    no say in them."""
+    no say in them. ``who``: whose words the referee takes them to be (the
+    speaker given, else the player it waits for; "someone" when nothing
+    tells)."""
 
     type: ClassVar[str] = "expected"
     at: float
     text: str
     expected: bool | None
+    who: str | None = None
 
 
 @dataclass(frozen=True)
@@ -408,6 +411,12 @@ class Brain(Protocol):
 def expected(brain: Brain, so_far: SoFar) -> bool | None:
     """The brain's answer to ``so_far`` (:class:`Expected`); None without one."""
     return next((o.expected for o in brain.step(so_far) if isinstance(o, Expected)), None)
+
+
+def whose(brain: Brain, so_far: SoFar) -> str | None:
+    """Whose the brain takes the words of ``so_far`` to be (:attr:`Expected.who`:
+    nothing changes); None without an answer."""
+    return next((o.who for o in brain.step(so_far) if isinstance(o, Expected)), None)
 
 INPUTS: tuple[type[Any], ...] = typing.get_args(Input)
 OUTPUTS: tuple[type[Any], ...] = typing.get_args(Output)

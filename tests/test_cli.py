@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.games import LISTED, SHORT_GAME, race65_session
+from harness.games import LISTED, SHORT_GAME, race65_spec
 from referee.cli import main
 from referee.live import LiveLoop
 from referee.session import Session
@@ -294,8 +294,8 @@ def test_live_countdown_runs_in_real_time():
     """The interactive loop counts down by the wall clock (sped up 20 times)."""
     read_fd, write_fd = os.pipe()
     out = io.StringIO()
-    session: Session = race65_session("phase-one", None)
-    table = Table(session, reports=Reports(show=lambda line: print(line, file=out), stamp=False))
+    table = Table(Session(race65_spec("phase-one", None)),
+                  reports=Reports(show=lambda line: print(line, file=out), stamp=False))
     loop = LiveLoop(table, microphone=None, keyboard=os.fdopen(read_fd, "rb"), speed=20.0)
     started = time.monotonic()
     worker = threading.Thread(target=loop.run)

@@ -17,7 +17,18 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from referee.games.race65 import Race65Options, Race65Spec
-from referee.protocol import Input, Output, Say, Snapshot, SpokenUntil, Start, Tick, Tone, Typed
+from referee.protocol import (
+    Brain,
+    Input,
+    Output,
+    Say,
+    Snapshot,
+    SpokenUntil,
+    Start,
+    Tick,
+    Tone,
+    Typed,
+)
 from referee.session import Session
 from referee.table import TIMED
 
@@ -37,7 +48,7 @@ class Reader:
     """The table's reading without a voice: sentences read one after the
     other at :data:`WPM`; the brain told when each that holds the clock was read."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Brain) -> None:
         self.session = session
         self.read_until = 0.0
         #: When the latest turn's sentence will have been read.

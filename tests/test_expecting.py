@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
+from harness.brain import matcher_of
 from referee.cli import main
 from referee.games import matcher_for
 from referee.games.race65 import Race65Spec
-from referee.protocol import Judged, Say, Snapshot, Speech, Start, Typed
+from referee.protocol import Brain, Judged, Say, Snapshot, Speech, Start, Typed
 from referee.session import Session
 from referee.speech.audio import load_wav
 from referee.speech.hearing.decision import (
@@ -66,7 +67,7 @@ def heard(matcher: IntentMatcher) -> dict[str, Transcript]:
             for name in (UNSURE_TWO, ONE_BEHIND, HARDLY_TWO)}
 
 
-def _judged(session: Session, transcript: Transcript, speaker: str | None,
+def _judged(session: Brain, transcript: Transcript, speaker: str | None,
             at: float) -> tuple[Judged, list[str]]:
     said = session.step(Speech(at + 1.2, at, at + 0.9, speaker, "seat", transcript))
     judged = next(o for o in said if isinstance(o, Judged))
@@ -376,9 +377,9 @@ def test_a_move_heard_as_a_question_is_asked_about_not_answered_over(tmp_path):
     wav = tmp_path / "hit.wav"
     subprocess.run(["espeak-ng", "-v", "en-gb", "-s", "130", "-w", str(wav), "hit"], check=True)
     spec = Turn7Spec(["Ann", "Bob", "Cy"], Turn7Options(seed=3))  # (a deal that waits on a hit)
-    session = Session(spec)
+    matcher = matcher_of(spec)
     printed: list[str] = []
-    table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+    table = Table(Session(spec, matcher=matcher), recognizer=make_recognizer(matcher.phrases),
                   reports=Reports(show=printed.append, stamp=False))
     table.start()
     awaited = table.state["turn"]
@@ -454,9 +455,10 @@ def test_a_number_the_game_does_not_have_is_refused_aloud_never_another_number(
 
     wav = tmp_path / "said.wav"
     subprocess.run(["espeak-ng", "-v", voice, "-w", str(wav), said], check=True)
-    session = Session(GAMES[game](["Ann", "Bob"]))
+    spec = GAMES[game](["Ann", "Bob"])
+    matcher = matcher_of(spec)
     printed: list[str] = []
-    table = Table(session, recognizer=make_recognizer(session.matcher.phrases),
+    table = Table(Session(spec, matcher=matcher), recognizer=make_recognizer(matcher.phrases),
                   reports=Reports(show=printed.append, stamp=False))
     table.start()
     awaited = table.state["turn"]

@@ -45,7 +45,7 @@ def test_random_bytes_typed_at_the_keyboard_end_cleanly(game):
 def test_any_script_s_digit_is_a_number(digit):
     session = Drive(Race65Spec(["Ann", "Bob"]))
     session.start()
-    heard = session.session.matcher.match(f"flip my {digit}", "Ann")
+    heard = session.matcher.match(f"flip my {digit}", "Ann")
     assert heard.intent == Intent.of("flip", owner="Ann", tile=7, direction=None)
     assert session.hear(f"flip my {digit}", "Ann", 1.0)[0].text.startswith("Ann, 7")
     # a superscript 2, a circled 1, a circled 20 (not a digit): never a crash

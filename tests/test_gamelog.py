@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from harness.brain import Drive
 from referee.engine.race65 import TileCorrected, TileSet, TurnLost
 from referee.gamelog import GameLog, read_log
-from referee.protocol import Entry, SpokenUntil, Tick, Tone
+from referee.protocol import Entry, Resume, SpokenUntil, Tick, Tone
 from referee.records import (
     RECORD_TYPES,
     VERSION,
@@ -523,8 +523,7 @@ def _resumes_as_announced(log: Path) -> None:
     resumed = referee("resume", str(log), *QUIET, "--json")
     assert resumed.returncode == 0, resumed.stderr
     lines = resumed.stdout.splitlines()
-    brain = session.session
-    assert lines[0] == "Resuming the game. " + brain.spec.where_we_are(brain.game, last)
+    assert lines[0] == session.step(Resume(last))[0].text  # (the brain's own words, resumed)
     final = json.loads(lines[-1])
     assert final["players"] == session.final["players"]
 
@@ -608,7 +607,7 @@ def test_a_question_open_at_a_crash_is_asked_again_with_its_whole_time(
     no question. Now it is asked again, and the answer time counts from the
     end of its sentence as it did the first time."""
     from referee.gamelog import announced
-    from referee.protocol import Resume, Typed
+    from referee.protocol import Typed
 
     records: list[Entry] = []
     live = Drive(_medium_race(), record=records.append)
@@ -748,7 +747,7 @@ def test_live_replay_and_resume_agree_on_random_games(tmp_path_factory, steps, m
         return
     last = max([r.at for r in records if not isinstance(r, Record)], default=0.0)
     resumed_log = GameLog(path, print)
-    resumed = Drive.of(resumed.session, record=resumed_log.write)
+    resumed = Drive.of(resumed.session, resumed.spec, record=resumed_log.write)
     resumed.step(Resume(last))  # (logged: the brain's input, as every other)
     _play_steps(resumed, more, last)
     resumed_log.close()

@@ -371,6 +371,73 @@ def test_the_driver_check_sees_a_field_read(tmp_path):
     assert brain_reads(driver) == ["driver.py:3: .session.left", "driver.py:4: .session.now"]
 
 
+#: Where tests, benchmarks and their harness live: they read the game as a driver does.
+READERS = ("tests", "benchmarks", "harness", "training")
+
+
+def _made_brain(value: ast.expr | None) -> bool:
+    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+            and value.func.id == "Session")
+
+
+def reads_of_the_brain(path: Path) -> list[str]:
+    """Where a test or a benchmark reads the brain other than through
+    ``step``: an attribute of ``Session(...)``, of a name bound to one in the
+    same function (or module), or of anything's ``.session`` (a drive's, a
+    table's); and a brain held as ``Session`` (an annotation, a return),
+    which mypy would let read its fields (as a
+    :class:`~referee.protocol.Brain` it refuses them)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = set()
+    scopes: list[ast.AST] = [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef))]
+    for scope in scopes:
+        own = (scope.body if isinstance(scope, ast.Module) else [scope])
+        nodes = [n for top in own for n in ast.walk(top)]
+        bound = [n for n in (own if isinstance(scope, ast.Module) else nodes)
+                 if isinstance(n, ast.Assign) and _made_brain(n.value)]
+        names = {t.id for n in bound for t in n.targets if isinstance(t, ast.Name)}
+        for node in nodes:
+            held = (node.annotation if isinstance(node, ast.arg | ast.AnnAssign)
+                    else node.returns if isinstance(node, ast.FunctionDef) else None)
+            if held is not None and "Session" in ast.unparse(held).split("."):
+                found.add(f"{path.name}:{getattr(node, 'lineno', 0)}: held as Session")
+            if not isinstance(node, ast.Attribute) or node.attr == "step":
+                continue
+            owner = node.value
+            if ((isinstance(owner, ast.Name) and owner.id in names) or _made_brain(owner)
+                    or (isinstance(owner, ast.Attribute) and owner.attr == "session")):
+                found.add(f"{path.name}:{node.lineno}: .{node.attr}")
+    return sorted(found)
+
+
+def test_tests_and_benchmarks_read_the_game_from_the_brain_s_outputs():
+    """What a test or a benchmark knows of a game is what a driver knows: the
+    outputs folded (:class:`~referee.report.Report`: ``drive.state``,
+    ``table.final`` ...), the log, the brain's answer to the ears' question;
+    the game's own engine state only through the test's own spec
+    (:class:`harness.brain.Kept`). The brain's surface is ``step``."""
+    paths = [p for folder in READERS for p in sorted((ROOT / folder).rglob("*.py"))]
+    assert len(paths) > 80
+    assert [hit for path in paths for hit in reads_of_the_brain(path)] == []
+
+
+def test_the_test_check_sees_a_brain_read_however_it_is_held(tmp_path):
+    """The reads the tests made before (#84 item 3): a session's game and
+    matcher, a drive's session's spec, a brain annotated and returned as a
+    Session; a drive called ``session`` is no brain."""
+    test = tmp_path / "test_it.py"
+    test.write_text("def made(spec) -> Session:\n    return Session(spec)\n\n"
+                    "def test(spec, reader: Session):\n"
+                    "    session = Session(spec)\n    session.step(1)\n"
+                    "    assert session.game.depth == session.matcher.floor\n"
+                    "    assert drive.session.spec is Session(spec).spec\n"
+                    "    session = Drive(spec)\n\n"
+                    "def other(session):\n    return session.hear('hit')\n")
+    assert reads_of_the_brain(test) == [
+        "test_it.py:1: held as Session", "test_it.py:4: held as Session",
+        "test_it.py:7: .game", "test_it.py:7: .matcher", "test_it.py:8: .spec"]
+
+
 def test_the_drivers_are_typed_against_a_brain_that_only_steps():
     """The table, typed play and replay take a :class:`~referee.protocol.Brain`
     (``step`` and nothing else), so mypy refuses a driver, or a test through

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.brain import Drive
+from harness.brain import Drive, Kept, matcher_of
 from referee.cli import main
 from referee.engine.core import Game, GameWon, IllegalAction, NotYourTurn, Rejection
 from referee.engine.phase10 import (
@@ -57,6 +57,7 @@ from referee.games.phase10.readout import ReadoutError, read_cards
 from referee.protocol import Entry
 from referee.records import SaidRecord
 from referee.session import Session
+from referee.table import Table
 from referee.wording import AFTER_THE_END
 
 PLAYERS = ("Ann", "Bob", "Cy")
@@ -773,11 +774,15 @@ def test_turns_are_kept_with_next_names_and_skips_when_asked_for():
 
 
 def test_hand_points_decide_between_players_past_phase_10_by_voice():
-    s, _, _ = session()
-    state = s.session.game.state
+    spec = Phase10Spec(PLAYERS, Phase10Options(seed=5))
+    kept = Kept(spec)
+    s = Drive(spec)
+    s.start()
+    game = kept.game
+    state = game.state
     seats = tuple(seat.__class__(space=sp, phase=BOARD_PHASES[10])
                   for seat, sp in zip(state.seats, (LAST, LAST, 0), strict=True))
-    s.session.game._states[-1] = state.__class__(**{**state.__dict__, "seats": seats})
+    game._states[-1] = state.__class__(**{**state.__dict__, "seats": seats})
     says(s, "I lay down my phase", "Ann")
     says(s, "I lay down my phase", "Bob")
     said = says(s, "I'm out", "Cy")
@@ -794,7 +799,7 @@ def test_a_logged_game_replays_to_the_same_state():
     for line, who in [("I lay down my phase", "Ann"), ("I lay down my phase", "Cy"),
                       ("I'm out", "Bob"), ("twist card", "Cy"), ("twist card", "Ann")]:
         says(s, line, who)
-    first = s.session.spec
+    first = s.spec
     assert isinstance(first, Phase10Spec)
     again = Phase10Spec(PLAYERS, Phase10Options.from_json(first.options.to_json()))
     copy = Drive(again)
@@ -872,20 +877,19 @@ VOICE_MOVES = [  # (recording, what it says); physical Twist cards, board "1 T 2
 ]
 
 
-def phase10_by_voice(condition: str, tmp_path: Path) -> tuple[Session, list[str]]:
+def phase10_by_voice(condition: str, tmp_path: Path) -> tuple[Table, list[str]]:
     from harness.voicegame import voice_game
     from referee.speech.understanding.meaning import Intent
 
     spec = Phase10Spec(PLAYERS, Phase10Options(board="1 T 2 10"))
-    session = Session(spec)
     no = {"p10c34": Intent.of("answered", made=False, player="Cy")}
-    return session, voice_game(session, "phase10-twist", VOICE_MOVES, "p10c33", condition,
-                               tmp_path, means=no)
+    return voice_game(spec, "phase10-twist", VOICE_MOVES, "p10c33", condition, tmp_path,
+                      means=no)
 
 
 @pytest.mark.slow
 def test_a_whole_game_by_voice(tmp_path):
-    session, shown = phase10_by_voice("clean", tmp_path)
+    table, shown = phase10_by_voice("clean", tmp_path)
     said = [line.split("referee: ", 1)[1] for line in shown if "referee: " in line]
     assert "Bob lays down phase 1." in said, shown
     assert "Bob is on space 1 of 4: phase 1, 2 sets of 3." in said, shown
@@ -895,8 +899,8 @@ def test_a_whole_game_by_voice(tmp_path):
     assert any("Cy did not make the phase on a Twist card: back 1 space" in s
                for s in said), shown
     assert said[-2:] == ["Bob wins!", AFTER_THE_END], shown
-    assert session.final_state()["winner"] == ["Bob"]
-    assert session.final_state()["players"]["Ann"]["space"] == 4
+    assert table.final["winner"] == ["Bob"]
+    assert table.final["players"]["Ann"]["space"] == 4
 
 
 @pytest.mark.slow
@@ -906,11 +910,11 @@ def test_a_voice_game_in_a_noisy_room_never_breaks_the_rules(condition, tmp_path
 
     The accuracy per room is measured by ``./run bench recognition --game phase10-twist``.
     """
-    session, shown = phase10_by_voice(condition, tmp_path)
-    state = session.game.state
-    assert all(0 <= seat.space <= LAST + 1 for seat in state.seats)
+    table, shown = phase10_by_voice(condition, tmp_path)
+    seats = table.state["game"]["players"].values()
+    assert all(0 <= seat["space"] <= LAST + 1 for seat in seats)
     assert not any("something went wrong" in line for line in shown)
-    assert set(session.final_state()["players"]) == set(PLAYERS)
+    assert set(table.final["players"]) == set(PLAYERS)
 
 
 @pytest.mark.slow
@@ -1039,9 +1043,10 @@ def test_the_readme_phase_spoken_lays_down_three_fives_and_three_sevens(model, v
     from referee.table import Reports, Table
 
     spec = Phase10Spec(["Ann", "Bob"])
-    session = Session(spec)
+    matcher = matcher_of(spec)
     shown: list[str] = []
-    table = Table(session, recognizer=make_recognizer(session.matcher.phrases, None, model),
+    table = Table(Session(spec, matcher=matcher),
+                  recognizer=make_recognizer(matcher.phrases, None, model),
                   reports=Reports(show=shown.append))
     table.start()
     speaker = EspeakVoice() if voice == "espeak" else PiperVoice()
@@ -1059,12 +1064,11 @@ def test_the_readme_phase_spoken_lays_down_three_fives_and_three_sevens(model, v
         table.advance(clock[0])
 
     say(README_PHASE)
-    if session.question is not None:
+    if table.state["question"] is not None:
         say("yes")
-    seat = session.game.state.seat("Bob")
-    if seat.laid:  # (as three 5s and three 7s, or without the cards: never other cards)
-        assert sorted((g.kind, g.number) for g in seat.groups) in (
-            [("set", 5), ("set", 7)], []), shown
+    bob = table.state["game"]["players"]["Bob"]
+    if bob["laid"]:  # (as three 5s and three 7s, or without the cards: never other cards)
+        assert sorted(bob["groups"]) in (["a set of 5s", "a set of 7s"], []), shown
     assert not any("3, 5, 3" in line or "3 5 3 7" in line for line in shown), shown
     if model is None:  # the table's ears hear it; Whisper as shipped may hear nothing
-        assert seat.laid, shown
+        assert bob["laid"], shown

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from harness.brain import matcher_of
 from harness.fixtures import utterances
 from referee.games.base import GameSpec
 from referee.games.phase10 import Phase10Options, Phase10Spec
@@ -203,13 +204,14 @@ def spoken(game: Game, directory: Path, expected: list[tuple[str, dict[str, Any]
     from referee.screen.phones import PhoneSeats
     from referee.screen.server import Screen
 
-    session = Session(game.spec())
-    phones = PhoneSeats(list(session.spec.players))
-    screen = Screen(session.spec.players, "127.0.0.1", 0, phones=phones)
+    spec = game.spec()
+    matcher = matcher_of(spec)
+    phones = PhoneSeats(list(spec.players))
+    screen = Screen(spec.players, "127.0.0.1", 0, phones=phones)
     screen.start()
     records: list[Any] = []
     shown: list[str] = []
-    table = Table(session, recognizer=recognizer_for(session.matcher.phrases),
+    table = Table(Session(spec, matcher=matcher), recognizer=recognizer_for(matcher.phrases),
                   reports=Reports(show=shown.append, stamp=False, screen=screen.publish,
                                   record=records.extend))
     loop = LiveLoop(table, microphone=None, keyboard=None, seat_lines=screen.lines,

@@ -97,7 +97,7 @@ def test_a_phone_s_stream_is_heard_as_its_player_s_move(game):
         assert until(lambda: game.inputs()[-1] is not heard, 20), game.said()
     bob_said = game.inputs()[-1]
     assert (bob_said.speaker, bob_said.by, bob_said.source) == ("Bob", "Bob", "phone")
-    assert game.session.final_state()["players"]["Ann"]["down"] == [7]  # Bob's words moved nothing
+    assert game.final()["players"]["Ann"]["down"] == [7]  # Bob's words moved nothing
 
 
 @pytest.mark.slow
@@ -635,12 +635,12 @@ def _post(screen: Screen, player: str, text: str) -> tuple[int, bytes]:
 def test_noise_and_silence_from_a_phone_change_nothing(game):
     """A phone in a pocket: seconds of loud hiss, then of silence, streamed
     in real time. Nothing is played, nothing is asked, the game is as it was."""
-    before = game.session.final_state()
+    before = game.final()
     hiss = (np.random.default_rng(5).standard_normal(3 * RATE) * 6000).astype("<i2").tobytes()
     with connect(listen_url(game.screen, "Ann")) as ann:
         stream(ann, hiss + SILENCE * 2)
     time.sleep(1.0)
-    assert game.session.final_state() == before
+    assert game.final() == before
     assert not any(r.intent.kind not in ("none",) and r.sure for r in game.inputs())
     assert not any("did you" in s.lower() for s in game.said())
 

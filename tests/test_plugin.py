@@ -296,7 +296,7 @@ def test_you_means_the_last_player_named_and_is_asked_about_otherwise():
 
 def test_with_two_players_you_is_simply_the_other_one():
     s = give_session(("Ann", "Bob", "Cy"))
-    two = s.session.matcher.match("I give you a token", "Ann").intent
+    two = s.matcher.match("I give you a token", "Ann").intent
     assert two == Intent.of("give", to="$addressee")  # three players: resolved by the session
     from referee.speech.understanding.intents import IntentMatcher
 
@@ -492,7 +492,8 @@ def test_the_base_class_answers_the_questions_every_game_shares():
     # No [help] list of moves in its phrase file: its examples are read out.
     assert said(s, "help with moves", "Bob", 4.5) == [
         "Moves: I give a token to Ann. I drew two tokens."]
-    assert spec.answer("odds", None, s.session.game, 5.0) == "I cannot answer that in this game."
+    assert spec.answer("odds", None, spec.new_game(5.0), 5.0) == (
+        "I cannot answer that in this game.")
 
 
 @pytest.mark.slow

@@ -25,7 +25,8 @@ from harness.games import golden_game
 from referee.cli import build_parser
 from referee.live import LiveLoop
 from referee.options import make_spec
-from referee.protocol import Caption, Say, Snapshot, Tone, Typed
+from referee.protocol import Brain, Caption, Say, Snapshot, SoFar, Tone, Typed, whose
+from referee.replay import replay_records
 from referee.screen.server import HISTORY, Screen, ScreenError, parse_address
 from referee.session import Session
 from referee.speech.understanding.meaning import Intent
@@ -378,7 +379,7 @@ def golden_table(stem: str, lines: int, private: dict[str, str] | None = None
         at_text, _, rest = line.partition("]")
         at = float(at_text.strip("[ "))
         try:
-            speaker, text = split_speaker(rest.strip(), session.players)
+            speaker, text = split_speaker(rest.strip(), spec.players)
         except SpeakerError:
             continue
         if text:
@@ -657,10 +658,10 @@ def test_a_seat_page_shows_its_own_twist_card_and_not_anothers(browser):
 def test_a_move_made_on_a_seat_page_is_played_and_an_undo_asked_about(browser):
     from referee.games.race65 import Race65Options, Race65Spec
 
-    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy")))
-    screen = Screen(session.players, "127.0.0.1", 0, title="Race to 65")
+    spec = Race65Spec(["Ann", "Bob"], Race65Options(difficulty="easy"))
+    screen = Screen(spec.players, "127.0.0.1", 0, title="Race to 65")
     screen.start()
-    table = Table(session,
+    table = Table(Session(spec),
                   reports=Reports(show=lambda line: None, stamp=False, screen=screen.publish))
     loop = LiveLoop(table, microphone=None, keyboard=None, seat_lines=screen.lines,
                     max_seconds=60.0)
@@ -705,6 +706,7 @@ def test_a_move_made_on_a_seat_page_is_played_and_an_undo_asked_about(browser):
 def test_a_logged_game_replays_on_the_screen(browser, tmp_path):
     from referee.cli import main
     from referee.gamelog import read_log
+    from referee.games.base import GameSpec
     from referee.records import InputRecord, SaidRecord
     from referee.tableplay import replay_to_screen
 
@@ -714,10 +716,14 @@ def test_a_logged_game_replays_on_the_screen(browser, tmp_path):
     assert main(["play", "shut-the-box", *shlex.split(header.removeprefix("# args:")),
                  "--script", str(script), "--log", str(path)]) == 0
     logged = read_log(path)
-    rebuilt = make_spec(build_parser().parse_args(
-        ["play", "shut-the-box", *shlex.split(header.removeprefix("# args:"))]), "shut-the-box")
-    session = Session(rebuilt)
-    screen = Screen(session.players, "127.0.0.1", 0, title="Shut the Box")
+    def rebuilt() -> GameSpec:
+        return make_spec(build_parser().parse_args(
+            ["play", "shut-the-box", *shlex.split(header.removeprefix("# args:"))]),
+            "shut-the-box")
+
+    spec = rebuilt()
+    session = Session(spec)
+    screen = Screen(spec.players, "127.0.0.1", 0, title="Shut the Box")
     screen.start()
     try:
         waits: list[float] = []
@@ -732,7 +738,7 @@ def test_a_logged_game_replays_on_the_screen(browser, tmp_path):
             timeout=10_000)
         assert page.locator("#captions li").all_inner_texts() == said[-200:]
         assert "Game over" in page.locator("#turn").inner_text()
-        assert session.spec.public_state(session.game) == json.loads(
+        assert replay_records(Session(rebuilt()), logged.records).state["game"] == json.loads(
             fetch(screen.url + "state")[1])["game"]
     finally:
         screen.stop()
@@ -757,11 +763,11 @@ def test_a_whole_game_played_from_seat_pages_is_the_typed_game(stem):
     game, rest = golden_game(GOLDEN / f"{stem}.script")
     argv = ["play", game, *rest]
     spec = make_spec(build_parser().parse_args(argv), game)
-    session = Session(spec)
+    brain: Brain = Session(spec)
     screen = Screen(spec.players, "127.0.0.1", 0)
     screen.start()
     records: list[Any] = []
-    table = Table(session, reports=Reports(show=lambda line: None, screen=screen.publish,
+    table = Table(brain, reports=Reports(show=lambda line: None, screen=screen.publish,
                                            record=records.extend))
     loop = LiveLoop(table, microphone=None, keyboard=None, seat_lines=screen.lines,
                     max_seconds=300.0)
@@ -775,8 +781,8 @@ def test_a_whole_game_played_from_seat_pages_is_the_typed_game(stem):
             speaker, text = split_speaker(line.partition("]")[2].strip(), spec.players)
             if not text or table.report.left:
                 continue
-            who = speaker or session.attribute(None)
-            who = spec.players[0] if who == SOMEONE else who
+            who = speaker or whose(brain, SoFar(table.now, text, None))
+            who = spec.players[0] if who in (None, SOMEONE) else who
             heard = sum(isinstance(r, InputRecord) for r in records)
             status, _ = fetch(screen.seat_url(who).replace("?", "/say?"),
                               json.dumps({"text": text}).encode())
@@ -790,9 +796,9 @@ def test_a_whole_game_played_from_seat_pages_is_the_typed_game(stem):
         loop.stop()
         worker.join(timeout=5)
         screen.stop()
-    again = Session(make_spec(build_parser().parse_args(argv), game))
-    run_script(again, typed, lambda line: None)
-    assert table.final == again.final_state()
+    again = run_script(Session(make_spec(build_parser().parse_args(argv), game)), typed,
+                       lambda line: None)
+    assert table.final == again.final
     assert table.report.over
 
 
@@ -801,13 +807,14 @@ def test_every_move_a_seat_page_offers_is_heard_as_a_move_the_rules_take(script)
     """A golden game typed line by line; after each line, every sentence each
     player's seat page offers as a button is heard, from that player, as a
     move (not a question, not nothing) that the rules accept there and then."""
-    from harness.brain import Drive
+    from harness.brain import Drive, Kept
     from referee.engine.core import Rejection
     from referee.wording import NOT_MOVES
 
     lines = script.read_text().splitlines()
     game, argv = golden_game(script)
     spec = make_spec(build_parser().parse_args(["play", game, *argv]), game)
+    kept = Kept(spec)
     drive = Drive(spec)
     drive.start()
     offered = 0
@@ -824,11 +831,11 @@ def test_every_move_a_seat_page_offers_is_heard_as_a_move_the_rules_take(script)
         moves = drive.state["moves"]
         for player, sentences in moves.items():
             for sentence in sentences:
-                heard = drive.session.matcher.match(sentence, player)
+                heard = drive.matcher.match(sentence, player)
                 assert heard.kind not in NOT_MOVES, (sentence, player, heard)
                 try:
-                    action = spec.action_for(heard.intent, player, drive.session.game)
-                    drive.session.game.rules.apply(drive.session.game.state, action, at)
+                    action = spec.action_for(heard.intent, player, kept.game)
+                    kept.game.rules.apply(kept.game.state, action, at)
                 except Rejection as refused:
                     pytest.fail(f"{player}: {sentence!r} offered, refused: {refused.sentence}")
                 offered += 1

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from harness.brain import Drive
-from harness.games import race65_session
+from harness.games import race65_spec
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.wording import countdown_marks
 
 
 def session(*args, **options) -> Drive:
-    return Drive.of(race65_session(*args, **options))
+    return Drive(race65_spec(*args, **options))
 
 
 def texts(said) -> list[str]:
@@ -184,22 +184,22 @@ def test_speech_begun_in_a_turn_that_ran_out_while_it_was_said_is_too_late(begun
     not the clock's now. Begun before Ann's time ran out and ended after it:
     too late, not Bob's move; begun after: Bob's."""
     from referee.gate import LATE
-    from referee.protocol import Judged, Speech, Start, Tick
-    from referee.session import Session
+    from referee.protocol import Judged, Speech
     from referee.speech.hearing.interface import Transcript
 
-    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven",
-                                                               difficulty="hard")))
-    session.step(Start(0.0))
-    deadline = session.game.deadline()
+    drive = Drive(Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven",
+                                                           difficulty="hard")))
+    drive.start()
+    deadline = drive.state["deadline"]
     assert deadline is not None
     at = 0.0
     while at < deadline + 1.0:  # the live loop's ticks, through Ann's timeout
         at = round(at + 0.1, 3)
-        session.step(Tick(at))
-    assert session.game.current_player() == "Bob"
-    out = session.step(Speech(at + 0.2, deadline + begun, at, None, "mic",
-                              Transcript("flip my eleven", 1.0)))
-    judged = next(o for o in out if isinstance(o, Judged))
+        drive.tick(at)
+    assert drive.state["turn"] == "Bob"
+    mark = drive.mark()
+    said = drive.step(Speech(at + 0.2, deadline + begun, at, None, "mic",
+                             Transcript("flip my eleven", 1.0)))
+    judged = next(o for o in drive.outputs[mark:] if isinstance(o, Judged))
     assert (judged.dropped == LATE) == late
-    assert any("Too late, Ann" in o.text for o in out if hasattr(o, "text")) == late
+    assert any("Too late, Ann" in s.text for s in said) == late

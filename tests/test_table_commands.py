@@ -4,9 +4,11 @@ and a new game with the same players."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from harness.brain import Drive
+from harness.brain import Drive, Kept
 from harness.games import SHORT_GAME
 from referee.engine.shutbox import sets_making
 from referee.games import GAMES, matcher_for
@@ -139,7 +141,7 @@ def test_the_rules_come_in_sections_read_on_more_and_repeat_says_the_last():
     # Nothing left: said so, so that "done" is told from "not heard" (issue #36).
     assert texts(s.hear("more", "Ann", 21.0)) == ["That's everything."]
     whole = " ".join(p.replace(" Say more for the rest.", "") for p in parts)
-    assert whole == s.session.spec.answer("rules", None, s.session.game, 1.0)
+    assert whole == s.spec.answer("rules", None, s.spec.new_game(1.0), 1.0)
 
 
 # --- help by topic -------------------------------------------------------------------------
@@ -333,12 +335,13 @@ def test_leaving_during_a_game_needs_another_players_agreement():
 def test_a_new_game_says_what_to_put_back_on_the_table(game, options, reset):
     spec_type = GAMES[game]
     spec = spec_type(["Ann", "Bob"], spec_type.options_type(**options))
+    kept = Kept(spec)
     s = Drive(spec)
     s.start()
     s.stop(1.0)
     said = texts(s.hear("play again", "Ann", 2.0))
     assert said[0] == f"New game. {reset}".strip()
-    assert said[1] == spec.opening(s.session.game)
+    assert said[1] == spec.opening(kept.game)
 
 
 def test_a_typed_script_ends_where_the_table_leaves(tmp_path):
@@ -622,16 +625,21 @@ def test_what_the_table_knows_of_the_game_is_the_brains_latest_word():
     step's report overwrote it, and the live loop, told to wake at a time
     already past, spun a core and missed moves and "stop"s (`./run bench
     trust`)."""
+    from referee.replay import replay_records
     from referee.session import Session
 
-    session = Session(Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven",
-                                                               difficulty="hard")))
-    table = Table(session, mouth=Mouth(reading_wpm=160.0), reports=Reports(show=lambda _: None))
+    def spec() -> Race65Spec:
+        return Race65Spec(["Ann", "Bob"], Race65Options(rules="phase-seven", difficulty="hard"))
+
+    records: list[Any] = []
+    table = Table(Session(spec()), mouth=Mouth(reading_wpm=160.0),
+                  reports=Reports(show=lambda _: None, record=records.extend))
     table.start()
     for at, line in ((10.0, "flip my 3"), (11.0, "flip my 5"), (20.0, "what's the score")):
         table.hear_text(line, "Ann", at)
-        assert table.wake_at == session.next_wakeup(), line
-        assert table.state == session.public_state(), line
+        again = replay_records(Session(spec()), records)  # (the brain's own report, again)
+        assert table.wake_at == again.wake, line
+        assert table.state == again.state, line
         assert table.wake_at is not None
         assert table.wake_at > at
 

@@ -48,7 +48,8 @@ def test_the_brain_says_whether_it_expects_the_words_and_changes_nothing() -> No
             ("shut four and five", "Bob", False),  # not Bob's turn
             ("what's open", None, None)):  # no move: the game has no say
         outputs = session.step(SoFar(2.0, text, speaker))
-        assert outputs == [Expected(2.0, text, expected)], text
+        # (whose the words are taken to be: the speaker's, else Ann's, awaited)
+        assert outputs == [Expected(2.0, text, expected, speaker or "Ann")], text
     # Nothing was logged or said (the outputs above), nor changed: the move
     # is still Ann's to make.
     said = [o.text for o in session.step(Typed(3.0, "shut four and five", "Ann"))

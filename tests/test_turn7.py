@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.brain import Drive
+from harness.brain import Drive, Kept
 from referee.cli import main
 from referee.engine.core import Game, GameWon, IllegalAction, NotYourTurn, Timeout, TurnStarted
 from referee.engine.turn7 import (
@@ -47,7 +47,7 @@ from referee.games.base import SetupError
 from referee.games.turn7 import Turn7Options, Turn7Spec
 from referee.games.turn7.odds import deck_after, odds
 from referee.protocol import Entry
-from referee.session import Session
+from referee.table import Table
 from referee.wording import AFTER_THE_END
 
 PLAYERS = ("Ann", "Bob", "Cy")
@@ -706,8 +706,11 @@ def test_a_life_saver_held_alone_is_said_and_a_modifier_alone_is_plain():
     plus card reads plainly."""
     from referee.engine.turn7 import Hand
 
-    s, _, _ = session()
-    game = s.session.game
+    spec = Turn7Spec(PLAYERS, Turn7Options(seed=3))
+    kept = Kept(spec)
+    s = Drive(spec)
+    s.start()
+    game = kept.game
     game._states.append(game.state.with_hand("Bob", Hand(lifesaver=True)).with_hand(
         "Cy", Hand(modifiers=("+4",))))  # (a state the deal could reach; set directly)
     assert says(s, "what do I have", "Bob") == [
@@ -750,7 +753,7 @@ def test_a_logged_game_replays_the_same_cards():
     s, _, records = session()
     for i, line in enumerate(["hit", "hit", "stay", "hit", "hit"], start=1):
         says(s, line, None, float(i))
-    first = s.session.spec
+    first = s.spec
     assert isinstance(first, Turn7Spec)
     again = Turn7Spec(PLAYERS, Turn7Options.from_json(first.options.to_json()))
     copy = Drive(again)
@@ -792,17 +795,18 @@ VOICE_MOVES = [  # (recording, what it says); physical deck, Ann deals, to 20
 ]
 
 
-def turn7_by_voice(condition: str, tmp_path: Path) -> tuple[Session, list[str]]:
+def turn7_by_voice(condition: str, tmp_path: Path) -> tuple[Table, list[str], Kept]:
     from harness.voicegame import voice_game
 
     spec = Turn7Spec(PLAYERS, Turn7Options(deck="physical", target=20))
-    session = Session(spec)
-    return session, voice_game(session, "turn7", VOICE_MOVES, "t7c32", condition, tmp_path)
+    kept = Kept(spec)
+    table, shown = voice_game(spec, "turn7", VOICE_MOVES, "t7c32", condition, tmp_path)
+    return table, shown, kept
 
 
 @pytest.mark.slow
 def test_a_whole_game_by_voice_with_a_physical_deck(tmp_path):
-    session, shown = turn7_by_voice("clean", tmp_path)
+    table, shown, _ = turn7_by_voice("clean", tmp_path)
     said = [line.split("referee: ", 1)[1] for line in shown if "referee: " in line]
     assert "Cy is locked with 7." in said, shown
     assert "Bob has 9; still in." in said, shown
@@ -810,7 +814,7 @@ def test_a_whole_game_by_voice_with_a_physical_deck(tmp_path):
     assert any(s.startswith("Ann: 0 percent chance to bust. Staying scores 4;")
                for s in said), shown
     assert said[-2:] == ["Ann wins with 26!", AFTER_THE_END], shown
-    assert session.final_state() == {
+    assert table.final == {
         "winner": ["Ann"], "rounds": 1, "turn": None,
         "players": {"Ann": {"total": 26, "rounds": [26]}, "Bob": {"total": 21, "rounds": [21]},
                     "Cy": {"total": 7, "rounds": [7]}}}
@@ -823,10 +827,10 @@ def test_a_voice_game_in_a_noisy_room_never_breaks_the_rules(condition, tmp_path
 
     The accuracy per room is measured by ``./run bench recognition --game turn7``.
     """
-    session, shown = turn7_by_voice(condition, tmp_path)
-    assert accounted(session.game.state)
+    table, shown, kept = turn7_by_voice(condition, tmp_path)
+    assert accounted(kept.game.state)  # (the rules' own state, of the game the spec began)
     assert not any("something went wrong" in line for line in shown)
-    assert set(session.final_state()["players"]) == set(PLAYERS)
+    assert set(table.final["players"]) == set(PLAYERS)
 
 
 # --- the command line: audio scripts, the log, resume -------------------------------------

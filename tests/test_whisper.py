@@ -487,13 +487,13 @@ def test_an_unsure_hearing_is_asked_about_before_it_is_played(whisper, matcher, 
     transcript = whisper.decode(whisper.prepare(committed("cmd01")))  # "flip my seven"
     assert transcript.text == "flip my seven"
     assert transcript.confidence < 0.9
-    session = Session(Race65Spec(PLAYERS, Race65Options(difficulty="easy")))
     lines: list[str] = []
-    table = Table(session, recognizer=whisper, reports=Reports(show=lines.append, stamp=False))
+    table = Table(Session(Race65Spec(PLAYERS, Race65Options(difficulty="easy"))),
+                  recognizer=whisper, reports=Reports(show=lines.append, stamp=False))
     table.hear_transcript(transcript, 1.0, 2.0, 2.0, "Ann",
                       "mic")
     assert "Ann, did you say: flip Ann's 7?" in lines
-    assert session.game.state.tiles_down("Ann") == frozenset()
+    assert table.state["game"]["players"]["Ann"]["down"] == []
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.brain import Drive
 from harness.fixtures import spoken_stream
 from referee.brain.parts import HEARD, LATE, LET_GO, SAME, UNSURE_REST, Streams, whole_of
 from referee.brain.question import Question
@@ -20,8 +21,9 @@ from referee.games.race65 import Race65Options, Race65Spec
 from referee.listening import Listening
 from referee.live import LiveLoop
 from referee.overheard import TABLE_MIC
-from referee.protocol import Say, Speech, Start, Typed
+from referee.protocol import Speech, Start
 from referee.records import DroppedRecord
+from referee.report import Reported
 from referee.session import Session
 from referee.speech import listen
 from referee.speech.hearing.interface import Transcript
@@ -35,25 +37,25 @@ PLAYERS = ["Ann", "Bob"]
 
 
 def _heard(*said: tuple[str, float, float, float], marked: bool = True
-           ) -> tuple[Session, list[list[str]]]:
+           ) -> tuple[Drive, list[list[str]]]:
     """A fresh Race to 65 game hearing each ``(words, confidence, start, end)``
     from the table's microphone; what it said to each. An utterance that
     began before the last one ended is that one with its rest, as the ears
     mark it (``marked``)."""
-    session = Session(Race65Spec(PLAYERS, Race65Options()))
-    session.step(Start(0.0))
+    session = Drive(Race65Spec(PLAYERS, Race65Options()))
+    session.start()
     answers, ended = [], 0.0
     for text, confidence, start, end in said:
         whole = marked and start < ended
         outputs = session.step(Speech(end + 0.3, start, end, None, "mic",
                                       Transcript(text, confidence, whole=whole)))
-        answers.append([o.text for o in outputs if isinstance(o, Say)])
+        answers.append([o.text for o in outputs])
         ended = end
     return session, answers
 
 
-def _down(session: Session) -> list[int]:
-    return list(session.public_state()["game"]["players"]["Ann"]["down"])
+def _down(session: Reported) -> list[int]:
+    return list(session.state["game"]["players"]["Ann"]["down"])
 
 
 def test_the_same_move_heard_in_full_is_not_heard_twice() -> None:
@@ -93,7 +95,7 @@ def test_the_whole_takes_the_place_of_the_parts_open_question() -> None:
     session, answers = _heard(("flip my twelve", 0.75, 1.0, 1.6),  # not sure: asked
                               ("flip my nine", 1.0, 1.0, 2.4))
     assert answers == [["Ann, did you say: flip Ann's 12?"], ["Ann, 9 down. One more flip."]]
-    assert session.question is None
+    assert session.question is None  # (as the snapshot shows it)
     assert _down(session) == [9]
     # The same move in full leaves the question open, unanswered.
     session, answers = _heard(("flip my twelve", 0.75, 1.0, 1.6),
@@ -106,17 +108,18 @@ def test_the_whole_takes_the_place_of_the_parts_open_question() -> None:
 def test_a_whole_after_an_undone_part_or_of_no_move_is_heard_as_any_utterance() -> None:
     session, answers = _heard(("flip my seven", 1.0, 1.0, 1.6), ("what's my score", 1.0, 1.0, 2.4))
     assert "7" in answers[1][0], answers  # (answered: no move, no part)
+    # (the question is the stream's last part now, of no move: its whole is
+    # heard as any utterance, a flip the rules refuse)
     rest = Speech(2.8, 1.0, 2.6, None, "mic", Transcript("flip my seven down", 1.0, whole=True))
-    part = session.streams.part_of(rest, session.game.depth)
-    assert part is not None  # (the question is the stream's last part now: no move)
-    assert part.moved is None
+    assert [s.text for s in session.step(rest)] == [
+        "Ann's 7 is already down. Nothing was flipped."]
     session, _ = _heard(("flip my seven", 1.0, 1.0, 1.6))
-    session.step(Typed(1.8, "undo", "Ann"))
-    session.step(Typed(1.9, "yes", "Bob"))
+    session.hear("undo", "Ann", 1.8)
+    session.hear("yes", "Bob", 1.9)
     assert _down(session) == []
     whole = Transcript("flip my seven down", 1.0, whole=True)
     outputs = session.step(Speech(2.7, 1.0, 2.4, None, "mic", whole))
-    assert next(o.text for o in outputs if isinstance(o, Say)).startswith("Ann, 7 down.")
+    assert outputs[0].text.startswith("Ann, 7 down.")
 
 
 @pytest.mark.slow
@@ -155,7 +158,7 @@ def test_flip_my_seven_pause_down_is_heard_whole(join: bool, route: str,
         else:
             loop._caught(TABLE_MIC, u.audio, 1.0 + u.start, 1.0 + u.end, 1.3 + u.end,
                          speaker=None, source="mic", over=None, cancels_echo=False)
-    assert _down(session) == [7]
+    assert _down(table) == [7]
     assert (table.listener.joined == 1) is join
     assert sum("7 down" in line for line in said) == 1, said
     rests = [r for r in logged if isinstance(r, DroppedRecord)

@@ -295,12 +295,12 @@ class Hearing:
         opinion, never the end of the game."""
         try:
             if self.matcher.match(m.text, who).intent.kind in NOT_MOVES:
-                return Expected(m.at, m.text, None)
+                return Expected(m.at, m.text, None, who)
             expects = expecting(who)
-            return Expected(m.at, m.text, expects.awaited and expects.expects(m.text))
+            return Expected(m.at, m.text, expects.awaited and expects.expects(m.text), who)
         except Exception:
             log.exception("judging the words so far failed")
-            return Expected(m.at, m.text, None)
+            return Expected(m.at, m.text, None, who)
 
     def read(self, text: str, who: str, *, named: bool, tap: bool) -> tuple[Heard, bool]:
         """A typed line (cleaned, not empty) by ``who`` (``named``: the line
