@@ -15,7 +15,7 @@ conversation remembers (``answers``), over what they share (``shared``: the
 game, saying and logging). Held as fields, each a class of its own told
 what it may read: hearing (``hearing``: what the referee makes of an
 utterance, a verdict), each stream's last utterance (``parts``), and what
-the drivers were told (``told``). Each room changes only its own state and
+the drivers were told (``news``). Each room changes only its own state and
 calls no other room; this module hears what players say and joins the
 rooms (a move, then the chance after it, then a new turn's clock; a yes,
 then what it agreed to). :mod:`referee.replay` rebuilds a game from its log.
@@ -126,15 +126,15 @@ class Session(Moves, Questions, Answers, Clock):
                 log.exception("a step of the game failed")
             self._logged.append(ErrorRecord(message.at, f"{type(error).__name__}: {error}"))
             self._out.append(Say(message.at, SORRY, Tone.PROBLEM))
-        self.told = self.told.after_step(message.at, self.game.current_player())
-        self.told, news = self.told.news(
+        self.news = self.news.after_step(message.at, self.game.current_player())
+        self.news, report = self.news.report(
             self.now, shown=self.public_state(), moments=tuple(sorted(self.moments())),
             wake=self.next_wakeup(), force=isinstance(message, Resume),
             outcome=lambda: (self.final_state(), self.results()))
-        self.told, kept = self.told.logs(message.at, wake=self.next_wakeup(),
+        self.news, kept = self.news.logs(message.at, wake=self.next_wakeup(),
                                          idle_tick=isinstance(message, Tick) and not self._logged)
         given = [message] if kept else []
-        return [*(Logged(r) for r in (*given, *self._logged)), *self._out, *news]
+        return [*(Logged(r) for r in (*given, *self._logged)), *self._out, *report]
 
     def _handle(self, message: Input) -> None:
         if isinstance(message, SpokenUntil | VoiceCut | VoiceChanged | Resume):
@@ -356,7 +356,7 @@ class Session(Moves, Questions, Answers, Clock):
         # (whose turn it was when the player began; for the whole of an
         # utterance heard already, when that was decided)
         part = self.streams.part_of(m, self.game.depth)
-        turn_then = self.told.turn_at(m.start if part is None else part.at,
+        turn_then = self.news.turn_at(m.start if part is None else part.at,
                                       now=self.game.current_player())
         self._emit(self._tick(m.at))
         who = self.attribute(m.speaker) if part is None else part.who  # (the whole: the part's)

@@ -31,6 +31,7 @@ from referee.games import find_game
 from referee.games.base import GameSpec, SetupError, plural
 from referee.protocol import (
     INPUTS,
+    Brain,
     Caption,
     Entry,
     Resume,
@@ -227,7 +228,7 @@ def check_log_path(args: argparse.Namespace, resuming: Path | None = None) -> No
                          f"referee resume {path}; for a new game, choose another file.")
 
 
-def _run(args: argparse.Namespace, spec: GameSpec, session: Session,
+def _run(args: argparse.Namespace, spec: GameSpec, session: Brain,
          make_log: Callable[[], GameLog | None], *, live: bool,
          resuming: float | None = None) -> int:
     """Play to the end; ``resuming``: the game was rebuilt from its log, whose
@@ -274,7 +275,7 @@ def _writer(game_log: GameLog | None) -> Callable[[Sequence[Entry]], None] | Non
     return None if game_log is None else game_log.write_all
 
 
-def _run_live(args: argparse.Namespace, spec: GameSpec, session: Session, voice: Voice,
+def _run_live(args: argparse.Namespace, spec: GameSpec, session: Brain, voice: Voice,
               output: Output, make_log: Callable[[], GameLog | None], resuming: float | None,
               private: dict[str, Output]) -> tuple[Table, GameLog | None]:
     from referee.live import LiveLoop, library_noise_to
@@ -377,7 +378,7 @@ def _replay_on_screen(args: argparse.Namespace, spec: GameSpec,
     return 0
 
 
-def replay_to_screen(session: Session, records: Sequence[Entry],
+def replay_to_screen(session: Brain, records: Sequence[Entry],
                      publish: Callable[[Shown], None], pace: float,
                      sleep: Callable[[float], object] = time.sleep) -> None:
     """Show a logged game on a screen as it went: what was said (from the log:

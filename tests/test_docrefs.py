@@ -118,7 +118,7 @@ def test_the_check_finds_a_reference_that_is_not_there():
     assert resolves(module, "referee.brain.clock.Clock._marks")
     assert resolves(module, "Clock._marks")
     assert resolves(module, "Clock")
-    assert resolves(importlib.import_module("referee.brain.told"), "HEARTBEAT")
+    assert resolves(importlib.import_module("referee.brain.news"), "HEARTBEAT")
     assert not resolves(module, "referee.brain.replayed")
     assert not resolves(module, "Clock.hold")
     assert not resolves(module, "Session.no_such_thing")

@@ -171,7 +171,7 @@ def test_the_checks_see_a_room_call_another_and_two_rooms_set_one_field(tmp_path
 
 
 # --- what changes in place: the game, and nothing else but the step's ledgers ----------------
-#: What a step collects as it goes (records to log, outputs, turns as told):
+#: What a step collects as it goes (records to log, outputs):
 #: appended to by whichever room logs or says something.
 LEDGERS = {"_out", "_logged"}
 #: The engine's actions each module may apply to the game: the moves room
@@ -231,7 +231,7 @@ def test_the_check_sees_a_list_popped_and_a_move_played_by_the_clock(tmp_path):
 # --- rooms held, not inherited (#84 item 1) ---------------------------------------------------
 #: Rooms the session holds as a field (``self.hearing``) rather than inherits:
 #: a class of their own, told what they may read (a view), answering a value.
-HELD_ROOMS = {"hearing.py": "Hearing", "parts.py": "Streams", "told.py": "Told"}
+HELD_ROOMS = {"hearing.py": "Hearing", "parts.py": "Streams", "news.py": "News"}
 #: What a held room may not import: the session, and every room (the brain's
 #: values, shared.py's question among them, it may).
 ROOM_IMPORTS = {"referee.session", *(f"referee.brain.{m.removesuffix('.py')}"

@@ -21,10 +21,10 @@ from typing import Any
 
 from referee.brain.hearing import Hearing, Verdict, awaited, expectation
 from referee.brain.memory import Memory
+from referee.brain.news import News
 from referee.brain.parts import Streams
 from referee.brain.played import Played
 from referee.brain.question import Question
-from referee.brain.told import Told
 from referee.brain.turnclock import TurnClock
 from referee.engine.core import Event, GameStopped, Rejection, TurnStarted
 from referee.games.contract import Contract
@@ -84,8 +84,8 @@ class Shared:
         self._logged: list[Record] = []
         self._out: list[Output] = []
         #: What the drivers were told, and whose turn it was after each of the
-        #: latest steps (:mod:`referee.brain.told`). Held.
-        self.told = Told(beat=at)
+        #: latest steps (:mod:`referee.brain.news`). Held.
+        self.news = News(beat=at)
 
     def _expecting(self, who: str) -> Expectation:
         """What the referee expects of ``who`` now (:mod:`referee.brain.hearing`)."""

@@ -1,4 +1,4 @@
-"""What the drivers were told: the report after each step, and which inputs the log keeps.
+"""The news after each step: what the drivers were told, and which inputs the log keeps.
 
 After every step the session tells its driver what changed
 (:meth:`~referee.session.Session.step`): the public state with the result,
@@ -10,17 +10,17 @@ came too late. A tick that did nothing is logged once a second while
 something is due (:data:`HEARTBEAT`), so a resumed game gets back the time
 that was left within a second.
 
-A held room (``self.told``): a frozen value the session replaces by its
+A held room (``self.news``): a frozen value the session replaces by its
 transitions; it reads only what it is given.
 
->>> told = Told().after_step(0.0, "Ann").after_step(4.0, "Bob")
->>> told.turn_at(3.9, now="Cy"), told.turn_at(4.0, now="Cy"), Told().turn_at(1.0, now="Cy")
+>>> news = News().after_step(0.0, "Ann").after_step(4.0, "Bob")
+>>> news.turn_at(3.9, now="Cy"), news.turn_at(4.0, now="Cy"), News().turn_at(1.0, now="Cy")
 ('Ann', 'Bob', 'Cy')
->>> told, kept = Told(beat=4.0).logs(4.5, idle_tick=True, wake=9.0)
->>> kept, told.logs(5.0, idle_tick=True, wake=9.0)[1], told.logs(5.0, idle_tick=True, wake=None)[1]
+>>> news, kept = News(beat=4.0).logs(4.5, idle_tick=True, wake=9.0)
+>>> kept, news.logs(5.0, idle_tick=True, wake=9.0)[1], news.logs(5.0, idle_tick=True, wake=None)[1]
 (False, True, False)
->>> told.logs(4.5, idle_tick=False, wake=None)
-(Told(shown=None, moments=None, wake=-1.0, beat=4.5, turns=()), True)
+>>> news.logs(4.5, idle_tick=False, wake=None)
+(News(shown=None, moments=None, wake=-1.0, beat=4.5, turns=()), True)
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ Outcome = tuple[dict[str, Any], tuple[dict[str, Any], ...]]
 
 
 @dataclass(frozen=True)
-class Told:
+class News:
     """What the drivers were last told, when an input was last logged, and
     whose turn it was after each of the latest steps."""
 
@@ -54,7 +54,7 @@ class Told:
     beat: float = 0.0
     turns: tuple[tuple[float, str | None], ...] = ()
 
-    def logs(self, at: float, *, idle_tick: bool, wake: float | None) -> tuple[Told, bool]:
+    def logs(self, at: float, *, idle_tick: bool, wake: float | None) -> tuple[News, bool]:
         """Whether the log keeps an input told ``at``: every input but a tick
         that did nothing (``idle_tick``), which is kept once a
         :data:`HEARTBEAT` while something is due (``wake``)."""
@@ -62,7 +62,7 @@ class Told:
             return self, False
         return replace(self, beat=at), True
 
-    def after_step(self, at: float, turn: str | None) -> Told:
+    def after_step(self, at: float, turn: str | None) -> News:
         """The step told ``at`` left the turn with ``turn`` (None: nobody's)."""
         return replace(self, turns=(*self.turns[-(TURNS_KEPT - 1):], (at, turn)))
 
@@ -74,20 +74,20 @@ class Told:
                    default=None)
         return now if then is None else then[2]
 
-    def news(self, now: float, *, shown: dict[str, Any], moments: tuple[str, ...],
-             wake: float | None, force: bool,
-             outcome: Callable[[], Outcome]) -> tuple[Told, list[Output]]:
+    def report(self, now: float, *, shown: dict[str, Any], moments: tuple[str, ...],
+               wake: float | None, force: bool,
+               outcome: Callable[[], Outcome]) -> tuple[News, list[Output]]:
         """What to tell the drivers at ``now``: each of the public state (with
         the ``outcome``, read only then), the moments and the next wake-up
         that changed; all of them when ``force``."""
-        told, out = self, list[Output]()
+        news, out = self, list[Output]()
         if force or shown != self.shown:  # (a tick that restarts the clock logs nothing)
-            told = replace(told, shown=shown)
+            news = replace(news, shown=shown)
             out.append(Snapshot(now, shown, *outcome()))
         if force or moments != self.moments:
-            told = replace(told, moments=moments)
+            news = replace(news, moments=moments)
             out.append(Moments(now, moments))
         if force or wake != self.wake:
-            told = replace(told, wake=wake)
+            news = replace(news, wake=wake)
             out.append(WakeAt(now, wake))
-        return told, out
+        return news, out
