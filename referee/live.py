@@ -384,7 +384,8 @@ class LiveLoop:
         """An utterance a stream heard, decoded: heard now, or (with phones,
         when another microphone may have heard the same voice) once it is
         clear which was closest (:mod:`referee.overheard`)."""
-        transcript, start = self.table.decoded(audio, start, end, speaker, over, listener)
+        transcript, start = self.table.decoded(audio, start, end, (source, speaker), over,
+                                               listener)
         heard_by = listener or self.table.listener
         hear = partial(self.table.hear_transcript, transcript, start, end, speaker=speaker,
                        source=source, over=over, cancels_echo=cancels_echo)

@@ -49,7 +49,7 @@ from typing import Any, ClassVar, Protocol
 
 from referee.codec import LogError, checked, plain
 from referee.records import Record
-from referee.speech.hearing.interface import OverVoice, Transcript
+from referee.speech.hearing.interface import OverVoice, Stream, Transcript
 from referee.speech.understanding.intents import Heard
 
 
@@ -158,6 +158,14 @@ class Speech:
     over: OverVoice | None = None
     #: The room it was heard in.
     room: Room = Room()
+
+    @property
+    def stream(self) -> Stream:
+        """The stream it was heard from: its source and seat. The ears and the
+        brain each remember a stream's last utterance by this key (to hear
+        it again with its rest: :meth:`~referee.speech.listen.Listener.whole`,
+        :mod:`referee.brain.parts`)."""
+        return self.source, self.speaker
 
 
 @dataclass(frozen=True)

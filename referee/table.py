@@ -65,7 +65,7 @@ from referee.protocol import (
 )
 from referee.report import Report, Reported
 from referee.speech.audio import Audio
-from referee.speech.hearing.interface import OverVoice, Recognizer, Transcript
+from referee.speech.hearing.interface import OverVoice, Recognizer, Stream, Transcript
 from referee.speech.listen import Listener
 from referee.speech.speaking.tts import NullOutput, SilentVoice, Voice
 from referee.speech.speaking.tts import Output as AudioOutput
@@ -382,22 +382,23 @@ class Table(Reported):
         referee's voice, if that played; ``cancels_echo``: whether the echo
         canceller had learnt the room when it began (None: as the table was set up);
         ``listener``: the one that decoded it ahead (a phone's own), else the table's."""
-        transcript, start = self.decoded(audio, start, end, speaker, over, listener)
+        transcript, start = self.decoded(audio, start, end, (source, speaker), over, listener)
         return self.hear_transcript(transcript, start, end, at, speaker, source, over,
                                     cancels_echo)
 
-    def decoded(self, audio: Audio, start: float, end: float, speaker: str | None = None,
+    def decoded(self, audio: Audio, start: float, end: float, stream: Stream = ("mic", None),
                 over: OverVoice | None = None,
                 listener: Listener | None = None) -> tuple[Transcript, float]:
         """What the recogniser heard in an utterance from ``start`` to ``end``,
-        and where it began: with the one before it from the same seat when it
+        and where it began: with the one before it from the same stream
+        (:attr:`~referee.protocol.Speech.stream`: its source and seat) when it
         is that one's rest, the two heard again as one and told as beginning
         where the first began (:meth:`~referee.speech.listen.Listener.whole`:
         "flip my seven ... down"). Every stream passes here, whatever drives
         the table (the live loop, an audio script, a test)."""
         transcript = self.transcribe(audio, over, listener)
         ears = listener or self.listener
-        whole = None if ears is None else ears.whole(audio, start, end, transcript, speaker)
+        whole = None if ears is None else ears.whole(audio, start, end, transcript, stream)
         return (transcript, start) if whole is None else whole
 
     def transcribe(self, audio: Audio, over: OverVoice | None = None,

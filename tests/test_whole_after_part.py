@@ -124,7 +124,7 @@ def test_a_whole_after_an_undone_part_or_of_no_move_is_heard_as_any_utterance() 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("join", "route"), [(True, "live loop"), (False, "live loop"),
-                                             (True, "table")])
+                                             (True, "table"), (False, "table, two streams")])
 def test_flip_my_seven_pause_down_is_heard_whole(join: bool, route: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Real speech through the real recogniser, the live loop's hearing or
@@ -133,8 +133,10 @@ def test_flip_my_seven_pause_down_is_heard_whole(join: bool, route: str,
     The pause ends the first words (a flip the referee expects); the rest,
     heard with them, is the same move: played once, nothing more said, and
     the log keeps the whole as the rest of a move. Without the joining
-    (``join`` False) the rest is heard alone."""
-    if not join:
+    (``join`` False) the rest is heard alone; so it is when it comes from
+    another stream (another source, the same seat: the ears key a stream as
+    the brain's parts room does, :attr:`~referee.protocol.Speech.stream`)."""
+    if not join and route == "live loop":
         monkeypatch.setattr(listen, "JOIN_WITHIN", -1.0)
     matcher = matcher_for("race65", PLAYERS)
     recognizer = make_recognizer(matcher.phrases)
@@ -152,9 +154,10 @@ def test_flip_my_seven_pause_down_is_heard_whole(join: bool, route: str,
     found += list(segmenter.close())
     assert len(found) == 2  # (cut at the pause: the flip is one the referee expects)
     loop = LiveLoop(table, microphone=None, keyboard=None)
-    for u in found:
-        if route == "table":
-            table.hear_audio(u.audio, 1.0 + u.start, 1.0 + u.end, 1.3 + u.end)
+    for n, u in enumerate(found):
+        if route.startswith("table"):
+            source = "audio script" if n and route == "table, two streams" else "mic"
+            table.hear_audio(u.audio, 1.0 + u.start, 1.0 + u.end, 1.3 + u.end, source=source)
         else:
             loop._caught(TABLE_MIC, u.audio, 1.0 + u.start, 1.0 + u.end, 1.3 + u.end,
                          speaker=None, source="mic", over=None, cancels_echo=False)
@@ -204,9 +207,12 @@ def test_the_whole_of_a_move_that_ended_the_turn_is_not_too_late() -> None:
 
 
 @pytest.mark.slow
-def test_the_ears_join_only_what_one_seat_said() -> None:
+def test_the_ears_join_only_what_one_stream_said() -> None:
     """Seat microphones share the table's listener: "flip my seven" on Ann's
-    channel and "down" on Bob's half a second later are two utterances."""
+    channel and "down" on Bob's half a second later are two utterances; so
+    are Ann's on two streams (her seat's channel, then the table's audio
+    script), which the brain's parts room keys apart too (#84: the ears and
+    the brain remember a stream by one key, :attr:`Speech.stream`)."""
     matcher = matcher_for("race65", PLAYERS)
     listener = Listener(make_recognizer(matcher.phrases), matcher)
     listening = Listening(listener, lambda: False)
@@ -215,13 +221,17 @@ def test_the_ears_join_only_what_one_seat_said() -> None:
     found = [u for i in range(0, len(data), 320) for u in segmenter.feed(data[i:i + 320])]
     found += list(segmenter.close())
     assert len(found) == 2
-    heard = [listener.whole(u.audio, u.start, u.end, listener.transcript(u.audio), seat)
-             for u, seat in zip(found, ("Ann", "Bob"), strict=True)]
-    assert heard == [None, None]
-    again = listener.whole(found[1].audio, found[1].start, found[1].end,
-                           listener.transcript(found[1].audio), "Ann")
-    assert again is not None  # (Ann's own rest, told as hers)
-    assert again[0].text == "flip my seven down"
+    def heard(streams: tuple[tuple[str, str | None], ...]) -> list[str | None]:
+        ears = Listener(listener.recognizer, matcher)
+        return [None if whole is None else whole[0].text
+                for u, stream in zip(found, streams, strict=True)
+                for whole in [ears.whole(u.audio, u.start, u.end, ears.transcript(u.audio),
+                                         stream)]]
+
+    assert heard((("seat mic", "Ann"), ("seat mic", "Bob"))) == [None, None]
+    assert heard((("seat mic", "Ann"), ("audio script", "Ann"))) == [None, None]
+    # (Ann's own rest, on her own stream, told as hers)
+    assert heard((("seat mic", "Ann"), ("seat mic", "Ann"))) == [None, "flip my seven down"]
 
 
 def test_the_parts_room_made_alone_says_what_a_whole_does() -> None:

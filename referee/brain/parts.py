@@ -22,6 +22,7 @@ from referee.brain.question import Question
 from referee.engine.core import Game, Rejection
 from referee.games.contract import Contract
 from referee.protocol import Speech
+from referee.speech.hearing.interface import Stream
 from referee.speech.understanding.meaning import Intent
 from referee.wording import NOT_MOVES
 
@@ -59,7 +60,7 @@ class Streams:
     """The parts room: the last utterance of each stream (source and speaker)."""
 
     def __init__(self) -> None:
-        self._last: dict[tuple[str, str | None], Part] = {}
+        self._last: dict[Stream, Part] = {}
 
     def part_of(self, m: Speech, depth: int) -> Part | None:
         """The last utterance heard from ``m``'s stream when ``m`` is it heard
@@ -67,7 +68,7 @@ class Streams:
         :meth:`~referee.speech.listen.Listener.whole`; it began where that
         one did), else None (and None when the move it played was undone
         since: the game is back at ``depth``, no deeper)."""
-        part = self._last.get((m.source, m.speaker))
+        part = self._last.get(m.stream)
         if part is None or not m.transcript.whole or m.start >= part.end:
             return None
         undone = part.moved is not None and part.moved[0] >= depth
@@ -79,7 +80,7 @@ class Streams:
         game's depth before the move and the move), or opened ``question``,
         or neither."""
         self._last = {**self._last,
-                      (m.source, m.speaker): Part(m.start, m.end, m.at, who, intent, moved,
+                      m.stream: Part(m.start, m.end, m.at, who, intent, moved,
                                                   question)}
 
 

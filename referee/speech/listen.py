@@ -29,7 +29,7 @@ import numpy as np
 
 from referee.speech.audio import OVER_TAIL, Audio
 from referee.speech.hearing.grammar import Prefixes
-from referee.speech.hearing.interface import Recognizer, Transcript
+from referee.speech.hearing.interface import Recognizer, Stream, Transcript
 from referee.speech.hearing.segmenter import (
     COMPLETE,
     EXTENDABLE,
@@ -113,10 +113,10 @@ class Listener:
         self.given_up = 0
         #: The last decode ahead was given up: the speaker went on.
         self._went_on = False
-        #: The last utterance heard from each seat (None: the table's
-        #: microphone): its audio, start, end and transcript; and how many
+        #: The last utterance heard from each stream (its source and seat):
+        #: its audio, start, end and transcript; and how many
         #: were heard again with their rest.
-        self._last: dict[str | None, tuple[Audio, float, float, Transcript]] = {}
+        self._last: dict[Stream, tuple[Audio, float, float, Transcript]] = {}
         self.joined = 0
 
     @classmethod
@@ -200,11 +200,12 @@ class Listener:
         return self.recognizer.decode(prepared)
 
     def whole(self, audio: Audio, start: float, end: float, transcript: Transcript,
-              seat: str | None = None) -> tuple[Transcript, float] | None:
+              stream: Stream = ("mic", None)) -> tuple[Transcript, float] | None:
         """This utterance (heard as ``transcript``, from ``start`` to ``end`` on
-        the stream's clock, from ``seat``'s channel, None for the table's
-        microphone) with the one before it from there, when it is that one's
-        rest: the whole's transcript and where the whole began; else None.
+        the stream's clock, from ``stream``: its source and seat, as the
+        brain's parts room keys it: :attr:`~referee.protocol.Speech.stream`)
+        with the one before it from there, when it is that one's rest: the
+        whole's transcript and where the whole began; else None.
 
         It is the rest when it began within :data:`JOIN_WITHIN` of the last
         one's end, that one was a whole command that more words could change,
@@ -217,8 +218,8 @@ class Listener:
         "flip my eight": two flips). Either way, what is heard last (the
         whole, or this one) is remembered for the next.
         """
-        last = self._last.get(seat)
-        self._last[seat] = (audio, start, end, transcript)
+        last = self._last.get(stream)
+        self._last[stream] = (audio, start, end, transcript)
         if last is None or self.matcher is None or self._prefixes is None:
             return None
         before, began, ended, said = last
@@ -238,6 +239,6 @@ class Listener:
         completed = whole == rest and whole[: len(words)] == words  # ("me" heard "hit me")
         if kind == "none" or (alone != "none" and not (alone == kind and (ends or completed))):
             return None
-        self._last[seat] = (both, began, end, joined)
+        self._last[stream] = (both, began, end, joined)
         self.joined += 1
         return replace(joined, whole=True), began

@@ -39,6 +39,12 @@ class RecognizerError(RuntimeError):
     """A recogniser that cannot be used here, with the reason."""
 
 
+#: A stream of speech: where it was heard ("mic", "seat mic", "phone" ...)
+#: and from whose seat (None: the table's microphone). The ears and the
+#: brain each remember a stream's last utterance by it.
+Stream = tuple[str, str | None]
+
+
 @dataclass(frozen=True)
 class OverVoice:
     """What the microphone measured of an utterance heard while the referee's
