@@ -37,10 +37,11 @@ echo "== pytest"
 # missed their budgets in 3 of 5 fresh clones: docs/record/2026-12-07-lanes-and-groups.md.)
 tests=0
 if [ ${#selection[@]} -eq 0 ] && [ $# -eq 0 ]; then
-    # The whole suite: the tests marked alone (hearing over the referee's
-    # voice through a phone on the table: beside the other worker's CPU the
-    # echo canceller lost the room in 3 of 3 fresh clones, 2026-12-07) run
-    # afterwards, with the machine to themselves.
+    # The whole suite: the tests marked alone (hearing a move over the
+    # referee's voice in real time: beside the other worker's CPU the echo
+    # canceller lost the room in 3 of 3 fresh clones through a phone, and 1
+    # of 10 runs through the room's microphone, 2026-12-07) run afterwards,
+    # with the machine to themselves.
     "${pytest[@]}" -n auto --dist loadgroup -m "not alone" || tests=$?
     echo "== pytest: the tests that run alone"
     alone=0

@@ -519,6 +519,7 @@ def _spoken_over_the_rules(audio_server, tmp_path, echo_cancel: str) -> list[dic
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # (beside a busy worker it lost the move 1 of 10 times: #84)
 def test_a_move_said_over_the_referee_is_heard_through_its_voice_and_confirmed(
     audio_server, tmp_path
 ):
