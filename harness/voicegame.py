@@ -43,6 +43,7 @@ def voice_game(spec: GameSpec, game: str, moves: Sequence[tuple[str, ...]], yes_
     from referee.speech.audio import load_wav
     from referee.speech.hearing.segmenter import DEFAULT_END_SILENCE
     from referee.speech.speaking.tts import EspeakVoice, PiperVoice
+
     cases = {u.id: u for u in utterances(game)}
     shown: list[str] = []
     logged: list[Any] = []
