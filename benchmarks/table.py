@@ -94,6 +94,8 @@ class Response:
     wait: float  # decoding ahead still running at that decision (wall clock)
     process: float  # from then: recognise (or take the guess), judge, render, lead-in
     ahead: bool  # the transcript decoded ahead was kept
+    begun: int = 0  # decodes ahead begun during the command (finished or given up)
+    given_up: int = 0  # ... of them given up: the speaker went on
 
     @property
     def total(self) -> float:
@@ -150,6 +152,8 @@ def response_times(voice_name: str, condition: str) -> tuple[list[Response], int
             wait=waited,
             process=time.perf_counter() - start + lead,
             ahead=listener.kept > kept,
+            begun=listener.guessed + listener.given_up,
+            given_up=listener.given_up,
         ))
     return found_times, commands
 
@@ -275,7 +279,7 @@ def live_responses(count: int) -> tuple[list[float], float] | None:
     if not audioserver.available():
         return None
     from referee.live import LiveLoop
-    from referee.speech.audio import restart_portaudio
+    from referee.speech.portaudio import restart_portaudio
 
     commands = [c for c in utterances() if c.is_command][:count]
     with tempfile.TemporaryDirectory() as tmp, audioserver.audio_server(
@@ -325,7 +329,7 @@ def live_responses(count: int) -> tuple[list[float], float] | None:
 
 def _listen_idle(seconds: float) -> tuple[float, float]:
     from referee.live import LiveLoop
-    from referee.speech.audio import restart_portaudio
+    from referee.speech.portaudio import restart_portaudio
     from referee.speech.speaking.tts import SpeakerOutput
 
     restart_portaudio()
@@ -384,11 +388,14 @@ def main() -> None:
             total = [r.total for r in found]
             after = [r.wait + r.process for r in found]
             ahead = sum(r.ahead for r in found)
+            begun = statistics.mean(r.begun for r in found)
+            given_up = statistics.mean(r.given_up for r in found)
             print(f"| {condition}, {voice} voice: total | {ms(statistics.median(total))} | "
                   f"{ms(percentile(total, 0.95))} | {len(total)}/{commands} |")
             print(f"| {condition}, {voice} voice: after the end is detected (recognise or "
                   f"take the guess, judge, render) | {ms(statistics.median(after))} | "
-                  f"{ms(percentile(after, 0.95))} | decoded ahead: {ahead}/{len(found)} |")
+                  f"{ms(percentile(after, 0.95))} | decoded ahead: {ahead}/{len(found)}; "
+                  f"decodes a command {begun:.2f} ({given_up:.2f} given up) |")
         detect = [r.detect for r in found]
         print(f"| {condition}: end-of-utterance detection ({DEFAULT_END_SILENCE:g} s setting) | "
               f"{ms(statistics.median(detect))} | {ms(percentile(detect, 0.95))} | |")

@@ -150,7 +150,7 @@ class Bench:
     def __init__(self, ratio_db: float, directory: Path, rng: random.Random,
                  env: dict[str, str], phones: bool = False) -> None:
         from referee.live import LiveLoop
-        from referee.speech.audio import restart_portaudio
+        from referee.speech.portaudio import restart_portaudio
 
         restart_portaudio()
         self.rng = rng

@@ -51,7 +51,7 @@ def portaudio_sees() -> bool:
     started, and the restart then lists no device at all (CI, 2026-12-06:
     "Error querying device -1" after a restart that returned); wait on it
     with ``until(portaudio_sees, ...)``."""
-    from referee.speech.audio import restart_portaudio
+    from referee.speech.portaudio import restart_portaudio
 
     if not restart_portaudio():
         return False

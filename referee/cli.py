@@ -364,8 +364,8 @@ def entry() -> None:
     ends without the interpreter's exit handlers (the game log is already
     flushed and closed, event by event)."""
     code = main()
-    audio = sys.modules.get("referee.speech.audio")  # only a command that used sound
-    if audio is not None and audio.STREAMS_STUCK:
+    devices = sys.modules.get("referee.speech.portaudio")  # only a command that used sound
+    if devices is not None and devices.STREAMS_STUCK:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

@@ -255,7 +255,8 @@ def hear_files(
     failed = False
     for name in files:
         try:
-            _decode_file(name, table.listening(listener), partial(decode, name=name))
+            _decode_file(name, table.listening(listener), partial(decode, name=name),
+                         recognizer.tail)
         except AudioError as error:
             print(f"referee: {error}", file=sys.stderr)
             if show is _json_line:
@@ -264,9 +265,13 @@ def hear_files(
     return 1 if failed else 0
 
 
-def _decode_file(name: str, listener: Listening, decode: Callable[..., None]) -> None:
+def _decode_file(name: str, listener: Listening, decode: Callable[..., None],
+                 tail: float) -> None:
     """One WAV file decoded whole, or, when longer than :data:`LONG_FILE`
-    seconds, read a block at a time and cut into utterances."""
+    seconds, read a block at a time and cut into utterances, decoded ahead
+    at a pause once ``tail`` of quiet has come (the recogniser's whole tail:
+    nothing here gives a decode up when the speaker goes on, as the
+    microphone does)."""
     import numpy as np
 
     from referee.speech.audio import Audio, stream_wav
@@ -282,7 +287,7 @@ def _decode_file(name: str, listener: Listening, decode: Callable[..., None]) ->
     if start.seconds <= LONG_FILE:
         decode(start)
         return
-    segmenter = Segmenter(on_pause=listener.pause, judge=listener.judge, tail=listener.tail)
+    segmenter = Segmenter(on_pause=listener.pause, judge=listener.judge, tail=tail)
     for block in itertools.chain([start], blocks):
         for utterance in segmenter.feed(block.to_bytes()):
             decode(utterance.audio, start=round(utterance.start, 2), end=round(utterance.end, 2))

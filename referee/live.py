@@ -36,10 +36,11 @@ from typing import TYPE_CHECKING, BinaryIO
 from referee.listening import Listening
 from referee.overheard import TABLE_MIC, Caught, Overheard, loudness
 from referee.protocol import MicBack, MicLost, Say, Tone
-from referee.speech.audio import Audio, restart_portaudio
+from referee.speech.audio import Audio
 from referee.speech.hearing.interface import OverVoice
 from referee.speech.hearing.mic import Microphone, MicrophoneError
 from referee.speech.listen import Listener
+from referee.speech.portaudio import restart_portaudio
 from referee.speech.speaking.tts import VoiceError
 from referee.table import Table
 from referee.terminal import (

@@ -196,7 +196,7 @@ class _HungStream:
 def test_a_stream_that_does_not_close_never_keeps_a_game_from_ending():
     import time
 
-    from referee.speech.audio import close_stream
+    from referee.speech.portaudio import close_stream
 
     stream = _HungStream()
     began = time.monotonic()
@@ -216,7 +216,7 @@ def portaudio_calls(monkeypatch):
     and the module's record of stuck streams fresh for the test."""
     import sounddevice
 
-    from referee.speech import audio
+    from referee.speech import portaudio as audio
 
     calls: list[str] = []
     monkeypatch.setattr(sounddevice, "_terminate", lambda: calls.append("terminate"))
@@ -233,7 +233,7 @@ def test_portaudio_is_not_restarted_while_a_stream_close_is_stuck_in_it(portaudi
     is through, and the devices are opened as they are meanwhile."""
     import time
 
-    from referee.speech.audio import close_stream, restart_portaudio
+    from referee.speech.portaudio import close_stream, restart_portaudio
 
     stream = _HungStream()
     assert close_stream(stream, within=0.2) is False
@@ -254,7 +254,7 @@ def test_a_portaudio_restart_that_hangs_is_left_and_not_tried_again(portaudio_ca
 
     import sounddevice
 
-    from referee.speech import audio
+    from referee.speech import portaudio as audio
 
     never = threading.Event()
     monkeypatch.setattr(sounddevice, "_terminate", lambda: never.wait(30))
@@ -280,7 +280,7 @@ def test_a_stuck_stream_does_not_keep_the_command_from_exiting(tmp_path):
     program = (
         "import atexit, sys, threading\n"
         "from referee import cli\n"
-        "from referee.speech.audio import close_stream\n"
+        "from referee.speech.portaudio import close_stream\n"
         "never = threading.Event()\n"
         "class Hung:\n"
         "    def abort(self): never.wait()\n"

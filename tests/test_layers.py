@@ -56,13 +56,13 @@ SPEECH = ROOT / "referee" / "speech"
 #: What each group of referee/speech may import of the others.
 MAY_USE = {
     "understanding": {"understanding"},
-    "hearing": {"hearing", "understanding", "audio"},
-    "speaking": {"speaking", "audio"},
+    "hearing": {"hearing", "understanding", "audio", "portaudio"},
+    "speaking": {"speaking", "audio", "portaudio"},
 }
 
 
 def speech_uses(path: Path) -> set[str]:
-    """The groups of referee/speech (and its shared audio module) a file imports."""
+    """The groups of referee/speech (and its shared modules: audio, portaudio) a file imports."""
     return {name.split(".")[2] for name in imported_modules(path)
             if name.startswith("referee.speech.")}
 

@@ -12,7 +12,7 @@ import pytest
 
 from harness.fixtures import COMMITTED_VOICE, clean_path, stream_of, utterances
 from referee.games import matcher_for
-from referee.speech.audio import OVER_TAIL, RATE, SPEECH_MARGIN, TAIL, Audio, load_wav
+from referee.speech.audio import AHEAD, OVER_TAIL, RATE, SPEECH_MARGIN, TAIL, Audio, load_wav
 from referee.speech.hearing.mic import MicrophoneError, input_device
 from referee.speech.hearing.segmenter import MAX_UTTERANCE, Segmenter, segment
 from referee.speech.hearing.sphinx_vosk import PocketSphinxRecognizer
@@ -178,20 +178,24 @@ def test_play_with_a_device_that_does_not_exist_is_refused_before_anything_start
     assert not log.exists()
 
 
-@pytest.mark.parametrize("tail", [SPEECH_MARGIN, TAIL])
+@pytest.mark.parametrize("tail", [SPEECH_MARGIN, TAIL, AHEAD])
 def test_a_pause_gives_the_utterance_so_far_which_the_end_then_confirms(tail):
     """Decoding ahead: what is reported at the pause is the start of the utterance,
     reported as soon as ``tail`` of quiet follows its last loud frame, and it
     prepares to exactly what the whole utterance prepares to, for each
     recogniser's preparation (PocketSphinx: cut to the speech, with
-    SPEECH_MARGIN; Whisper: only the quiet after TAIL dropped)."""
+    SPEECH_MARGIN; Whisper: only the quiet after TAIL dropped, and at AHEAD
+    the TAIL's quiet still to come filled in: the whole is as long, and the
+    same as far as the stream had come)."""
     from referee.speech.audio import (
+        filled_tail,
         frame_energies,
         speech_bounds,
         speech_region,
         trailing_cut,
     )
     from referee.speech.hearing.segmenter import FRAME
+    from referee.speech.listen import _holds
 
     cases = utterances()[:6]
     data, _ = stream_of(cases)
@@ -219,24 +223,36 @@ def test_a_pause_gives_the_utterance_so_far_which_the_end_then_confirms(tail):
         for prepare in preparations:
             assert np.array_equal(prepare(paused[-1]).samples,
                                   prepare(utterance.audio).samples)
+        filled, came = filled_tail(paused[-1], TAIL)
+        assert came == len(last) or tail >= TAIL
+        prepared = trailing_cut(utterance.audio, TAIL)
+        assert len(filled.samples) == len(prepared.samples)
+        assert _holds(filled, came, prepared)
+        # A sound as loud as speech after the pause moves the end: no hold.
+        louder = prepared.samples.copy()
+        louder[came:] = prepared.samples.max()
+        assert not _holds(filled, came, Audio(louder)) or came == len(louder)
 
 
 def test_whisper_hears_the_tail_it_is_decoded_ahead_with():
-    """Whisper's preparation keeps TAIL of quiet, and a listener with it asks
-    the microphone's segmenter to decode ahead after that much."""
+    """Whisper's preparation keeps TAIL of quiet and decodes ahead after AHEAD
+    (the rest filled in), and a listener with it asks the microphone's
+    segmenter to decode ahead after that much; while the referee speaks,
+    after OVER_TAIL, the whole tail come."""
     from referee.speech.hearing.mic import Microphone
     from referee.speech.hearing.whisper_recognizer import WhisperRecognizer
     from referee.speech.listen import Listener
 
-    assert TAIL <= SPEECH_MARGIN == OVER_TAIL
-    assert WhisperRecognizer.tail == TAIL
-    assert PocketSphinxRecognizer.tail == SPEECH_MARGIN
+    assert AHEAD < TAIL <= SPEECH_MARGIN == OVER_TAIL
+    assert (WhisperRecognizer.tail, WhisperRecognizer.ahead) == (TAIL, AHEAD)
+    assert PocketSphinxRecognizer.tail == PocketSphinxRecognizer.ahead == SPEECH_MARGIN
     recognizer = PocketSphinxRecognizer(matcher_for("race65", ["Ann", "Bob"]).phrases)
-    recognizer.tail = TAIL  # (the instance only: as Whisper's)
+    recognizer.ahead = AHEAD  # (the instance only: as Whisper's)
     microphone = Microphone()
     microphone.listen_with(Listener(recognizer))
     microphone.reset()
-    assert microphone.segmenter._tail == int(TAIL * RATE)
+    assert microphone.segmenter._tail == int(AHEAD * RATE)
+    assert microphone.segmenter._over_tail == int(OVER_TAIL * RATE)
     with pytest.raises(ValueError, match="tail"):
         Segmenter(tail=-0.1)
 
@@ -583,6 +599,38 @@ def test_the_microphone_gives_up_a_decode_ahead_when_the_speaker_goes_on():
     assert listener.guessed >= 2
 
 
+@pytest.mark.slow
+def test_a_phone_gives_up_a_decode_ahead_when_its_player_goes_on():
+    """A seat page's sound, all arrived before the loop cuts it: at the pause
+    inside, the second command is already waiting, so that decode is given
+    up, as the table microphone's is; the pause at the end is kept. While
+    the referee speaks nothing is given up."""
+    from referee.screen.phones import PhoneSeats
+    from referee.speech.listen import Listener
+
+    matcher = matcher_for("race65", ["Ann", "Bob"])
+    data = _joined(0.5, "flip my seven", 0.25, "flip seven", 1.0)
+
+    def heard(speaking: bool) -> tuple[int, Listener]:
+        listener = Listener(PocketSphinxRecognizer(matcher.phrases), matcher)
+        now = [0.0]  # the frames arrive in real time, as a phone sends them
+        phones = PhoneSeats(["Ann", "Bob"], end_silence=0.5, clock=lambda: now[0])
+        ann = phones.open("Ann", lambda code, reason: None)
+        for i in range(0, len(data), 1280):  # 40 ms frames, as the page sends
+            now[0] += 0.04
+            assert phones.take("Ann", ann, data[i : i + 1280]) is None
+        found = phones.hear(lambda player: listener, hurry=lambda: speaking)
+        phones.close()
+        return len(found), listener
+
+    count, listener = heard(speaking=False)
+    assert count == 1
+    assert listener.given_up >= 1
+    assert listener.guessed >= 1  # the end's
+    count, listener = heard(speaking=True)
+    assert listener.given_up == 0
+
+
 def test_speech_in_what_is_waiting_is_judged_against_the_utterance():
     """A frame as loud as the utterance's speech is speech; room noise is not."""
     segmenter = Segmenter()
@@ -686,5 +734,5 @@ def test_a_phase10_read_out_is_judged_as_one_that_may_go_on():
     for said, verdict in (("i lay down my phase", READ_OUT),
                           ("i lay down my phase three fives", READ_OUT),
                           ("where am i", "complete")):
-        listener._guess = (Audio(np.zeros(1600, dtype=np.int16)), Transcript(said, 1.0))
+        listener._guess = (Audio(np.zeros(1600, dtype=np.int16)), 1600, Transcript(said, 1.0))
         assert listener.judge() == verdict

@@ -60,7 +60,7 @@ def test_the_brain_says_whether_it_expects_the_words_and_changes_nothing() -> No
 def _listening_to(table: Table, said: str, expects: bool) -> str | None:
     """The verdict on ``said`` decoded ahead, with or without the brain's say."""
     assert table.listener is not None
-    table.listener._guess = (Audio(np.zeros(1600, dtype=np.int16)), Transcript(said, 1.0))
+    table.listener._guess = (Audio(np.zeros(1600, dtype=np.int16)), 1600, Transcript(said, 1.0))
     listening = table.listening if expects else Listening(table.listener, table.speaking_now)
     return listening.judge()
 

@@ -406,6 +406,42 @@ def test_the_same_audio_gives_the_same_result_whatever_came_before(whisper):
 
 
 @pytest.mark.slow
+def test_a_pause_is_decoded_before_its_tail_has_come_and_the_end_keeps_it(whisper, matcher):
+    """Decoding ahead starts after AHEAD of quiet, the rest of Whisper's TAIL
+    filled in, so the decode runs while the end's quiet does; the end keeps
+    that guess (here a command ended at once, before its tail had all come),
+    and its words are what the whole decodes to."""
+    from referee.speech.audio import AHEAD, TAIL, frame_energies, speech_bounds
+    from referee.speech.hearing.segmenter import FRAME, Segmenter
+    from referee.speech.listen import Listener
+
+    said = next(u for u in utterances() if u.text == "what's my score")
+    quiet = np.zeros(RATE, dtype=np.int16)
+    data = np.concatenate([quiet[: RATE // 2], load_wav(clean_path(COMMITTED_VOICE, said)).samples,
+                           quiet]).astype("<i2").tobytes()
+    listener = Listener(whisper, matcher)
+    quiet_at_pauses: list[float] = []
+
+    def pause(so_far: Audio, give_up: Any = None, over: bool = False) -> None:
+        bounds = speech_bounds(frame_energies(so_far.samples, FRAME), FRAME,
+                               len(so_far.samples), margin=0)
+        assert bounds is not None
+        quiet_at_pauses.append((len(so_far.samples) - bounds[1]) / RATE)
+        listener.pause(so_far, give_up, over)
+
+    segmenter = Segmenter(on_pause=pause, judge=listener.judge, tail=listener.tail)
+    found = [u for i in range(0, len(data), 320) for u in segmenter.feed(data[i : i + 320])]
+    assert len(found) == 1
+    assert quiet_at_pauses
+    assert AHEAD <= quiet_at_pauses[-1] < TAIL
+    transcript = listener.transcript(found[0].audio)
+    assert transcript.ahead
+    assert listener.kept == 1
+    whole = whisper.decode(whisper.prepare(found[0].audio))
+    assert transcript.text == whole.text == "what's my score"
+
+
+@pytest.mark.slow
 def test_the_primed_transcript_decodes_in_the_batch_as_it_would_alone(model_dir, matcher):
     """The primed transcript shares the beam's batch with a longer context (the
     shorter one padded and masked): it comes out as Whisper writes it after the

@@ -49,6 +49,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import itertools
 import os
 import threading
 import time
@@ -158,6 +160,9 @@ class _Stream:
         self.judge = judge
         self.echo = echo
         self.hurry = hurry
+        #: The sound from this phone that has arrived and is not cut yet (set
+        #: by :meth:`PhoneSeats.hear`; nothing until then).
+        self.waiting: Callable[[], bytes] = bytes
         self.segmenter = self._segmenter()
         self.anchor = 0.0  # monotonic time of the stream's sample 0
         self.position = 0.0  # seconds of sound since then
@@ -172,10 +177,21 @@ class _Stream:
             # Over the referee's voice (which only a stream with an echo
             # canceller measures) the recogniser keeps a longer tail: the
             # guess must be prepared as the whole utterance will be.
-            judge.pause(so_far, None, echo is not None and hurry is not None and hurry())
+            judge.pause(so_far, self.went_on, echo is not None and hurry is not None and hurry())
 
         return Segmenter(self.end_silence, on_pause=pause, judge=judge.judge, hurry=hurry,
                          tail=judge.tail)
+
+    def went_on(self) -> bool:
+        """Whether the player went on after the pause being decoded ahead:
+        what has arrived from their phone since and is not cut yet
+        (:attr:`waiting`) holds a frame as loud as their speech. Never while
+        the referee speaks (its voice may be in that sound), as the table
+        microphone's :meth:`~referee.speech.hearing.mic.Microphone.went_on`."""
+        if self.hurry is not None and self.hurry():
+            return False
+        samples = np.frombuffer(self.waiting(), "<i2")
+        return len(samples) > 0 and self.segmenter.speech_in(samples)
 
     def take(self, data: bytes, now: float) -> list[PhoneUtterance]:
         """Feed one frame (that arrived at ``now``); the utterances it ended."""
@@ -274,14 +290,30 @@ class PhoneSeats:
                 self._frames.clear()
                 self._queued = 0
             found: list[PhoneUtterance] = []
-            for player, data, arrived in frames:
+            for i, (player, data, arrived) in enumerate(frames):
                 stream = self._streams.get(player)
                 if stream is None:
                     echo = None if self.track is None else EchoPath(self.track)
                     stream = self._streams[player] = _Stream(player, self.end_silence,
                                                              judge_for(player), echo, hurry)
+                stream.waiting = functools.partial(self._waiting, player, frames, i + 1)
                 found += stream.end(arrived) if data is None else stream.take(data, arrived)
             return found
+
+    def _waiting(self, player: str, taken: list[tuple[str, bytes | None, float]],
+                 after: int) -> bytes:
+        """What ``player``'s phone sent that the loop has not cut yet: the
+        frames of ``taken`` from ``after`` on, then those queued since (up to
+        the player letting go)."""
+        with self._lock:
+            queued = list(self._frames)
+        sound = []
+        for who, data, _ in itertools.chain(itertools.islice(taken, after, None), queued):
+            if who == player:
+                if data is None:
+                    break
+                sound.append(data)
+        return b"".join(sound)
 
     def notices(self) -> list[tuple[str, str]]:
         """What the table should be told about the phones since the last call:

@@ -19,7 +19,7 @@ import os
 import struct
 import threading
 import wave
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -324,6 +324,13 @@ TAIL = 0.15
 #: ... while the referee speaks (what follows a player's last sound there is
 #: what the echo canceller leaves of its voice, not quiet).
 OVER_TAIL = SPEECH_MARGIN
+#: The quiet after a live utterance's last loud sound at which its words are
+#: decoded ahead, the rest of :data:`TAIL` not come yet filled in
+#: (:func:`filled_tail`): the decode runs while the end's quiet does, and the
+#: recogniser still hears the tail it always hears. Not while the referee
+#: speaks (what follows a player's words there is its voice's leftover:
+#: :data:`OVER_TAIL`, as before).
+AHEAD = 0.05
 
 
 def frame_energies(samples: np.ndarray[Any, Any], frame: int,
@@ -411,6 +418,34 @@ def trailing_cut(audio: Audio, margin_s: float = TAIL) -> Audio:
     return Audio(audio.samples[: bounds[1]], audio.rate)
 
 
+def filled_tail(audio: Audio, margin_s: float = TAIL) -> tuple[Audio, int]:
+    """:func:`trailing_cut`, for a stream that has not yet reached ``margin_s``
+    past its last speech frame: the quiet still to come filled in with the
+    stream's last 20 ms, mirrored back and forth (the room as it sounds now);
+    and how many of the samples came from the stream.
+
+    >>> tone = (np.sin(np.arange(3200) / 3) * 8000).astype(np.int16)
+    >>> quiet = np.full(800, 7, dtype=np.int16)  # 50 ms of a quiet room
+    >>> filled, came = filled_tail(Audio(np.concatenate([tone, quiet])), 0.15)
+    >>> len(filled.samples) - len(tone), came - len(tone), set(filled.samples[came:].tolist())
+    (2400, 800, {7})
+    >>> filled_tail(Audio(np.concatenate([tone, quiet, quiet, quiet, quiet])), 0.15)[1]
+    5600
+    """
+    frame = audio.rate // 50
+    bounds = speech_bounds(frame_energies(audio.samples, frame), frame, len(audio.samples),
+                           margin=0)
+    if bounds is None:
+        return audio, len(audio.samples)
+    wanted = bounds[1] + int(margin_s * audio.rate)
+    missing = wanted - len(audio.samples)
+    if missing <= 0:
+        return Audio(audio.samples[:wanted], audio.rate), wanted
+    last = audio.samples[-frame:]
+    fill = np.resize(np.concatenate([last[::-1], last]), missing).astype(np.int16)
+    return Audio(np.concatenate([audio.samples, fill]), audio.rate), len(audio.samples)
+
+
 def peak_dbfs(audio: Audio) -> float:
     """The level of the loudest 20 ms frame, in dB below full scale.
 
@@ -472,7 +507,6 @@ class PlaybackTrack:
     """
 
     def __init__(self, keep: float = 20.0) -> None:
-        import threading
 
         self.keep = keep
         self._lock = threading.Lock()
@@ -504,86 +538,3 @@ class PlaybackTrack:
         """Whether anything was played between ``start`` and ``end``."""
         with self._lock:
             return any(at < end and at + len(s) / RATE > start for at, s in self._pieces)
-
-
-#: Seconds a sound device's stream is given to close when a game ends.
-CLOSE_WITHIN = 2.0
-#: Streams whose close was given up on. PortAudio's own exit handler would wait
-#: for them for ever, so the command then ends without it (see ``referee.cli.entry``).
-STREAMS_STUCK = 0
-#: The closes given up on (they may still be running inside PortAudio).
-_given_up: list[threading.Thread] = []
-#: Seconds PortAudio is given to restart (:func:`restart_portaudio`).
-RESTART_WITHIN = 5.0
-#: A restart that did not return: PortAudio is not restarted again.
-_restart_hung: threading.Thread | None = None
-
-
-def close_stream(stream: Any, within: float = CLOSE_WITHIN) -> bool:
-    """Stop a sound device's stream at once (what it still holds is dropped)
-    and close it, giving up after ``within`` seconds: a busy or vanished
-    audio server can keep a stream's stop waiting, and that must never keep a
-    finished game from ending. False if it did not close in time (or failed)."""
-    def close() -> None:
-        try:
-            stream.abort()
-            stream.close()
-        except Exception as error:  # a dead device may fail to close
-            log.debug("closing a sound stream: %s", error)
-
-    closer = _given_up_after(close, "close-stream", within)
-    if closer is not None:
-        _given_up.append(closer)
-    return closer is None
-
-
-def _given_up_after(work: Callable[[], None], name: str, within: float
-                    ) -> threading.Thread | None:
-    """Run ``work`` in a daemon thread for at most ``within`` seconds: the
-    thread if it is still running then (counted in :data:`STREAMS_STUCK`, as
-    PortAudio's exit handler would wait on it), else None."""
-    worker = threading.Thread(target=work, name=name, daemon=True)
-    worker.start()
-    worker.join(within)
-    if not worker.is_alive():
-        return None
-    global STREAMS_STUCK
-    STREAMS_STUCK += 1
-    return worker
-
-
-def restart_portaudio(within: float = RESTART_WITHIN) -> bool:
-    """Let PortAudio see sound devices that came back (it lists them only when
-    it starts). Whether it was restarted.
-
-    Never while a stream's close is still stuck inside it: an audio server
-    that vanished can keep a stream's abort waiting for ever, and PortAudio's
-    terminate would wait on that stream too, and the whole table with it
-    (typed moves unanswered, the microphone never back: seen under load with
-    PulseAudio killed and started again). Then the devices PortAudio listed
-    at start are opened as they are, which is enough for the system's
-    default (it reaches a restarted audio server afresh); a device unplugged
-    and plugged back in is found once the close is through. The restart runs
-    in a thread of its own, given ``within`` seconds: one that does not
-    return is left, and PortAudio is not restarted again in this process.
-    """
-    global _restart_hung
-    _given_up[:] = [closer for closer in _given_up if closer.is_alive()]
-    if _given_up or _restart_hung is not None:
-        log.debug("PortAudio not restarted: a stream's close or a restart is still stuck in it")
-        return False
-
-    def restart() -> None:
-        try:
-            import sounddevice
-
-            sounddevice._terminate()
-            sounddevice._initialize()
-        except Exception as error:  # still no audio system
-            log.debug("PortAudio restart: %s", error)
-
-    _restart_hung = _given_up_after(restart, "restart-portaudio", within)
-    if _restart_hung is not None:
-        log.debug("PortAudio's restart did not return within %.0f s", within)
-        return False
-    return True

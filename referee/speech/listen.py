@@ -27,12 +27,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from referee.speech.audio import OVER_TAIL, Audio
+from referee.speech.audio import OVER_TAIL, Audio, frame_energies, speech_bounds
 from referee.speech.hearing.grammar import Prefixes
 from referee.speech.hearing.interface import Recognizer, Stream, Transcript
 from referee.speech.hearing.segmenter import (
     COMPLETE,
     EXTENDABLE,
+    FRAME,
     INCOMPLETE,
     READ_OUT,
     WENT_ON,
@@ -87,6 +88,24 @@ def _said_so_far(transcript: Transcript) -> bool:
     return 0 < len(free) < len(sentence) and sentence[: len(free)] == free
 
 
+def _holds(guessed: Audio, came: int, whole: Audio) -> bool:
+    """Whether the words decoded ahead (``guessed``: its first ``came``
+    samples from the stream, the rest quiet filled in) are what the whole
+    utterance prepared to: the same samples as far as both came from the
+    stream, and nothing after the pause as loud as speech (the end of its
+    speech did not move). The whole may be shorter than the guess: a
+    command ended at once (:data:`~referee.speech.hearing.segmenter.QUIET_COMPLETE`)
+    can end before its tail has all come."""
+    n = len(whole.samples)
+    if n > len(guessed.samples) or not np.array_equal(guessed.samples[:min(n, came)],
+                                                      whole.samples[:min(n, came)]):
+        return False
+    if n <= came:
+        return True
+    bounds = speech_bounds(frame_energies(whole.samples, FRAME), FRAME, n, margin=0)
+    return bounds is not None and bounds[1] <= came
+
+
 def words_of(text: str) -> list[str]:
     """The words of a text as the matcher compares them (numbers as digits)."""
     return join_numbers(normalise_words(text))
@@ -99,10 +118,12 @@ class Listener:
         self.recognizer = recognizer
         self.matcher = matcher
         #: The quiet after the last sound at which a pause is decoded ahead.
-        self.tail = recognizer.tail
+        self.tail = recognizer.ahead
         #: Which word sequences are the start of a longer sentence of the grammar.
         self._prefixes = Prefixes(matcher.phrases) if matcher else None
-        self._guess: tuple[Audio, Transcript] | None = None
+        #: The words decoded ahead: the audio decoded, how many of its samples
+        #: came from the stream (the rest: quiet filled in), the transcript.
+        self._guess: tuple[Audio, int, Transcript] | None = None
         #: The intent kind of the words judged last ("stop"), or None; and the words.
         self.guessed_kind: str | None = None
         self.guessed_text = ""
@@ -140,7 +161,11 @@ class Listener:
         if not self.recognizer.can_guess(so_far):
             self._guess, self._went_on = None, False
             return
-        audio = self.recognizer.prepare(so_far, OVER_TAIL if over else None)
+        if over:
+            audio = self.recognizer.prepare(so_far, OVER_TAIL)
+            came = len(audio.samples)
+        else:
+            audio, came = self.recognizer.prepare_ahead(so_far)
         if self._guess is not None and np.array_equal(self._guess[0].samples, audio.samples):
             return  # what the last pause decoded (a quick look, then the pause): it stands
         self._guess = None
@@ -150,7 +175,7 @@ class Listener:
             self.given_up += 1
             self._went_on = True
             return
-        self._guess = (audio, transcript)
+        self._guess = (audio, came, transcript)
         self.guessed += 1
 
     def judge(self) -> str | None:
@@ -171,11 +196,12 @@ class Listener:
             return WENT_ON
         if self._guess is None or self.matcher is None:
             return None
-        heard = understand(self.matcher, self._guess[1], self.matcher.players[0])
-        self.guessed_kind, self.guessed_text = heard.kind, self._guess[1].text
-        if heard.kind == "none" or _said_so_far(self._guess[1]):
+        guessed = self._guess[2]
+        heard = understand(self.matcher, guessed, self.matcher.players[0])
+        self.guessed_kind, self.guessed_text = heard.kind, guessed.text
+        if heard.kind == "none" or _said_so_far(guessed):
             return INCOMPLETE
-        said = self._guess[1].text.split()
+        said = guessed.text.split()
         if self._prefixes is not None and self._prefixes.reads_out(said):
             return READ_OUT
         if self._prefixes is not None and self._prefixes.extendable(said):
@@ -194,9 +220,9 @@ class Listener:
         ``over``: the referee's voice played during it."""
         prepared = self.recognizer.prepare(audio, OVER_TAIL if over else None)
         guess, self._guess = self._guess, None
-        if guess is not None and np.array_equal(guess[0].samples, prepared.samples):
+        if guess is not None and _holds(guess[0], guess[1], prepared):
             self.kept += 1
-            return replace(guess[1], ahead=True)
+            return replace(guess[2], ahead=True)
         return self.recognizer.decode(prepared)
 
     def whole(self, audio: Audio, start: float, end: float, transcript: Transcript,

@@ -153,6 +153,10 @@ class Recognizer(ABC):
     #: sound: a decode ahead can start once that much quiet follows a pause
     #: (:class:`~referee.speech.hearing.segmenter.Segmenter`), and not sooner.
     tail: float = SPEECH_MARGIN
+    #: Seconds of quiet after a pause's last loud sound at which its words
+    #: are decoded ahead (:meth:`prepare_ahead`); here :attr:`tail`, the
+    #: whole tail having come.
+    ahead: float = SPEECH_MARGIN
 
     def follow(self, moments: frozenset[str] | None) -> None:
         """Listen, from the next utterance on, for what can be said at ``moments``."""
@@ -180,6 +184,13 @@ class Recognizer(ABC):
         if estimated_snr(audio) < NOISY_SNR:
             audio = suppress_noise(audio)
         return speech_region(audio)
+
+    def prepare_ahead(self, so_far: Audio) -> tuple[Audio, int]:
+        """What :meth:`prepare` would give of the utterance if it ended in
+        quiet now, and how many of those samples came from it (the rest was
+        filled in: the quiet still to come)."""
+        prepared = self.prepare(so_far)
+        return prepared, len(prepared.samples)
 
     def can_guess(self, so_far: Audio) -> bool:
         """Whether decoding the start of an utterance at a pause can give the very

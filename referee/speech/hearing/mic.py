@@ -31,7 +31,6 @@ from referee.speech.audio import (
     SPEECH_MARGIN,
     Audio,
     PlaybackTrack,
-    close_stream,
 )
 from referee.speech.hearing.echopath import EchoPath
 from referee.speech.hearing.interface import OverVoice
@@ -42,6 +41,7 @@ from referee.speech.hearing.segmenter import (
     Segmenter,
     Utterance,
 )
+from referee.speech.portaudio import close_stream
 
 log = logging.getLogger(__name__)
 

@@ -70,7 +70,7 @@ class TwoEars(Recognizer):
         self.first, self.second, self.meaning = first, second, meaning
         self.name = f"{first.name}+{second.name}"
         self.phrases = first.phrases
-        self.tail = first.tail
+        self.tail, self.ahead = first.tail, first.ahead
 
     def follow(self, moments: frozenset[str] | None) -> None:
         super().follow(moments)
@@ -79,6 +79,9 @@ class TwoEars(Recognizer):
 
     def prepare(self, audio: Audio, tail: float | None = None) -> Audio:
         return self.first.prepare(audio, tail)
+
+    def prepare_ahead(self, so_far: Audio) -> tuple[Audio, int]:
+        return self.first.prepare_ahead(so_far)
 
     def can_guess(self, so_far: Audio) -> bool:
         return self.first.can_guess(so_far) and self.second.can_guess(so_far)

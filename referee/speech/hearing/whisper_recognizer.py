@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from referee.speech.audio import TAIL, Audio
+from referee.speech.audio import AHEAD, TAIL, Audio
 from referee.speech.hearing.adapter import Adapter
 from referee.speech.hearing.confidence import (
     CALIBRATIONS,
@@ -71,6 +71,7 @@ class WhisperRecognizer(Recognizer):
 
     name = "whisper"
     tail = TAIL
+    ahead = AHEAD
 
     def __init__(self, phrases: PhraseSet, model_path: Path | str,
                  adapter: Adapter | None = None, compute: str | None = None) -> None:
@@ -130,6 +131,14 @@ class WhisperRecognizer(Recognizer):
         from referee.speech.audio import trailing_cut
 
         return trailing_cut(audio, self.tail if tail is None else tail)
+
+    def prepare_ahead(self, so_far: Audio) -> tuple[Audio, int]:
+        """:meth:`prepare`, the quiet of :attr:`tail` that has not come yet
+        filled in (:func:`~referee.speech.audio.filled_tail`): decoded from
+        :attr:`ahead` on."""
+        from referee.speech.audio import filled_tail
+
+        return filled_tail(so_far, self.tail)
 
     def can_guess(self, so_far: Audio) -> bool:
         return True

@@ -45,10 +45,10 @@ from referee.speech.audio import (
     RATE,
     Audio,
     PlaybackTrack,
-    close_stream,
     from_float,
     load_wav,
 )
+from referee.speech.portaudio import close_stream
 
 log = logging.getLogger(__name__)
 
