@@ -308,8 +308,8 @@ SPEECH_DB = 20.0
 #: Audio kept around the speech when an utterance is cut to it (seconds).
 SPEECH_MARGIN = 0.15
 #: The quiet Whisper hears after an utterance's last loud sound (seconds,
-#: :func:`trailing_cut`): a live utterance's words are decoded ahead that
-#: soon after it pauses, so the shorter, the sooner the referee answers.
+#: :func:`trailing_cut`). A live utterance's words are decoded ahead sooner
+#: (:data:`AHEAD`), the rest of it filled in. A shorter tail was tried first:
 #: Whisper hears commands as well with 0.07 s (Race to 65, held-out voices,
 #: clean / babble 20 / babble 10 dB: 88.7 / 93.2 / 80.2 -> 88.7 / 93.0 /
 #: 80.4 %), and the live answer's p95 came down by about 70 ms; but through
@@ -329,7 +329,9 @@ OVER_TAIL = SPEECH_MARGIN
 #: (:func:`filled_tail`): the decode runs while the end's quiet does, and the
 #: recogniser still hears the tail it always hears. Not while the referee
 #: speaks (what follows a player's words there is its voice's leftover:
-#: :data:`OVER_TAIL`, as before).
+#: :data:`OVER_TAIL`, as before). The answer came 100 ms sooner (p50 and
+#: p95, offline and live), the guess and the whole alike for 97 % of 1,715
+#: held-out sentences (docs/record/2026-12-07-decoding-inside-the-quiet.md).
 AHEAD = 0.05
 
 

@@ -150,8 +150,7 @@ class Recognizer(ABC):
     #: start, for everything.
     moments: frozenset[str] | None = None
     #: Seconds of audio :meth:`prepare` keeps after an utterance's last loud
-    #: sound: a decode ahead can start once that much quiet follows a pause
-    #: (:class:`~referee.speech.hearing.segmenter.Segmenter`), and not sooner.
+    #: sound (a decode ahead at a pause hears as much: :meth:`prepare_ahead`).
     tail: float = SPEECH_MARGIN
     #: Seconds of quiet after a pause's last loud sound at which its words
     #: are decoded ahead (:meth:`prepare_ahead`); here :attr:`tail`, the

@@ -55,7 +55,8 @@ class Judge(Protocol):
     @property
     def tail(self) -> float:
         """Seconds of quiet after the last loud sound before the words so far
-        are decoded ahead (what the recogniser's preparation keeps of that quiet)."""
+        are decoded ahead (the recogniser's
+        :attr:`~referee.speech.hearing.interface.Recognizer.ahead`)."""
         ...
 
     def pause(self, so_far: Audio, give_up: Callable[[], bool] | None = None,
@@ -172,11 +173,10 @@ class Segmenter:
     its hangover). Words can end it sooner or later:
 
     * ``on_pause`` (optional) is called with the audio of the utterance so far
-      each time its speech has paused for ``tail``, the quiet that the
-      recogniser's preparation keeps after the last loud frame. From then
-      on, unless somebody goes on talking, the utterance prepares to exactly
-      that audio, so it can be decoded while the silence runs
-      (:class:`~referee.speech.listen.Listener`).
+      each time its speech has paused for ``tail``: unless somebody goes on
+      talking, the utterance prepares to that audio, the recogniser's tail
+      that has not come yet filled in with quiet, so it can be decoded while
+      the silence runs (:class:`~referee.speech.listen.Listener`).
     * ``judge`` (optional) then says what those words are. A whole command
       that nothing can follow (:data:`COMPLETE`: "what's my score") ends the
       utterance after :data:`QUIET_COMPLETE` of quiet (back at the room's
@@ -206,9 +206,10 @@ class Segmenter:
         """``hurry`` (optional) says whether an urgent word now would be
         acted on at once (the referee is speaking): see :data:`QUICK_MARGIN`.
         ``tail``: the quiet after the last loud sound at which ``on_pause``
-        is called (the recogniser's :attr:`~referee.speech.hearing.interface.Recognizer.tail`:
-        the audio reported then prepares to what the whole utterance would);
-        at least :data:`~referee.speech.audio.OVER_TAIL` while the referee speaks."""
+        is called (the recogniser's :attr:`~referee.speech.hearing.interface.Recognizer.ahead`:
+        the audio reported then, its tail filled in, prepares to what the
+        whole utterance would); at least :data:`~referee.speech.audio.OVER_TAIL`
+        while the referee speaks."""
         from pocketsphinx import Endpointer
 
         if not 0.1 <= end_silence <= 2.0:
