@@ -691,6 +691,13 @@ def _judged_from(game: PhoneGame, source: str, since: int) -> bool:
                for r in list(game.records)[since:])
 
 
+def _cut_since(game: PhoneGame, since: int) -> bool:
+    """Whether the referee's voice was cut since its ``since``-th record."""
+    from referee.protocol import VoiceCut
+
+    return any(isinstance(r, VoiceCut) for r in list(game.records)[since:])
+
+
 @pytest.mark.slow
 @pytest.mark.alone
 def test_a_phone_on_the_table_hears_its_player_through_the_referee_s_voice(tmp_path):
@@ -702,10 +709,9 @@ def test_a_phone_on_the_table_hears_its_player_through_the_referee_s_voice(tmp_p
     twelve" said over the rules is heard and asked about (never played
     unasked: it was said over the voice; heard unclear there, or not at all,
     she says it again, as a player who was not answered does), and her
-    "stop" cuts the voice."""
+    "stop" cuts the voice (said again likewise)."""
     from harness import audioserver
     from harness.phone import Phone
-    from referee.protocol import VoiceCut
     from referee.records import EventRecord
     from referee.speech.audio import PlaybackTrack
     from referee.speech.hearing.echo import available
@@ -771,12 +777,20 @@ def test_a_phone_on_the_table_hears_its_player_through_the_referee_s_voice(tmp_p
             game.wait_until_said(asked, timeout=5)
             assert _post(game.screen, "Ann", "no")[0] == 200
             time.sleep(1.0)
-            reading_until = read_rules()
-            phone.say(load_wav(FIXTURES / "cmd51.wav"))  # stop
-            # (a bound for a starved machine, whose loop hears late: 5 s ran out
-            # beside two busy processes, 2026-12-07)
-            assert until(lambda: any(isinstance(r, VoiceCut)
-                                     for r in list(game.records)[mark:]), 20), game.said()
+            # Her "stop" over the rules read again cuts them; not answered (heard
+            # unclear over the voice, as on the CI machine of 2026-12-07, or
+            # heard late on a starved machine), she says it again over the
+            # next reading, up to three times.
+            for _ in range(3):
+                reading_until = read_rules()
+                tried = len(game.records)
+                phone.say(load_wav(FIXTURES / "cmd51.wav"))  # stop
+                # (a bound for a starved machine, whose loop hears late: 5 s ran
+                # out beside two busy processes, 2026-12-07)
+                if until(functools.partial(_cut_since, game, tried), 20):
+                    break
+                time.sleep(max(0.0, game.table.busy_until - game.loop.now()) + 1.0)
+            assert _cut_since(game, mark), (game.said()[-4:], game.heard()[-6:])
             assert game.table.busy_until < reading_until - 2.0
             heard = [r for r in game.inputs() if r.source == "phone"]
             assert [r.intent.kind for r in heard if r.intent.kind != "none"] == ["flip"], heard
