@@ -3,8 +3,6 @@ choose another one than the referee's:
 
 * ``REFEREE_WHISPER_ADAPTER=FILE``: a candidate adapter (``./run train`` wrote
   it), heard unpinned instead of the shipped one;
-* ``REFEREE_MOONSHINE_ADAPTER=FILE``: Moonshine tiny heard with a table's
-  adapter (``./run train moonshine`` wrote it; measured, not shipped);
 * ``REFEREE_ENCODER_COMPUTE=float32``: the encoder in float32, the same on
   every CPU (slower, and not the int8 the figures come from).
 
@@ -20,11 +18,9 @@ from pathlib import Path
 from referee.speech.hearing.interface import Recognizer
 from referee.speech.hearing.recognizers import make_recognizer
 from referee.speech.hearing.whisper import COMPUTE_TYPES
-from referee.speech.hearing.whisper_recognizer import MoonshineRecognizer
 from referee.speech.understanding.templates import PhraseSet
 
 ADAPTER_ENV = "REFEREE_WHISPER_ADAPTER"
-MOONSHINE_ADAPTER_ENV = "REFEREE_MOONSHINE_ADAPTER"
 COMPUTE_ENV = "REFEREE_ENCODER_COMPUTE"
 
 
@@ -45,9 +41,5 @@ def recognizer_for(phrases: PhraseSet, engine: str | None = None,
                    model: Path | str | None = None) -> Recognizer:
     """:func:`~referee.speech.hearing.recognizers.make_recognizer`, with what
     the research settings above choose."""
-    moonshine_adapter = os.environ.get(MOONSHINE_ADAPTER_ENV)
-    if moonshine_adapter and engine == "moonshine-tiny":
-        return MoonshineRecognizer(phrases, engine, None if model is None else Path(model),
-                                   adapter=Path(moonshine_adapter))
     return make_recognizer(phrases, engine, model, adapter=candidate_adapter(),
                            compute=encoder_compute())

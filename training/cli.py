@@ -54,8 +54,6 @@ DEFAULT_SEED = 2026
 #: (the shipped adapter's recipe: docs/training.md).
 DEFAULT_COPIES = 3
 DEFAULT_PER_WORD = 150
-#: Moonshine's adapter: the lines of the one measured (2026-12-07).
-MOONSHINE_LINES = 4000
 
 
 def add_parser(train: argparse.ArgumentParser) -> None:
@@ -114,22 +112,6 @@ def add_parser(train: argparse.ArgumentParser) -> None:
                       "shipped adapter: referee/speech/hearing/table_adapter.npz)")
     ears.add_argument("--out", type=Path, default=ROOT / "models" / "table-adapter.npz",
                       help="the adapter file to write (default models/table-adapter.npz)")
-    moonshine = what.add_parser("moonshine", help="adapt Moonshine tiny's decoder to the games' "
-                                "sentences (measured, not shipped: docs/training.md)")
-    moonshine.add_argument("--lines", type=_positive, default=MOONSHINE_LINES,
-                           help=f"utterances to synthesise (default {MOONSHINE_LINES})")
-    moonshine.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the random seed")
-    moonshine.add_argument("--epochs", type=float, default=2.0, help="passes over the data")
-    moonshine.add_argument("--rank", type=_positive, default=16, help="the adapter's rank")
-    moonshine.add_argument("--rate", type=float, default=1e-3, help="the peak learning rate")
-    moonshine.add_argument("--workers", type=_positive, default=2,
-                           help="processes that synthesise the data (default 2)")
-    moonshine.add_argument("--data", type=Path, help="where the encoded set is kept (default "
-                           "cache/ears/moonshine-SEED-LINES.npz)")
-    moonshine.add_argument("--out", type=Path,
-                           default=ROOT / "models" / "moonshine-tiny-adapter.npz",
-                           help="the adapter file to write (default "
-                           "models/moonshine-tiny-adapter.npz)")
     average = what.add_parser("average", help="average adapters trained on different draws "
                               "(their changes to the decoder, weighted; seconds, no PyTorch)")
     average.add_argument("adapters", nargs="+", type=Path, metavar="ADAPTER",
@@ -187,8 +169,6 @@ def run(args: argparse.Namespace) -> int:
         print("training: needs PyTorch: run ./run train (it installs it) or "
               "pip install -e '.[train]'.", file=sys.stderr)
         return 2
-    if args.train_what == "moonshine":
-        return _moonshine(args)
     from referee.speech.hearing.interface import find_whisper_model
     from training.train import Settings, train, write_adapter
 
@@ -378,48 +358,4 @@ def _average(args: argparse.Namespace) -> int:
     sha = save(args.out, arrays, report)
     rank = sum(adapter.rank for adapter in adapters)
     print(f"{args.out}: {len(adapters)} adapters averaged, rank {rank}, SHA-256 {sha}")
-    return 0
-
-
-def _moonshine(args: argparse.Namespace) -> int:
-    """``train moonshine``: encode the lines with Moonshine (kept in ``--data``
-    and reused), train its adapter, write it with its report."""
-    import hashlib
-
-    import numpy as np
-
-    from referee.speech.hearing.moonshine import check_moonshine
-    from referee.speech.hearing.whisper_files import ModelError
-    from training.data import benchmark_sentences
-    from training.moonshine import build, load, save, train
-    from training.sentences import draw
-
-    try:
-        model = check_moonshine("moonshine-tiny")
-    except ModelError as error:
-        print(f"training: {error} (./run installs it)", file=sys.stderr)
-        return 2
-    data = args.data or ROOT / "cache" / "ears" / f"moonshine-{args.seed}-{args.lines}.npz"
-    if data.exists():
-        examples = load(data)
-        print(f"training: {len(examples)} encoded lines from {data}")
-    else:
-        lines = draw(args.lines, args.seed, benchmark_sentences(ROOT))
-        print(f"training: saying, placing and encoding {len(lines)} lines "
-              f"({args.workers} processes) ...", flush=True)
-        examples = build(model, lines, args.seed, args.workers)
-        data.parent.mkdir(parents=True, exist_ok=True)
-        save(data, examples)
-    adapter, report = train(model / "decoder_model_merged.ort", examples, args.rank,
-                            args.epochs, args.rate, args.seed,
-                            report=lambda line: print(f"training: {line}", flush=True))
-    written: dict[str, object] = {**report, "lines": args.lines, "seed": args.seed,
-                                  "rank": args.rank, "epochs": args.epochs, "rate": args.rate,
-                                  "model": "moonshine-tiny"}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    parts: dict[str, Any] = {**adapter, "report": np.array(json.dumps(written))}
-    np.savez(args.out, **parts)
-    digest = hashlib.sha256(args.out.read_bytes()).hexdigest()
-    print(f"training: kept-apart loss {report['kept_loss_before']:.3f} -> "
-          f"{report['kept_loss_after']:.3f} a token; wrote {args.out} (SHA-256 {digest})")
     return 0

@@ -43,12 +43,6 @@ import numpy.typing as npt
 
 from referee.speech.audio import RATE
 from referee.speech.hearing.grammar_tree import SentenceSearch
-from referee.speech.hearing.moonshine_decoder import (
-    NumpyDecoder,
-    load_adapter,
-    read_decoder,
-    with_adapter,
-)
 from referee.speech.hearing.whisper import (
     BONUS,
     Beam,
@@ -171,15 +165,6 @@ def _sessions(folder: Path, threads: int) -> tuple[Any, Any]:
     return encoder, decoder
 
 
-def _followed(cache: Mapping[str, Floats], parents: list[int]) -> dict[str, Floats]:
-    """The cache for the next step's rows, each row's from its parent's (the
-    cross-attention's keys and values are the same for every row)."""
-    chosen = np.asarray(parents)
-    return {name: (value[chosen] if ".decoder." in name
-                   else np.broadcast_to(value[:1], (len(parents), *value.shape[1:])))
-            for name, value in cache.items()}
-
-
 def _log_softmax(logits: Floats) -> Floats:
     top = logits.max(axis=-1, keepdims=True)
     shifted = logits - top
@@ -191,12 +176,8 @@ class MoonshineScorer:
     """Moonshine: the encoder and the merged decoder in ONNX Runtime, the
     grammar's search and the free transcript in one batch a step."""
 
-    def __init__(self, folder: Path, threads: int = 1, beam: int = 8,
-                 adapter: Path | None = None) -> None:
-        """``folder``: the model's files, checked (:func:`check_moonshine`);
-        ``adapter``: a table's adapter (``./run train moonshine``), with which
-        the grammar's sentences are scored (the free transcript stays the
-        model's own, as Whisper's does)."""
+    def __init__(self, folder: Path, threads: int = 1, beam: int = 8) -> None:
+        """``folder``: the model's files, checked (:func:`check_moonshine`)."""
         self.folder = folder
         self.beam = beam
         self.bonus = BONUS
@@ -210,10 +191,6 @@ class MoonshineScorer:
         self._encoder_inputs = {i.name for i in self.encoder.get_inputs()}
         self._past = [n for n in self._inputs if n.startswith("past_key_values.")]
         self._searches: dict[int, SentenceSearch] = {}
-        self.adapted: NumpyDecoder | None = None
-        if adapter is not None:
-            self.adapted = NumpyDecoder(with_adapter(
-                read_decoder(folder / "decoder_model_merged.ort"), load_adapter(adapter)))
 
     def search_for(self, phrases: PhraseSet) -> SentenceSearch:
         key = id(phrases)
@@ -269,11 +246,9 @@ class MoonshineScorer:
 
         memory = self.encode(samples)
         check()
+        logp, cache = self._run([self.tokens.start], self._empty(), memory, first=True)
         greedy = Greedy(self.rows, self.tokens.end, self.bonus,
                         int(10 + 8 * len(samples) / RATE))
-        if self.adapted is not None:
-            return self._score_adapted(memory, search, greedy, check)
-        logp, cache = self._run([self.tokens.start], self._empty(), memory, first=True)
         beam = Beam(search, self.rows, self.bonus, self.beam)
         reading, rows = 0, [0]
         while True:
@@ -287,39 +262,16 @@ class MoonshineScorer:
             if not tokens:
                 break
             check()
-            logp, cache = self._run(tokens, _followed(cache, parents), memory, first=False)
-        return self._result(beam, greedy)
-
-    def _result(self, beam: Beam, greedy: Greedy) -> Result:
+            chosen = np.asarray(parents)
+            cache = {name: (value[chosen] if ".decoder." in name
+                            else np.broadcast_to(value[:1], (len(tokens), *value.shape[1:])))
+                     for name, value in cache.items()}
+            logp, cache = self._run(tokens, cache, memory, first=False)
         nbest = beam.finished()
         free = greedy.result(self.tokens)
         logprobs = tuple(n.logprob for n in nbest)
         return Result(nbest, free, greedy.ends[0] if greedy.ends else -math.inf, None,
                       logprobs[0] if logprobs else None, logprobs)
-
-    def _score_adapted(self, memory: Floats, search: SentenceSearch, greedy: Greedy,
-                       check: Callable[[], None]) -> Result:
-        """The grammar searched with the adapter (NumPy), the free transcript
-        written by the model as shipped (ONNX Runtime), each with its cache."""
-        assert self.adapted is not None
-        logp, cache = self._run([self.tokens.start], self._empty(), memory, first=True)
-        while not greedy.done:
-            token = greedy.advance(logp[0])
-            if token is None:
-                break
-            check()
-            logp, cache = self._run([token], cache, memory, first=False)
-        beam = Beam(search, self.rows, self.bonus, self.beam)
-        logits, cache = self.adapted.step([self.tokens.start], self._empty(), memory, True)
-        rows = [0]
-        while True:
-            tokens, parents = beam.advance(_log_softmax(logits), rows)
-            rows = list(range(len(tokens)))
-            if not tokens:
-                break
-            check()
-            logits, cache = self.adapted.step(tokens, _followed(cache, parents), memory, False)
-        return self._result(beam, greedy)
 
 
 def check_moonshine(name: str, folder: Path | None = None) -> Path:

@@ -307,12 +307,10 @@ def whisper_primer(phrases: PhraseSet) -> str:
 class MoonshineRecognizer(WhisperRecognizer):
     """Moonshine (tiny or base) scoring the phrase file's sentences, the same
     search and measures as Whisper's (:mod:`referee.speech.hearing.moonshine`),
-    judged with its own calibration; no context or primer. ``adapter``: a
-    table's adapter for tiny (``./run train moonshine``; measured, not
-    shipped: benchmarks take one from ``REFEREE_MOONSHINE_ADAPTER``)."""
+    judged with its own calibration; no context, primer or adapter."""
 
     def __init__(self, phrases: PhraseSet, name: str = "moonshine-tiny",
-                 folder: Path | None = None, adapter: Path | None = None) -> None:
+                 folder: Path | None = None) -> None:
         from referee.speech.hearing.moonshine import MODELS, MoonshineScorer, check_moonshine
         from referee.speech.hearing.whisper_files import ModelError
 
@@ -324,20 +322,18 @@ class MoonshineRecognizer(WhisperRecognizer):
         self.calibration = CALIBRATIONS[name]
         try:
             path = check_moonshine(name, folder)
-            scorer = MoonshineScorer(path, adapter=adapter)
+            scorer = MoonshineScorer(path)
         except ModelError as error:
             raise RecognizerError(
                 f"{error} Run ./run again to reinstall it, or "
                 f"'referee models install {name}'.") from error
         self.model_path = path
-        self.table_adapter = adapter
         self.scorer = scorer
         self._listen_for(phrases)
 
     @property
     def model_name(self) -> str:
-        return self.name if self.table_adapter is None else f"{self.name}+table"
+        return self.name
 
     def describe(self) -> str:
-        adapted = "" if self.table_adapter is None else f", adapter {self.table_adapter}"
-        return f"{self.name} (ONNX Runtime + grammar search), model in {self.model_path}{adapted}"
+        return f"{self.name} (ONNX Runtime + grammar search), model in {self.model_path}"
