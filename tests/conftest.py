@@ -7,7 +7,9 @@ the microphone path runs for real, room echo included.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +20,10 @@ from harness.audioserver import audio_server as running_audio_server
 from harness.audioserver import available
 
 # Games played by the tests keep their logs out of the repository (subprocesses
-# inherit this too).
-os.environ.setdefault("REFEREE_LOGS", tempfile.mkdtemp(prefix="referee-test-logs-"))
+# inherit this too), in a folder the process that made it removes as it ends.
+if "REFEREE_LOGS" not in os.environ:
+    os.environ["REFEREE_LOGS"] = tempfile.mkdtemp(prefix="referee-test-logs-")
+    atexit.register(shutil.rmtree, os.environ["REFEREE_LOGS"], ignore_errors=True)
 
 
 
