@@ -73,9 +73,6 @@ def add_parser(train: argparse.ArgumentParser) -> None:
     ears.add_argument("--over", type=_count_or_zero, default=0, metavar="N",
                       help="more utterances of the same mix, each said over the referee's "
                       "voice and cleaned by the echo canceller (default 0: none)")
-    ears.add_argument("--intalk", type=_count_or_zero, default=0, metavar="N",
-                      help="N commands run into talk, heard in parts as the recogniser "
-                           "cuts them (training/intalk.py; an experiment)")
     ears.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the random seed")
     ears.add_argument("--epochs", type=float, default=2.0, help="passes over the data")
     ears.add_argument("--rank", type=_positive, default=32, help="the adapters' rank")
@@ -242,19 +239,6 @@ def _synthesised(args: argparse.Namespace, folder: Path) -> list[Path]:
             build(where, count, seed, benchmark_sentences(ROOT), args.workers, drawn, mix,
                   over)
             bar.close()
-    if args.intalk:
-        from training import intalk
-        from training.data import build_examples
-
-        where = folder.with_name(f"intalk-{args.seed + 5}-{args.intalk}")
-        if not (where / "complete").exists():
-            print(f"Making {args.intalk} parts into {where} ...", file=sys.stderr)
-            bar = Bar(args.intalk, "parts")
-            items = intalk.draw(args.intalk, args.seed + 5, benchmark_sentences(ROOT))
-            build_examples(where, items, args.seed + 5, intalk.part_example, args.workers,
-                           lambda done, total: bar(done))
-            bar.close()
-        sets.append((where, args.intalk, args.seed + 5, None, False))
     return [where for where, *_ in sets]
 
 
