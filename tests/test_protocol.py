@@ -32,12 +32,14 @@ SAMPLES: dict[Any, Any] = {
         options=(Sentence("pause", -9.0, -9.0, 2, None),), best_logprob=-9.0, best_length=2,
         free_logprob=-4.5, free_length=6, margin=-3.75, similarity=20.0,
         primed_similarity=None, gap=float("inf"), nothing=-12.5, base_logprob=None,
-        probability=0.001, part=Part(Measures(
+        probability=0.001, parts=(Part(Measures(
             model="tiny.en+table", best="flip my seven", free="Flip my 7.",
             options=(Sentence("flip my seven", 9.5, -1.25, 4, -1.5),), best_logprob=-1.25,
             best_length=4, free_logprob=-2.0, free_length=5, margin=0.1, similarity=96.0,
             primed_similarity=96.0, gap=4.5, nothing=-10.0, base_logprob=-1.5,
-            probability=0.97), 0.8, 1.9)),
+            probability=0.97), 0.8, 1.9), Part(Measures(
+            model="tiny.en+table", best="pause", free="Dog.", options=(
+                Sentence("pause", -3.0, -3.0, 2, None),), probability=0.2), 0.0, 0.9))),
 }
 
 

@@ -21,7 +21,7 @@ hearing with that in mind (over
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -41,7 +41,7 @@ from referee.speech.hearing.decision import (
     decide_expecting,
 )
 from referee.speech.hearing.interface import Transcript
-from referee.speech.hearing.measures import Measures
+from referee.speech.hearing.measures import Measures, Part
 from referee.speech.listen import understand
 from referee.speech.understanding.intents import FLOOR, Heard, IntentMatcher
 from referee.speech.understanding.meaning import Intent
@@ -109,6 +109,9 @@ def expectation(spec: Policy, game: Game[Any], matcher: IntentMatcher, who: str,
 #: (``./run bench intalk --fit``; docs/hearing.md).
 PART_HEARD = 0.6
 PART_QUERY_HEARD = 0.95
+#: How many of an utterance's parts are weighed, the likeliest by its own
+#: probability first.
+PARTS_WEIGHED = 2
 
 
 class Judge:
@@ -143,15 +146,15 @@ class Judge:
         decision = decide_expecting(measures, own, weights, names, meaning, expecting)
         if decision.decision != ACT:
             decision = self._as_written(measures, who, decision)
-        part = measures.part
-        if (decision.decision in (NONE, REPEAT) and part is not None and part.measures.options
+        if (decision.decision in (NONE, REPEAT) and measures.parts
                 and expecting is not None and expecting.awaited):
-            return self._part(part.measures, decision, weights, names, meaning, expecting)
+            return self._parts(measures.parts[:PARTS_WEIGHED], decision, weights, names,
+                               meaning, expecting)
         return decision
 
-    def _part(self, part: Measures, decision: Decision, weights: dict[str, float],
-              names: Callable[[str], Collection[str]], meaning: Callable[[str], Intent],
-              expecting: Expectation) -> Decision:
+    def _parts(self, parts: Sequence[Part], decision: Decision, weights: dict[str, float],
+               names: Callable[[str], Collection[str]], meaning: Callable[[str], Intent],
+               expecting: Expectation) -> Decision:
         """``decision`` (nothing heard, or "Sorry, Ann?" from the awaited
         player), unless a part of the utterance heard again around its pause
         is a command they said with other words in one breath ("Sheila, hit
@@ -159,16 +162,26 @@ class Judge:
         acted on at once (a part is weaker evidence than a whole), when it is a move the
         referee expects of them heard from :data:`PART_HEARD`, or a question
         heard from :data:`PART_QUERY_HEARD` that the part is likelier than
-        any expected move. (Off-turn talk stays talk: the caller weighs no
-        part of another player's.)"""
-        as_heard = Decision(NONE, part.best, part.chance)
-        heard = decide_expecting(part, as_heard, weights, names, meaning, expecting)
-        if heard.decision in (ASK, REPEAT):  # likeliest an expected move
-            return heard if heard.decision == ASK and heard.probability >= PART_HEARD else decision
-        if (as_heard.sentence and meaning(as_heard.sentence).kind == "query"
-                and as_heard.probability >= PART_QUERY_HEARD):
-            return Decision(ASK, as_heard.sentence, as_heard.probability, contested=True)
-        return decision
+        any expected move. Every cut is weighed, the likeliest move first:
+        the part that holds the move is often the less likely one by its own
+        probability, beside a word heard surely as something else ("house"
+        as "pause"). (Off-turn talk stays talk: the caller weighs no part of
+        another player's.)"""
+        moves: list[Decision] = []
+        for part in parts:
+            measures = part.measures
+            if not measures.options:
+                continue
+            as_heard = Decision(NONE, measures.best, measures.chance)
+            heard = decide_expecting(measures, as_heard, weights, names, meaning, expecting)
+            if heard.decision in (ASK, REPEAT):  # likeliest an expected move
+                if heard.decision == ASK and heard.probability >= PART_HEARD:
+                    moves.append(heard)
+            elif (as_heard.sentence and meaning(as_heard.sentence).kind == "query"
+                    and as_heard.probability >= PART_QUERY_HEARD):
+                moves.append(Decision(ASK, as_heard.sentence, as_heard.probability,
+                                      contested=True))
+        return max(moves, key=lambda d: (not d.contested, d.probability), default=decision)
 
     def _as_written(self, measures: Measures, who: str, decision: Decision) -> Decision:
         """``decision``, one the search is not sure of, unless the free

@@ -94,9 +94,15 @@ class Measures:
     #: The calibrated probability that the best sentence is what was said
     #: and a command (None before the calibration has weighed it).
     probability: float | None = None
-    #: A part of the utterance heard again around one of its pauses, when
-    #: the whole was not heard (a command said with other words in one breath).
-    part: Part | None = None
+    #: The parts of the utterance heard again around its pauses, when the
+    #: whole was not heard (a command said with other words in one breath):
+    #: each cut, the likeliest by its own probability first.
+    parts: tuple[Part, ...] = ()
+
+    @property
+    def part(self) -> Part | None:
+        """The likeliest part by its own probability (None: none heard)."""
+        return self.parts[0] if self.parts else None
 
     @property
     def chance(self) -> float:
@@ -127,8 +133,10 @@ class Measures:
         }
         if self.primed_similarity is not None:
             data["primed_similarity"] = self.primed_similarity
-        if self.part is not None:
-            data["part"] = self.part.to_json()
+        if self.parts:  # the likeliest as logs have always had it, then the others
+            data["part"] = self.parts[0].to_json()
+            if len(self.parts) > 1:
+                data["other_parts"] = [p.to_json() for p in self.parts[1:]]
         return data
 
     @staticmethod
@@ -143,7 +151,9 @@ class Measures:
         options = data.get("options") or []
         if not isinstance(options, list):
             raise LogError(f"the options are {options!r}, not a list")
-        part = data.get("part")
+        part, others = data.get("part"), data.get("other_parts") or []
+        if not isinstance(others, list):
+            raise LogError(f"the other parts are {others!r}, not a list")
         return Measures(
             model=_read(data.get("model") or "", str, "model"),
             best=_read(data.get("best") or "", str, "best"),
@@ -162,7 +172,7 @@ class Measures:
             nothing=_read(data.get("nothing", 0.0), float, "nothing"),
             base_logprob=_read(data.get("base_logprob"), float | None, "base_logprob"),
             probability=_read(data.get("probability"), float | None, "probability"),
-            part=None if part is None else Part.from_json(part),
+            parts=() if part is None else tuple(Part.from_json(p) for p in [part, *others]),
         )
 
 

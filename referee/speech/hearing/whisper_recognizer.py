@@ -212,26 +212,27 @@ class WhisperRecognizer(Recognizer):
                                           self._names)
         measures = replace(measures, probability=round(chance, 4))
         if parts and not text and audio.seconds <= PARTS_LONGEST:
-            measures = replace(measures, part=self._part(audio, give_up))
+            measures = replace(measures, parts=self._parts(audio, give_up))
         return Transcript(text, confidence, nbest, spent + time.perf_counter() - started,
                           measures)
 
-    def _part(self, audio: Audio, give_up: Callable[[], bool] | None) -> Part | None:
-        """The likeliest hearing of a part of the utterance, after or before
-        one of its inner pauses, or None."""
+    def _parts(self, audio: Audio, give_up: Callable[[], bool] | None) -> tuple[Part, ...]:
+        """The parts of the utterance after and before its inner pauses that
+        the grammar hears as a sentence, the likeliest by its own probability
+        first (the brain weighs each with what it expects: a move is often the
+        less likely cut, after a word heard surely as something else)."""
         from referee.speech.audio import inner_pauses
 
-        best: Part | None = None
+        parts: list[Part] = []
         for start, end in inner_pauses(audio)[:PART_PAUSES]:
             for cut in ((max(start, end - PART_MARGIN), audio.seconds),
                         (0.0, min(end, start + PART_MARGIN))):
                 part = audio.samples[int(cut[0] * audio.rate):int(cut[1] * audio.rate)]
                 heard = self._transcribe(Audio(part, audio.rate), 0.0, give_up,
                                          parts=False).measures
-                if heard is not None and heard.best and (
-                        best is None or heard.chance > best.measures.chance):
-                    best = Part(heard, round(cut[0], 3), round(cut[1], 3))
-        return best
+                if heard is not None and heard.best:
+                    parts.append(Part(heard, round(cut[0], 3), round(cut[1], 3)))
+        return tuple(sorted(parts, key=lambda p: -p.measures.chance))
 
     @property
     def model_name(self) -> str:
