@@ -269,6 +269,35 @@ def test_a_command_inside_talk_is_asked_about_for_the_awaited_player_only() -> N
                 assert (judged.decision, said) == (NONE, []), talk
 
 
+@pytest.mark.slow
+def test_the_less_likely_part_holding_the_move_is_asked_about() -> None:
+    """ "hit ... undo" in one breath (piper-joe, 0.2 s apart): the whole is no
+    sentence, the part after the pause is heard more surely ("undo") than the
+    part before it ("hit"), and only the likeliest part used to be weighed:
+    nothing was said. Every part is weighed now, so the awaited player is
+    asked about the move."""
+    import numpy as np
+
+    from referee.games.turn7 import Turn7Options, Turn7Spec
+    from referee.speech.audio import RATE, Audio
+
+    players = ["Ann", "Bob", "Cy"]
+    matcher = matcher_for("turn7", players)
+    recognizer = make_recognizer(matcher.phrases)
+    gap = np.zeros(int(0.2 * RATE), np.int16)
+    hit, undo = (load_wav(PIPER / f"{line}.wav").samples for line in ("t7c01", "cmd50"))
+    hearing = recognizer.decode(recognizer.prepare(Audio(np.concatenate([hit, gap, undo]))))
+    assert hearing.text == ""  # the recogniser alone turns it away
+    parts = hearing.measures.parts if hearing.measures is not None else ()
+    assert [p.measures.best for p in parts] == ["undo", "hit"]
+    session = Session(Turn7Spec(players, Turn7Options(seed=3)), matcher=matcher)
+    shown = [o for o in session.step(Start(0.0)) if isinstance(o, Snapshot)]
+    deciding = shown[-1].state["turn"]
+    judged, said = _judged(session, hearing, deciding, 2.0)
+    assert (judged.decision, judged.transcript) == (ASK, "hit")
+    assert said == [f"{deciding}, do you want another card?"]
+
+
 def test_a_part_of_an_utterance_is_weighed_only_as_an_expected_sentence() -> None:
     """A part of an utterance (heard again before or after its inner pause)
     is asked about when the awaited player's whole utterance was not heard
@@ -291,6 +320,39 @@ def test_a_part_of_an_utterance_is_weighed_only_as_an_expected_sentence() -> Non
     assert judge.decide(heard, "Ann", Expectation(True, lambda sentence: False)).decision == NONE
     assert judge.decide(heard, "Bob", Expectation(False, expected.expects)).decision == NONE
     assert judge.decide(heard, "Ann", None).decision == NONE
+
+
+def test_every_part_is_weighed_not_only_the_likeliest() -> None:
+    """#83 item 5: "house, ... hit": the cut before the pause is heard surely
+    as another command ("pause"), the cut after it, less likely by its own
+    probability, is the move expected of the awaited player. Each part is
+    weighed, so the move is asked about; judged by the likeliest part alone
+    (:data:`~referee.brain.hearing.PARTS_WEIGHED` 1, as before) it was
+    nothing."""
+    from referee.brain import hearing
+
+    def heard_as(sentence: str, probability: float, start: float, end: float) -> dict[str, Any]:
+        return {"best": sentence, "probability": probability, "free": "Hit.", "primed": "Hit.",
+                "similarity": 100.0, "primed_similarity": 100.0, "gap": 10.0,
+                "nothing": -20.0, "scores": [-1.0, 2, -1.0, 2], "base_logprob": -1.0,
+                "model": "tiny.en+table", "options": [[sentence, 5.0, -1.0, 2, -1.0]],
+                "from": start, "to": end}
+
+    whole = {**heard_as("what's the score", 0.001, 0.0, 0.0), "free": "House, hit.",
+             "part": heard_as("pause", 0.75, 0.0, 0.6),
+             "other_parts": [heard_as("hit", 0.62, 0.5, 1.1)]}
+    judge = hearing.Judge(matcher_for("turn7", ["Ann", "Bob"]))
+    heard = Transcript("", 0.0, (), 0.0, Measures.from_json(whole))
+    expected = Expectation(True, lambda sentence: sentence == "hit")
+    decision = judge.decide(heard, "Ann", expected)
+    assert (decision.decision, decision.sentence) == (ASK, "hit")
+    assert judge.decide(heard, "Bob", Expectation(False, expected.expects)).decision == NONE
+    weighed = hearing.PARTS_WEIGHED
+    try:
+        hearing.PARTS_WEIGHED = 1
+        assert judge.decide(heard, "Ann", expected).decision == NONE
+    finally:
+        hearing.PARTS_WEIGHED = weighed
 
 
 def test_a_question_inside_talk_heard_surely_is_asked_about_but_never_over_a_move() -> None:

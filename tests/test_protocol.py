@@ -147,3 +147,19 @@ def test_a_field_that_reads_itself_says_what_it_should_have_held() -> None:
         checked({"tile": 7}, Intent, "x")
     with pytest.raises(LogError, match="x: unknown record type 'nothing'"):
         checked({"type": "nothing"}, Record, "x")
+
+
+def test_a_hearing_s_parts_read_from_logs_old_and_new() -> None:
+    """A hearing's parts (#83 item 5): the likeliest is the log's ``part``,
+    as logs have always had it (an older log reads into one part), the
+    others ``other_parts``; a damaged list is refused by name."""
+    from referee.speech.hearing.measures import Measures
+
+    measures = sample(protocol.Speech).transcript.measures
+    assert len(measures.parts) == 2
+    data = json.loads(json.dumps(measures.to_json()))
+    assert Measures.from_json(data) == measures
+    older = {k: v for k, v in data.items() if k != "other_parts"}
+    assert Measures.from_json(older).parts == measures.parts[:1]
+    with pytest.raises(LogError, match="the other parts are 'x', not a list"):
+        Measures.from_json({**data, "other_parts": "x"})

@@ -110,8 +110,9 @@ def expectation(spec: Policy, game: Game[Any], matcher: IntentMatcher, who: str,
 PART_HEARD = 0.6
 PART_QUERY_HEARD = 0.95
 #: How many of an utterance's parts are weighed, the likeliest by its own
-#: probability first.
-PARTS_WEIGHED = 2
+#: probability first (None: every one; 1 judges as before #83, a benchmark's
+#: "before": only the likeliest).
+PARTS_WEIGHED: int | None = None
 
 
 class Judge:
@@ -128,7 +129,7 @@ class Judge:
         """The decision on one hearing by ``who``; a hearing without the
         measures (another recogniser, an older log) is decided as its
         recogniser did. A part of the utterance heard again around its pause
-        (:attr:`Measures.part`: a command said with other words in one breath)
+        (:attr:`Measures.parts`: a command said with other words in one breath)
         is asked about when the whole was not heard, the speaker is awaited,
         and the part is a sentence expected of them, heard at the threshold
         of one nobody expects (a part is weaker evidence than a whole)."""
@@ -162,11 +163,11 @@ class Judge:
         acted on at once (a part is weaker evidence than a whole), when it is a move the
         referee expects of them heard from :data:`PART_HEARD`, or a question
         heard from :data:`PART_QUERY_HEARD` that the part is likelier than
-        any expected move. Every cut is weighed, the likeliest move first:
-        the part that holds the move is often the less likely one by its own
-        probability, beside a word heard surely as something else ("house"
-        as "pause"). (Off-turn talk stays talk: the caller weighs no part of
-        another player's.)"""
+        any expected move. Every cut is weighed (a move before a question,
+        then the likelier): the part that holds the move is often the less
+        likely one by its own probability, beside a word heard surely as
+        another command ("house" as "pause"). (Off-turn talk stays talk: the
+        caller weighs no part of another player's.)"""
         moves: list[Decision] = []
         for part in parts:
             measures = part.measures
