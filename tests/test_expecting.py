@@ -327,9 +327,10 @@ def test_every_part_is_weighed_not_only_the_likeliest() -> None:
     as another command ("pause"), the cut after it, less likely by its own
     probability, is the move expected of the awaited player. Each part is
     weighed, so the move is asked about; judged by the likeliest part alone
-    (:data:`~referee.brain.hearing.PARTS_WEIGHED` 1, as before) it was
-    nothing."""
-    from referee.brain import hearing
+    (as before) it was nothing."""
+    from dataclasses import replace
+
+    from referee.brain.hearing import Judge
 
     def heard_as(sentence: str, probability: float, start: float, end: float) -> dict[str, Any]:
         return {"best": sentence, "probability": probability, "free": "Hit.", "primed": "Hit.",
@@ -341,18 +342,15 @@ def test_every_part_is_weighed_not_only_the_likeliest() -> None:
     whole = {**heard_as("what's the score", 0.001, 0.0, 0.0), "free": "House, hit.",
              "part": heard_as("pause", 0.75, 0.0, 0.6),
              "other_parts": [heard_as("hit", 0.62, 0.5, 1.1)]}
-    judge = hearing.Judge(matcher_for("turn7", ["Ann", "Bob"]))
-    heard = Transcript("", 0.0, (), 0.0, Measures.from_json(whole))
+    judge = Judge(matcher_for("turn7", ["Ann", "Bob"]))
+    measures = Measures.from_json(whole)
+    heard = Transcript("", 0.0, (), 0.0, measures)
     expected = Expectation(True, lambda sentence: sentence == "hit")
     decision = judge.decide(heard, "Ann", expected)
     assert (decision.decision, decision.sentence) == (ASK, "hit")
     assert judge.decide(heard, "Bob", Expectation(False, expected.expects)).decision == NONE
-    weighed = hearing.PARTS_WEIGHED
-    try:
-        hearing.PARTS_WEIGHED = 1
-        assert judge.decide(heard, "Ann", expected).decision == NONE
-    finally:
-        hearing.PARTS_WEIGHED = weighed
+    alone = Transcript("", 0.0, (), 0.0, replace(measures, parts=measures.parts[:1]))
+    assert judge.decide(alone, "Ann", expected).decision == NONE
 
 
 def test_a_question_inside_talk_heard_surely_is_asked_about_but_never_over_a_move() -> None:

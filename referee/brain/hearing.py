@@ -109,10 +109,6 @@ def expectation(spec: Policy, game: Game[Any], matcher: IntentMatcher, who: str,
 #: (``./run bench intalk --fit``; docs/hearing.md).
 PART_HEARD = 0.6
 PART_QUERY_HEARD = 0.95
-#: How many of an utterance's parts are weighed, the likeliest by its own
-#: probability first (None: every one; 1 judges as before #83, a benchmark's
-#: "before": only the likeliest).
-PARTS_WEIGHED: int | None = None
 
 
 class Judge:
@@ -149,8 +145,7 @@ class Judge:
             decision = self._as_written(measures, who, decision)
         if (decision.decision in (NONE, REPEAT) and measures.parts
                 and expecting is not None and expecting.awaited):
-            return self._parts(measures.parts[:PARTS_WEIGHED], decision, weights, names,
-                               meaning, expecting)
+            return self._parts(measures.parts, decision, weights, names, meaning, expecting)
         return decision
 
     def _parts(self, parts: Sequence[Part], decision: Decision, weights: dict[str, float],
