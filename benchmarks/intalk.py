@@ -31,7 +31,10 @@ thresholds, the commands heard right and the talk asked about or acted on
 heard right less the talk asked about. Asking about talk costs a table as
 much as missing a command costs it, so the referee's thresholds are the
 highest within one utterance of the best of that: the moves' first, then
-the questions' beside it.
+the questions' beside it. The sweep puts one threshold on every game of the
+dump; run with ``--games turn7`` it fits that game's own
+(:data:`~referee.brain.hearing.GAME_PART_HEARD`: a game keeps its own only
+where its streams choose another than the pooled games').
 """
 
 from __future__ import annotations
@@ -233,7 +236,8 @@ def sweep(rows: list[dict[str, Any]]) -> None:
           "| heard right | talk asked about (real words / lines) | talk acted on | "
           "commands' talk asked about | heard less asked |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    kept = hearing.PART_HEARD, hearing.PART_QUERY_HEARD
+    kept = hearing.PART_HEARD, hearing.PART_QUERY_HEARD, hearing.GAME_PART_HEARD
+    hearing.GAME_PART_HEARD = {}  # (the swept threshold for every game)
     pairs = ([(moves, math.inf) for moves in SWEEP_MOVES]
              + [(kept[0], queries) for queries in SWEEP_QUERIES[1:]])
     try:
@@ -262,7 +266,7 @@ def sweep(rows: list[dict[str, Any]]) -> None:
                   f"{c['words asked']} / {c['lines asked']} | {c['talk acted']} | "
                   f"{c['wrong asked']} | {net} |")
     finally:
-        hearing.PART_HEARD, hearing.PART_QUERY_HEARD = kept
+        hearing.PART_HEARD, hearing.PART_QUERY_HEARD, hearing.GAME_PART_HEARD = kept
 
 
 def main() -> None:

@@ -41,6 +41,7 @@ from referee.speech.understanding.intents import IntentMatcher
 
 ROOT = Path(__file__).resolve().parent.parent
 FSDD = ROOT.parent / "shared" / "real-voices" / "fsdd" / "recordings"
+REAL = FSDD.parent.parent / "speech_commands_v0.01"
 needs_fsdd = pytest.mark.skipif(not FSDD.is_dir(),
                                 reason="../shared/real-voices is not beside the project")
 PLAYERS = ["Ann", "Bob"]
@@ -296,6 +297,48 @@ def test_the_less_likely_part_holding_the_move_is_asked_about() -> None:
     judged, said = _judged(session, hearing, deciding, 2.0)
     assert (judged.decision, judged.transcript) == (ASK, "hit")
     assert said == [f"{deciding}, do you want another card?"]
+
+
+@pytest.mark.slow
+@needs_fsdd
+def test_turn7_s_one_word_move_in_a_part_is_asked_about_from_its_own_threshold() -> None:
+    """#83 item 5: "hit ... Sheila" in one breath (eSpeak's nyc-m3 saying
+    "hit", a real person's "Sheila" 0.2 s after it): the whole is no
+    sentence, and the part holding the move is heard as "hint", with "hit"
+    the awaited player's expected move under the pooled threshold for a
+    part (``PART_HEARD``). Turn 7's own fitting streams chose a lower one
+    (``TURN7_PART_HEARD``: its one-word moves are heard less surely in a part
+    than other games' commands), so the player is asked; before, nothing was said."""
+    import numpy as np
+
+    from harness.fixtures import fixture, utterances
+    from referee.brain.hearing import PART_HEARD, TURN7_PART_HEARD, Judge
+    from referee.games.turn7 import Turn7Options, Turn7Spec
+    from referee.speech.audio import RATE, Audio
+
+    players = ["Ann", "Bob", "Cy"]
+    matcher = matcher_for("turn7", players)
+    recognizer = make_recognizer(matcher.phrases)
+    hit = next(u for u in utterances("turn7") if u.id == "t7c01")
+    said = load_wav(fixture("espeak-nyc-m3", hit, "clean")).samples.astype(np.float64)
+    word = load_wav(sorted((REAL / "sheila").glob("*.wav"))[0]).samples.astype(np.float64)
+    word *= np.sqrt(np.mean(said**2) / np.mean(word**2))  # (at the command's loudness)
+    stream = np.concatenate([said, np.zeros(int(0.2 * RATE)), word])
+    hearing = recognizer.decode(recognizer.prepare(Audio(stream.astype(np.int16))))
+    assert hearing.text == ""  # the recogniser alone turns it away
+    parts = hearing.measures.parts if hearing.measures is not None else ()
+    assert "hint" in [p.measures.best for p in parts]
+    expected = Expectation(True, lambda sentence: matcher.match(sentence, "Ann").intent.kind
+                           in ("hit", "stay"))
+    decision = Judge(matcher).decide(hearing, "Ann", expected)
+    assert (decision.decision, decision.sentence) == (ASK, "hit")
+    assert TURN7_PART_HEARD <= decision.probability < PART_HEARD
+    session = Session(Turn7Spec(players, Turn7Options(seed=3)), matcher=matcher)
+    shown = [o for o in session.step(Start(0.0)) if isinstance(o, Snapshot)]
+    deciding = shown[-1].state["turn"]
+    judged, spoken = _judged(session, hearing, deciding, 2.0)
+    assert (judged.decision, judged.transcript) == (ASK, "hit")
+    assert spoken == [f"{deciding}, do you want another card?"]
 
 
 def test_a_part_of_an_utterance_is_weighed_only_as_an_expected_sentence() -> None:

@@ -21,7 +21,7 @@ hearing with that in mind (over
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -109,6 +109,20 @@ def expectation(spec: Policy, game: Game[Any], matcher: IntentMatcher, who: str,
 #: (``./run bench intalk --fit``; docs/hearing.md).
 PART_HEARD = 0.6
 PART_QUERY_HEARD = 0.95
+#: Turn 7's own :data:`PART_HEARD`: the same rule on Turn 7's fitting streams
+#: alone chooses 0.3 (its one-word moves, "hit" and "stay", are heard less
+#: surely in a part than the other games' longer commands); on every other
+#: game's it chooses the pooled 0.6 (docs/record/2026-12-07-every-part-weighed.md).
+TURN7_PART_HEARD = 0.3
+#: The games whose own fitting streams chose another :data:`PART_HEARD`; a
+#: game not named here (a new game's included) takes the pooled one.
+GAME_PART_HEARD: Mapping[str, float] = {"turn7": TURN7_PART_HEARD}
+
+
+def part_heard(game: str) -> float:
+    """The probability from which an expected move in a part of an
+    utterance is asked about, in ``game``."""
+    return GAME_PART_HEARD.get(game, PART_HEARD)
 
 
 class Judge:
@@ -155,8 +169,9 @@ class Judge:
         player), unless a part of the utterance heard again around its pause
         is a command they said with other words in one breath ("Sheila, hit
         me", "hit me, come on", "dog, what's my score"): asked about, never
-        acted on at once (a part is weaker evidence than a whole), when it is a move the
-        referee expects of them heard from :data:`PART_HEARD`, or a question
+        acted on at once (a part is weaker evidence than a whole), when it
+        is a move the referee expects of them heard from :func:`part_heard`
+        (the game's own threshold, else :data:`PART_HEARD`), or a question
         heard from :data:`PART_QUERY_HEARD` that the part is likelier than
         any expected move. Every cut is weighed (a move before a question,
         then the likelier): the part that holds the move is often the less
@@ -164,6 +179,7 @@ class Judge:
         another command ("house" as "pause"). (Off-turn talk stays talk: the
         caller weighs no part of another player's.)"""
         moves: list[Decision] = []
+        threshold = part_heard(self.matcher.phrases.game)
         for part in parts:
             measures = part.measures
             if not measures.options:
@@ -171,7 +187,7 @@ class Judge:
             as_heard = Decision(NONE, measures.best, measures.chance)
             heard = decide_expecting(measures, as_heard, weights, names, meaning, expecting)
             if heard.decision in (ASK, REPEAT):  # likeliest an expected move
-                if heard.decision == ASK and heard.probability >= PART_HEARD:
+                if heard.decision == ASK and heard.probability >= threshold:
                     moves.append(heard)
             elif (as_heard.sentence and meaning(as_heard.sentence).kind == "query"
                     and as_heard.probability >= PART_QUERY_HEARD):
