@@ -50,6 +50,7 @@ from harness.brain import matcher_of
 from harness.ears import recognizer_for
 from harness.fixtures import CONDITIONS, PAD_SECONDS, utterances
 from harness.fixtures import fixture as fixture_path
+from referee.allocator import cap_arenas
 from referee.games import matcher_for
 from referee.games.race65 import Race65Options, Race65Spec
 from referee.protocol import Entry, Room, Say, Tone, Understood
@@ -365,6 +366,7 @@ def ms(seconds: float) -> str:
 
 
 def main() -> None:
+    cap_arenas()  # (as the referee's own process does, before any thread)
     parser = argparse.ArgumentParser(description="table benchmark")
     parser.add_argument("--voices", nargs="+", default=["espeak", "piper"])
     parser.add_argument("--conditions", nargs="+", default=["clean"],

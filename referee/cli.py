@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from referee import __version__
+from referee.allocator import cap_arenas
 from referee.doctor import cmd_doctor
 from referee.games import GAMES, SetupError, find_game
 from referee.games.base import GameSpec, Tool, check_players
@@ -362,7 +363,9 @@ def entry() -> None:
     keep PortAudio's exit handler waiting for ever, and the player's Ctrl+C
     would not end the program: then everything is flushed and the process
     ends without the interpreter's exit handlers (the game log is already
-    flushed and closed, event by event)."""
+    flushed and closed, event by event). Before anything, the allocator is
+    told to keep two arenas (:func:`referee.allocator.cap_arenas`)."""
+    cap_arenas()
     code = main()
     devices = sys.modules.get("referee.speech.portaudio")  # only a command that used sound
     if devices is not None and devices.STREAMS_STUCK:

@@ -270,6 +270,19 @@ def test_a_command_inside_talk_is_asked_about_for_the_awaited_player_only() -> N
                 assert (judged.decision, said) == (NONE, []), talk
 
 
+def _asked_for_a_card(hearing: Transcript, matcher: IntentMatcher) -> None:
+    """``hearing``, said by the player a fresh Turn 7 game waits for, is
+    asked about as a hit ("Bob, do you want another card?")."""
+    from referee.games.turn7 import Turn7Options, Turn7Spec
+
+    session = Session(Turn7Spec(list(matcher.players), Turn7Options(seed=3)), matcher=matcher)
+    shown = [o for o in session.step(Start(0.0)) if isinstance(o, Snapshot)]
+    deciding = shown[-1].state["turn"]
+    judged, said = _judged(session, hearing, deciding, 2.0)
+    assert (judged.decision, judged.transcript) == (ASK, "hit")
+    assert said == [f"{deciding}, do you want another card?"]
+
+
 @pytest.mark.slow
 def test_the_less_likely_part_holding_the_move_is_asked_about() -> None:
     """ "hit ... undo" in one breath (piper-joe, 0.2 s apart): the whole is no
@@ -279,7 +292,6 @@ def test_the_less_likely_part_holding_the_move_is_asked_about() -> None:
     asked about the move."""
     import numpy as np
 
-    from referee.games.turn7 import Turn7Options, Turn7Spec
     from referee.speech.audio import RATE, Audio
 
     players = ["Ann", "Bob", "Cy"]
@@ -291,12 +303,7 @@ def test_the_less_likely_part_holding_the_move_is_asked_about() -> None:
     assert hearing.text == ""  # the recogniser alone turns it away
     parts = hearing.measures.parts if hearing.measures is not None else ()
     assert [p.measures.best for p in parts] == ["undo", "hit"]
-    session = Session(Turn7Spec(players, Turn7Options(seed=3)), matcher=matcher)
-    shown = [o for o in session.step(Start(0.0)) if isinstance(o, Snapshot)]
-    deciding = shown[-1].state["turn"]
-    judged, said = _judged(session, hearing, deciding, 2.0)
-    assert (judged.decision, judged.transcript) == (ASK, "hit")
-    assert said == [f"{deciding}, do you want another card?"]
+    _asked_for_a_card(hearing, matcher)
 
 
 @pytest.mark.slow
@@ -313,7 +320,6 @@ def test_turn7_s_one_word_move_in_a_part_is_asked_about_from_its_own_threshold()
 
     from harness.fixtures import fixture, utterances
     from referee.brain.hearing import PART_HEARD, TURN7_PART_HEARD, Judge
-    from referee.games.turn7 import Turn7Options, Turn7Spec
     from referee.speech.audio import RATE, Audio
 
     players = ["Ann", "Bob", "Cy"]
@@ -333,12 +339,7 @@ def test_turn7_s_one_word_move_in_a_part_is_asked_about_from_its_own_threshold()
     decision = Judge(matcher).decide(hearing, "Ann", expected)
     assert (decision.decision, decision.sentence) == (ASK, "hit")
     assert TURN7_PART_HEARD <= decision.probability < PART_HEARD
-    session = Session(Turn7Spec(players, Turn7Options(seed=3)), matcher=matcher)
-    shown = [o for o in session.step(Start(0.0)) if isinstance(o, Snapshot)]
-    deciding = shown[-1].state["turn"]
-    judged, spoken = _judged(session, hearing, deciding, 2.0)
-    assert (judged.decision, judged.transcript) == (ASK, "hit")
-    assert spoken == [f"{deciding}, do you want another card?"]
+    _asked_for_a_card(hearing, matcher)
 
 
 def test_a_part_of_an_utterance_is_weighed_only_as_an_expected_sentence() -> None:

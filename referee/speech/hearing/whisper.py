@@ -171,14 +171,20 @@ def _loaded(folder: Path, compute: str, threads: int
     """Whisper's files read once a process, whatever number of recognisers
     hear with them (a test suite makes dozens; all only read them): the
     CTranslate2 encoder, the tokenizer, the decoder's weights (copied: the
-    file's other 30 MB can go) and the tokens never to write."""
+    file's other 30 MB can go; an alias once, with what it names: the output
+    projection is the token embedding, 40 MB) and the tokens never to write."""
     import ctranslate2
 
     config = json.loads((folder / "config.json").read_text())
     encoder = ctranslate2.models.Whisper(str(folder), device="cpu", compute_type=compute,
                                          intra_threads=threads)
-    variables = {name: np.array(value) for name, value in
-                 read_ctranslate2(folder / "model.bin").items() if name.startswith("decoder/")}
+    copies: dict[int, npt.NDArray[Any]] = {}
+    variables = {}
+    for name, value in read_ctranslate2(folder / "model.bin").items():
+        if name.startswith("decoder/"):
+            if id(value) not in copies:
+                copies[id(value)] = np.array(value)
+            variables[name] = copies[id(value)]
     return (encoder, Tokens(folder / "tokenizer.json"), variables,
             frozenset(config.get("suppress_ids", [])))
 
