@@ -100,11 +100,6 @@ class Measures:
     parts: tuple[Part, ...] = ()
 
     @property
-    def part(self) -> Part | None:
-        """The likeliest part by its own probability (None: none heard)."""
-        return self.parts[0] if self.parts else None
-
-    @property
     def chance(self) -> float:
         """The calibrated probability, 0 where there is none."""
         return self.probability or 0.0
